@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The seam between the harness and a communication library: MPI on host memory, NCCL on GPUs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "collectives/collective.hpp"
+#include "common/dtype.hpp"
+#include "common/reduce_op.hpp"
+
+namespace fabricbench::collectives {
+
+enum class Placement { kOutOfPlace, kInPlace };
+std::string_view name_of(Placement placement);
+
+/// One call of a collective, as the backend runs it.
+struct CallSpec {
+  const Collective* collective;
+  DataType dtype;
+  ReduceOp op;
+  int root;
+  std::uint64_t count;  ///< the collective's count argument
+  Placement placement;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  /// Empty when supported, else why not (for the usage error).
+  virtual std::string dtype_unsupported(DataType dtype) const = 0;
+  virtual std::string op_unsupported(ReduceOp op) const = 0;
+  /// Largest count argument the library accepts.
+  virtual std::uint64_t max_count() const = 0;
+
+  /// Allocates buffers for the largest call of the run (bytes per rank). Every rank must call.
+  virtual void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
+  /// Writes this rank's input for `call` and poisons the output.
+  virtual void prepare(const CallSpec& call) = 0;
+  /// Runs `operations` calls back to back, waits until they are done, returns this rank's
+  /// elapsed seconds. Every rank must call with the same arguments.
+  virtual double run(const CallSpec& call, int operations) = 0;
+  /// Wrong elements of this rank's output after prepare() and one run().
+  virtual std::uint64_t count_wrong(const CallSpec& call) = 0;
+  /// Makes one element of this rank's output wrong (fault injection); false if it has none.
+  virtual bool corrupt_output(const CallSpec& call) = 0;
+  /// "key=value;..." of settings that shape the numbers (for the settings column).
+  virtual std::string settings() const { return {}; }
+};
+
+}  // namespace fabricbench::collectives

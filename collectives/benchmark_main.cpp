@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/benchmark_main.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "collectives/backend_factory.hpp"
+#include "collectives/runner.hpp"
+#include "common/context.hpp"
+#include "common/error.hpp"
+#include "common/mpi.hpp"
+#include "common/output_file.hpp"
+#include "common/reporter.hpp"
+#include "common/summary.hpp"
+#include "common/watchdog.hpp"
+
+namespace fabricbench::collectives {
+namespace {
+
+struct Prepared {
+  CollectiveOptions options;
+  std::unique_ptr<Backend> backend;
+};
+
+// Parses and validates everything before any work. Rank 0 alone checks output paths (it alone
+// writes them), and its verdict is everyone's, so all ranks exit alike.
+std::optional<Prepared> prepare_run(const std::string& program, const Collective& c, int argc, char** argv,
+                                    const mpi::Topology& topology) {
+  std::string usage_error, help;
+  Prepared prepared;
+  try {
+    ParsedCommandLine parsed = parse_collective_options(program, argc, argv, topology.rank == 0);
+    if (parsed.help_text) {
+      help = *parsed.help_text;
+    } else {
+      prepared.options = std::move(parsed.options);
+      prepared.backend = make_backend(prepared.options.backend, topology);
+      ValidationContext context{std::string(c.name), c.reduces, c.has_root, std::string(prepared.backend->name()),
+                                topology.size, {}, {}};
+      const Backend& backend = *prepared.backend;
+      context.dtype_unsupported = [&backend](DataType t) { return backend.dtype_unsupported(t); };
+      context.op_unsupported = [&backend](ReduceOp op) { return backend.op_unsupported(op); };
+      resolve(prepared.options, context);
+      const auto [send, recv] = buffer_needs(c, prepared.options, topology.size, backend.max_count(), backend.name());
+      prepared.backend->reserve(send, recv);
+    }
+  } catch (const UsageError& e) {
+    usage_error = e.what();
+  }
+  usage_error = mpi::broadcast_string(usage_error);
+  if (!usage_error.empty()) throw UsageError(usage_error);
+  if (!help.empty()) {
+    if (topology.rank == 0) std::fputs(help.c_str(), stdout);
+    return std::nullopt;
+  }
+  return prepared;
+}
+
+std::unique_ptr<ReporterTee> make_reporters(const CollectiveOptions& o) {
+  auto tee = std::make_unique<ReporterTee>();
+  tee->attach(make_table_reporter(stdout));
+  if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
+  if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
+  if (auto progress = make_progress_reporter()) tee->attach(std::move(progress));  // last: redrawn under the table
+  return tee;
+}
+
+int run(const std::string& program, const Collective& c, int argc, char** argv, const mpi::Topology& topology) {
+  std::optional<Prepared> prepared = prepare_run(program, c, argc, argv, topology);
+  if (!prepared) return kExitOk;
+  const CollectiveOptions& o = prepared->options;
+  Backend& backend = *prepared->backend;
+  Watchdog watchdog(o.timeout_seconds, topology.label());
+
+  std::unique_ptr<ReporterTee> reporters;
+  const auto start = std::chrono::steady_clock::now();
+  if (topology.rank == 0) {
+    reporters = make_reporters(o);
+    RunHeader header;
+    header.context = capture_context(topology, std::vector<std::string>(argv, argv + argc));
+    header.context["collective"] = c.name;
+    header.context["backend"] = backend.name();
+    header.context["backend_settings"] = backend.settings();
+    header.context["tags"] = join_tags(o.tags);
+    header.title = fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program,
+                               backend.name(), topology.size, topology.ranks_per_host.size(),
+                               name_of(o.rank_reduction),
+                               o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
+                                                   : fmt::format("{} samples", o.iterations));
+    header.planned_rows = planned_rows(o);
+    reporters->begin(header);
+  }
+
+  SweepResult result = run_sweep(program, c, backend, o, topology, reporters.get(), watchdog);
+
+  if (reporters) {
+    RunTotals totals;
+    totals.wrong_total = result.wrong_total;
+    totals.rows = result.rows.size();
+    totals.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totals.end_time = utc_timestamp();
+    totals.summary = summarize_rows(result.rows);
+    reporters->finish(totals);
+  }
+  return result.wrong_total > 0 ? kExitWrongResults : kExitOk;
+}
+
+}  // namespace
+
+int benchmark_main(const Collective& c, int argc, char** argv) {
+  const std::string program = std::filesystem::path(argv[0]).filename().string();
+  install_interrupt_notice();
+  try {
+    mpi::Session session(argc, argv);
+    const mpi::Topology topology = mpi::discover_topology();
+    try {
+      return run(program, c, argc, argv, topology);
+    } catch (const UsageError& e) {
+      if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+      return kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, kExitFailure);  // peers may sit in a collective: end them too
+      return kExitFailure;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
+    return kExitFailure;
+  }
+}
+
+}  // namespace fabricbench::collectives

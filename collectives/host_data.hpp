@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fill and check of host buffers for the backends that keep data in host memory (MPI).
+#pragma once
+
+#include <cstdint>
+
+#include "collectives/collective.hpp"
+#include "common/dtype.hpp"
+#include "common/reduce_op.hpp"
+
+namespace fabricbench::collectives {
+
+/// One call's shape, as the data fill and check see it.
+struct DataLayout {
+  Kind kind;
+  DataType dtype;
+  ReduceOp op;
+  int rank;
+  int ranks;
+  int root;
+  std::uint64_t count;  ///< the collective's count argument
+};
+
+/// Writes `elements` input elements of this rank (from input index `first`) to `out`.
+void fill_input_host(const DataLayout& layout, void* out, std::uint64_t first, std::uint64_t elements);
+
+/// Counts elements of `output` (this rank's `elements` output elements) that differ from the
+/// expected result: exactly for integers, within a tolerance from the type's rounding and the rank
+/// count for floating types.
+std::uint64_t count_wrong_host(const DataLayout& layout, const void* output, std::uint64_t elements);
+
+/// The tolerance the checker allows for a floating result of this op and rank count.
+double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude);
+
+/// Makes output element 0 wrong (for fault injection).
+void corrupt_first_host(DataType dtype, void* output);
+
+}  // namespace fabricbench::collectives

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collectives through MPI on page-aligned host memory: runs on any machine, the harness's
+// reference backend.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "collectives/backend.hpp"
+
+namespace fabricbench::collectives {
+
+/// Page-aligned host memory, freed on destruction.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t bytes);
+  std::byte* data() const { return memory_.get(); }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte, Free> memory_;
+  std::size_t bytes_ = 0;
+};
+
+class MpiBackend final : public Backend {
+ public:
+  MpiBackend(MPI_Comm comm, int rank, int ranks) : comm_(comm), rank_(rank), ranks_(ranks) {}
+
+  std::string_view name() const override { return "mpi"; }
+  std::string dtype_unsupported(DataType dtype) const override;
+  std::string op_unsupported(ReduceOp op) const override;
+  std::uint64_t max_count() const override;
+  void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void prepare(const CallSpec& call) override;
+  double run(const CallSpec& call, int operations) override;
+  std::uint64_t count_wrong(const CallSpec& call) override;
+  bool corrupt_output(const CallSpec& call) override;
+
+ private:
+  struct View {
+    std::byte* data;
+    std::uint64_t elements;
+  };
+  View output_view(const CallSpec& call) const;
+  void run_once(const CallSpec& call);
+
+  MPI_Comm comm_;
+  int rank_;
+  int ranks_;
+  HostBuffer send_;
+  HostBuffer recv_;
+};
+
+}  // namespace fabricbench::collectives

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bus-bandwidth factors and byte counts against hand-worked cases (nccl-tests doc/PERFORMANCE.md).
+#include <gtest/gtest.h>
+
+#include "collectives/collective.hpp"
+
+namespace fabricbench::collectives {
+namespace {
+
+struct Case {
+  const Collective* collective;
+  int ranks;
+  double factor;
+};
+
+TEST(BusBandwidth, FactorsForOneTwoThreeAndEightRanks) {
+  const Case cases[] = {
+      {&kAllReduce, 1, 0.0},     {&kAllReduce, 2, 1.0},      {&kAllReduce, 3, 4.0 / 3},  {&kAllReduce, 8, 1.75},
+      {&kAllGather, 1, 0.0},     {&kAllGather, 2, 0.5},      {&kAllGather, 3, 2.0 / 3},  {&kAllGather, 8, 0.875},
+      {&kReduceScatter, 1, 0.0}, {&kReduceScatter, 2, 0.5},  {&kReduceScatter, 3, 2.0 / 3}, {&kReduceScatter, 8, 0.875},
+      {&kAllToAll, 1, 0.0},      {&kAllToAll, 2, 0.5},       {&kAllToAll, 3, 2.0 / 3},   {&kAllToAll, 8, 0.875},
+      {&kBroadcast, 1, 1.0},     {&kBroadcast, 8, 1.0},      {&kReduce, 3, 1.0},         {&kSendRecv, 8, 1.0},
+  };
+  for (const Case& c : cases)
+    EXPECT_DOUBLE_EQ(c.collective->busbw_factor(c.ranks), c.factor) << c.collective->name << " n=" << c.ranks;
+}
+
+TEST(ByteCounts, AllReduceOfOneMegabyteFloatOnFourRanks) {
+  // 1 MiB of float = 262144 elements; algbw counts them once: 1 MiB in 1 ms = 1.048576 GB/s,
+  // busbw = 1.048576 * 2 * 3 / 4 = 1.572864 GB/s.
+  const std::uint64_t count = kAllReduce.count_for(1 << 20, 4, 4);
+  EXPECT_EQ(count, 262144u);
+  EXPECT_EQ(kAllReduce.algbw_elements(count, 4) * 4, 1u << 20);
+  const double algbw = static_cast<double>(kAllReduce.algbw_elements(count, 4) * 4) / 1e-3;
+  EXPECT_DOUBLE_EQ(algbw * kAllReduce.busbw_factor(4), 1.572864e9);
+}
+
+TEST(ByteCounts, GatherTypesShareTheSizeAmongRanksAndRoundDown) {
+  // 1000 B of int32 on 3 ranks: 250 elements, 83 per rank (83 * 3 = 249: one element rounded off).
+  const std::uint64_t count = kAllGather.count_for(1000, 4, 3);
+  EXPECT_EQ(count, 83u);
+  EXPECT_EQ(kAllGather.buffers(count, 3).send, 83u);
+  EXPECT_EQ(kAllGather.buffers(count, 3).recv, 249u);
+  EXPECT_EQ(reported_bytes(kAllGather, count, 4, 3), 996u);
+  EXPECT_EQ(kAllGather.algbw_elements(count, 3), 249u);
+
+  EXPECT_EQ(kReduceScatter.buffers(count, 3).send, 249u);
+  EXPECT_EQ(kReduceScatter.buffers(count, 3).recv, 83u);
+
+  // alltoall: count is the chunk for each peer; each rank sends and receives count * n.
+  const std::uint64_t chunk = kAllToAll.count_for(1 << 20, 8, 8);
+  EXPECT_EQ(chunk, 16384u);
+  EXPECT_EQ(kAllToAll.buffers(chunk, 8).send, 131072u);
+  EXPECT_EQ(reported_bytes(kAllToAll, chunk, 8, 8), 1u << 20);
+}
+
+TEST(ByteCounts, RootedAndPointToPointMoveTheWholeBuffer) {
+  EXPECT_EQ(kBroadcast.count_for(4096, 8, 5), 512u);
+  EXPECT_EQ(kReduce.algbw_elements(512, 5), 512u);
+  EXPECT_EQ(kSendRecv.buffers(512, 5).recv, 512u);
+}
+
+TEST(ByteCounts, SizesBelowOneElementPerRankGiveZeroCount) {
+  EXPECT_EQ(kAllGather.count_for(8, 8, 3), 0u);
+  EXPECT_EQ(reported_bytes(kAllGather, 0, 8, 3), 0u);
+}
+
+}  // namespace
+}  // namespace fabricbench::collectives

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// CSV: a header line, then one line per (size, placement), appended as each row finishes.
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "common/output_file.hpp"
+#include "common/reporter.hpp"
+
+namespace fabricbench {
+namespace {
+
+std::string to_text(const FieldValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+          return csv_escape(v);
+        else
+          return fmt::format("{}", v);  // shortest text that reads back to the same double
+      },
+      value);
+}
+
+class CsvReporter final : public Reporter {
+ public:
+  explicit CsvReporter(const std::string& path) : file_(path) {}
+
+  void begin(const RunHeader&) override {
+    std::string header;
+    for (const std::string& name : column_names()) header += (header.empty() ? "" : ",") + name;
+    file_.append(header + "\n");
+  }
+
+  void add(const ResultRow& row) override {
+    std::string line;
+    for (const auto& [name, value] : fields_of(row)) line += (line.empty() ? "" : ",") + to_text(value);
+    file_.append(line + "\n");
+  }
+
+  void finish(const RunTotals&) override { file_.commit(); }
+
+ private:
+  OutputFile file_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_csv_reporter(const std::string& path) {
+  return std::make_unique<CsvReporter>(path);
+}
+
+}  // namespace fabricbench

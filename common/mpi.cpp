@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/mpi.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "common/error.hpp"
+
+namespace fabricbench::mpi {
+
+void check(int rc, const char* call, const char* file, int line) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error(fmt::format("{} failed: {} ({}:{})", call, text, file, line));
+}
+
+Session::Session(int& argc, char**& argv) {
+  int provided = 0;
+  // FUNNELED: only the main thread calls MPI; the watchdog thread never does.
+  FB_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+  // Errors come back as codes and become exceptions with context instead of aborting inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Session::~Session() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && MPI_Finalize() != MPI_SUCCESS)
+    std::fputs("fabricbench: warning: MPI_Finalize failed\n", stderr);
+}
+
+std::string Topology::label() const { return fmt::format("[rank {} on {}]", rank, host); }
+
+Topology discover_topology() {
+  Topology t;
+  FB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &t.rank));
+  FB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &t.size));
+
+  MPI_Comm node = MPI_COMM_NULL;
+  FB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node));
+  MPI_Comm_rank(node, &t.local_rank);
+  MPI_Comm_size(node, &t.local_size);
+  MPI_Comm_free(&node);
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  FB_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  t.host.assign(name, static_cast<std::size_t>(length));
+
+  std::vector<char> all(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * t.size);
+  FB_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                             MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
+  for (int r = 0; r < t.size; ++r) {
+    std::string host(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    ++t.ranks_per_host[host];
+    t.host_of_rank.push_back(std::move(host));
+  }
+  return t;
+}
+
+std::string broadcast_string(const std::string& value, int root) {
+  unsigned long long length = value.size();
+  FB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD));
+  std::string out = value;
+  out.resize(length);
+  if (length > 0)
+    FB_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD));
+  return out;
+}
+
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  if (auto end = version.find_first_of("\n,"); end != std::string::npos) version.resize(end);
+  return version;
+}
+
+}  // namespace fabricbench::mpi

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "common/error.hpp"
+#include "common/output_file.hpp"
+
+namespace fabricbench {
+namespace {
+
+FaultInjection parse_fault(const std::string& text) {
+  // "wrong:RANK" or "hang:RANK"
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  FaultInjection fault;
+  if (kind == "wrong") {
+    fault.kind = FaultInjection::Kind::kWrongElement;
+  } else if (kind == "hang") {
+    fault.kind = FaultInjection::Kind::kHang;
+  } else {
+    throw UsageError(fmt::format("--inject-fault: unknown fault '{}'; valid: wrong:RANK, hang:RANK", text));
+  }
+  if (colon != std::string::npos) {
+    const std::string rank = text.substr(colon + 1);
+    auto [end, ec] = std::from_chars(rank.data(), rank.data() + rank.size(), fault.rank);
+    if (ec != std::errc() || end != rank.data() + rank.size() || fault.rank < 0)
+      throw UsageError(fmt::format("--inject-fault: '{}' is not a rank number", rank));
+  }
+  return fault;
+}
+
+std::pair<std::string, std::string> parse_tag(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0)
+    throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
+  std::string key = text.substr(0, equals);
+  if (key.find_first_of(";,\"") != std::string::npos)
+    throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
+  std::string value = text.substr(equals + 1);
+  if (value.find(';') != std::string::npos)
+    throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
+  return {std::move(key), std::move(value)};
+}
+
+void check_sweep(const CollectiveOptions& o, bool step_given) {
+  if (o.factor_given && step_given)
+    throw UsageError("-f/--stepfactor and -i/--stepbytes both given: choose a geometric or an arithmetic sweep");
+  if (o.sweep.min_bytes > o.sweep.max_bytes)
+    throw UsageError(fmt::format("-b/--minbytes ({} B) is larger than -e/--maxbytes ({} B)",
+                                 o.sweep.min_bytes, o.sweep.max_bytes));
+  if (!step_given && !(o.sweep.factor > 1.0))
+    throw UsageError(fmt::format("-f/--stepfactor must be greater than 1 (got {:g})", o.sweep.factor));
+}
+
+void check_timing(const CollectiveOptions& o) {
+  if (o.iterations < 1) throw UsageError(fmt::format("-n/--iters must be at least 1 (got {})", o.iterations));
+  if (o.warmup_iterations < 0)
+    throw UsageError(fmt::format("-w/--warmup_iters must be 0 or more (got {})", o.warmup_iterations));
+  if (o.check < 0) throw UsageError(fmt::format("-c/--check must be 0 (off) or 1 (got {})", o.check));
+  if (o.timeout_seconds < 0)
+    throw UsageError(fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})",
+                                 o.timeout_seconds));
+  if (o.max_noise_percent) {
+    if (!(*o.max_noise_percent > 0))
+      throw UsageError(fmt::format("--max-noise must be a positive percentage (got {:g})", *o.max_noise_percent));
+    if (o.iterations_given)
+      throw UsageError("-n/--iters and --max-noise both given: adaptive mode chooses the iteration count");
+  } else if (o.min_time_given || o.max_time_given) {
+    throw UsageError("--min-time/--max-time need --max-noise (they bound adaptive mode)");
+  }
+  if (!(o.min_time_seconds >= 0)) throw UsageError("--min-time must be 0 or more seconds");
+  if (!(o.max_time_seconds > 0)) throw UsageError("--max-time must be a positive number of seconds");
+  if (o.min_time_seconds > o.max_time_seconds)
+    throw UsageError(fmt::format("--min-time ({:g} s) is longer than --max-time ({:g} s)", o.min_time_seconds,
+                                 o.max_time_seconds));
+}
+
+}  // namespace
+
+std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags) {
+  std::string joined;
+  for (const auto& [key, value] : tags) joined += (joined.empty() ? "" : ";") + key + "=" + value;
+  return joined;
+}
+
+ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
+                                           bool check_paths) {
+  ParsedCommandLine parsed;
+  CollectiveOptions& o = parsed.options;
+  CLI::App app(fmt::format("{}: measure a collective across MPI ranks (sizes per rank's buffer, GB = 1e9 B).",
+                           program),
+               program);
+  app.get_formatter()->column_width(34);
+
+  std::string min_text = "8", max_text = "64M", step_text, reduction_text = "max", fault_text;
+  std::vector<std::string> tag_texts;
+  auto* min_opt = app.add_option("-b,--minbytes", min_text, "smallest size, K/M/G suffixes (binary) [8]");
+  auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
+  auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]");
+  auto* step_opt = app.add_option("-i,--stepbytes", step_text, "add this many bytes instead of multiplying");
+  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "timed iterations per size [20]");
+  app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
+  app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
+  auto* op_opt = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
+  app.add_option("-d,--datatype", o.dtypes_text, "element type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2, all [float]");
+  auto* root_opt = app.add_option("-r,--root", o.root, "root rank of broadcast and reduce [0]");
+  app.add_option("-a,--average", reduction_text,
+                 "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), min|2, rank0|0");
+  app.add_option("-T,--timeout", o.timeout_seconds, "seconds one wait may take before the run ends with a diagnosis; 0 off [300]");
+  app.add_option("--csv", o.csv_path, "write rows as CSV to this file");
+  app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
+  app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
+  app.add_option("--backend", o.backend, "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
+  app.add_option("--max-noise", o.max_noise_percent, "adaptive mode: iterate until stdev/mean is below this percentage");
+  auto* min_time_opt = app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
+  auto* max_time_opt = app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
+  app.add_option("--inject-fault", fault_text, "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    parsed.help_text = app.help();
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("{} (see --help)", e.what()));
+  }
+  (void)min_opt;
+  (void)max_opt;
+
+  o.sweep.min_bytes = parse_bytes(min_text, "-b/--minbytes");
+  o.sweep.max_bytes = parse_bytes(max_text, "-e/--maxbytes");
+  if (!step_text.empty()) o.sweep.step_bytes = parse_bytes(step_text, "-i/--stepbytes");
+  o.factor_given = factor_opt->count() > 0;
+  o.iterations_given = iters_opt->count() > 0;
+  o.op_given = op_opt->count() > 0;
+  o.root_given = root_opt->count() > 0;
+  o.min_time_given = min_time_opt->count() > 0;
+  o.max_time_given = max_time_opt->count() > 0;
+  o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
+  for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
+  if (!fault_text.empty()) o.fault = parse_fault(fault_text);
+  if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
+    throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
+
+  check_sweep(o, step_opt->count() > 0);
+  check_timing(o);
+  if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
+  if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
+  if (!o.csv_path.empty() && o.csv_path == o.json_path)
+    throw UsageError("--csv and --json name the same file");
+  return parsed;
+}
+
+void resolve(CollectiveOptions& o, const ValidationContext& c) {
+  if (!c.reduces && o.op_given)
+    throw UsageError(fmt::format("-o/--op: {} does not reduce; drop the flag", c.collective));
+  if (!c.has_root && o.root_given)
+    throw UsageError(fmt::format("-r/--root: {} has no root; drop the flag", c.collective));
+  if (c.has_root && (o.root < 0 || o.root >= c.ranks))
+    throw UsageError(fmt::format("-r/--root {} is out of range: this run has {} rank(s) (0..{})", o.root,
+                                 c.ranks, c.ranks - 1));
+  if (o.fault.kind != FaultInjection::Kind::kNone && o.fault.rank >= c.ranks)
+    throw UsageError(fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", o.fault.rank,
+                                 c.ranks));
+
+  o.dtypes.clear();
+  if (o.dtypes_text == "all") {
+    for (DataType t : all_data_types())
+      if (c.dtype_unsupported(t).empty()) o.dtypes.push_back(t);
+  } else {
+    const DataType t = parse_data_type(o.dtypes_text, "-d/--datatype");
+    if (std::string why = c.dtype_unsupported(t); !why.empty())
+      throw UsageError(fmt::format("-d/--datatype: the {} backend has no {} ({}); choose another type or --backend",
+                                   c.backend, name_of(t), why));
+    o.dtypes.push_back(t);
+  }
+
+  o.ops.clear();
+  if (!c.reduces) {
+    o.ops.push_back(ReduceOp::kSum);  // unused: a placeholder so the loops run once
+  } else if (o.ops_text == "all") {
+    for (ReduceOp op : all_reduce_ops())
+      if (c.op_unsupported(op).empty()) o.ops.push_back(op);
+  } else {
+    const ReduceOp op = parse_reduce_op(o.ops_text, "-o/--op");
+    if (std::string why = c.op_unsupported(op); !why.empty())
+      throw UsageError(fmt::format("-o/--op: the {} backend has no '{}' reduction ({}); choose another op or --backend",
+                                   c.backend, name_of(op), why));
+    o.ops.push_back(op);
+  }
+}
+
+}  // namespace fabricbench

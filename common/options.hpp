@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The options every collective executable shares, with nccl-tests' short flags, and their
+// validation: the whole set is checked before any work, each problem one line naming the flag.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/dtype.hpp"
+#include "common/reduce_op.hpp"
+#include "common/sizes.hpp"
+
+namespace fabricbench {
+
+/// Deliberate faults, for proving that the checks and the watchdog fire on the real binaries.
+struct FaultInjection {
+  enum class Kind { kNone, kWrongElement, kHang } kind = Kind::kNone;
+  int rank = 0;  ///< the rank that corrupts its result or stops taking part
+};
+
+struct CollectiveOptions {
+  SweepSpec sweep;
+  bool factor_given = false;
+  int iterations = 20;
+  bool iterations_given = false;
+  int warmup_iterations = 5;
+  int check = 1;  ///< 0: no data check; otherwise check each (size, placement) once
+  std::string ops_text = "sum";
+  bool op_given = false;
+  std::string dtypes_text = "float";
+  int root = 0;
+  bool root_given = false;
+  RankReduction rank_reduction = RankReduction::kMax;
+  double timeout_seconds = 300;
+  std::string csv_path;
+  std::string json_path;
+  std::vector<std::pair<std::string, std::string>> tags;
+  std::string backend = "auto";
+  std::optional<double> max_noise_percent;  ///< adaptive mode when set
+  double min_time_seconds = 0.02;
+  double max_time_seconds = 1.0;
+  bool min_time_given = false;
+  bool max_time_given = false;
+  FaultInjection fault;
+
+  // Filled by resolve():
+  std::vector<DataType> dtypes;
+  std::vector<ReduceOp> ops;
+};
+
+/// What the chosen collective and backend can do, for validation.
+struct ValidationContext {
+  std::string collective;     ///< "all_reduce"
+  bool reduces = false;       ///< takes -o
+  bool has_root = false;      ///< takes -r
+  std::string backend;        ///< resolved backend name
+  int ranks = 1;
+  /// Empty when supported, else why not ("MPI defines no 16-bit floating type").
+  std::function<std::string(DataType)> dtype_unsupported;
+  std::function<std::string(ReduceOp)> op_unsupported;
+};
+
+/// Result of parsing argv: options, or the help text to print (then exit 0).
+struct ParsedCommandLine {
+  CollectiveOptions options;
+  std::optional<std::string> help_text;
+};
+
+/// Parses argv. Throws UsageError (exit 2) on unknown flags, garbled values and flag conflicts
+/// that need no knowledge of the backend; with `check_paths`, also on unwritable output paths.
+ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
+                                           bool check_paths = true);
+
+/// Checks everything that needs the collective, backend and rank count, and expands "all" into
+/// `dtypes` / `ops`. Throws UsageError naming the flag(s).
+void resolve(CollectiveOptions& options, const ValidationContext& context);
+
+/// "k=v;k=v" for the tags column.
+std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags);
+
+}  // namespace fabricbench

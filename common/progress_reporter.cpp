@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// "row k of N, elapsed" on stderr, redrawn in place; silent when stderr is not a terminal (CI logs).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/reporter.hpp"
+#include "common/sizes.hpp"
+
+namespace fabricbench {
+namespace {
+
+class ProgressReporter final : public Reporter {
+ public:
+  void begin(const RunHeader& header) override {
+    planned_ = header.planned_rows;
+    start_ = std::chrono::steady_clock::now();
+  }
+
+  void add(const ResultRow& row) override {
+    ++done_;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} done, {:.1f} s elapsed", done_, planned_, row.dtype,
+               format_bytes(row.size_bytes), row.placement, elapsed);
+    std::fflush(stderr);
+  }
+
+  void finish(const RunTotals&) override {
+    fmt::print(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::size_t planned_ = 0;
+  std::size_t done_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_progress_reporter() {
+  if (!::isatty(STDERR_FILENO)) return nullptr;
+  return std::make_unique<ProgressReporter>();
+}
+
+}  // namespace fabricbench

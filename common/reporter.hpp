@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reporters own every byte of a run's output: console table, CSV, JSON, progress. Only rank 0
+// holds reporters.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/row.hpp"
+
+namespace fabricbench {
+
+/// What a reporter is told before the first row.
+struct RunHeader {
+  nlohmann::json context;     ///< environment capture (common/context.hpp)
+  std::string title;          ///< "fb_all_reduce (mpi backend, 4 ranks on 1 host)"
+  std::size_t planned_rows = 0;
+};
+
+/// Totals a reporter is told after the last row.
+struct RunTotals {
+  std::int64_t wrong_total = 0;  ///< -1 when nothing was checked
+  std::size_t rows = 0;
+  double wall_seconds = 0;
+  std::string end_time;          ///< ISO 8601 UTC
+  nlohmann::json summary;        ///< peak busbw and friends (see summary.hpp)
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin(const RunHeader& header) = 0;
+  virtual void add(const ResultRow& row) = 0;
+  virtual void finish(const RunTotals& totals) = 0;
+};
+
+/// Forwards every call to each reporter in turn.
+class ReporterTee final : public Reporter {
+ public:
+  void attach(std::unique_ptr<Reporter> reporter) { reporters_.push_back(std::move(reporter)); }
+  void begin(const RunHeader& header) override;
+  void add(const ResultRow& row) override;
+  void finish(const RunTotals& totals) override;
+
+ private:
+  std::vector<std::unique_ptr<Reporter>> reporters_;
+};
+
+std::unique_ptr<Reporter> make_table_reporter(std::FILE* out);
+std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
+std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
+/// Size k of N and elapsed time on stderr, only when stderr is a terminal.
+std::unique_ptr<Reporter> make_progress_reporter();
+
+/// CSV quoting: fields with a comma, quote or newline are quoted, quotes doubled.
+std::string csv_escape(const std::string& field);
+/// Splits one CSV line (no embedded newlines) into fields, undoing csv_escape.
+std::vector<std::string> csv_split(const std::string& line);
+
+}  // namespace fabricbench

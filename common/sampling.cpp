@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/sampling.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "common/mpi.hpp"
+#include "common/watchdog.hpp"
+
+namespace fabricbench {
+
+double relative_standard_error(const Summary& s) {
+  if (s.count < 2 || s.mean <= 0) return 0;
+  return s.stdev / s.mean / std::sqrt(static_cast<double>(s.count));
+}
+
+std::string StopRule::decide(const Summary& summary, double measured_seconds) const {
+  if (measured_seconds >= max_time_seconds) return "max-time";
+  if (summary.count >= kMinSamples && measured_seconds >= min_time_seconds &&
+      relative_standard_error(summary) <= max_noise)
+    return "noise";
+  return {};
+}
+
+std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm) {
+  const int count = static_cast<int>(samples.size());
+  switch (policy) {
+    case RankReduction::kRank0:
+      FB_MPI_CHECK(MPI_Bcast(samples.data(), count, MPI_DOUBLE, 0, comm));
+      break;
+    case RankReduction::kMin:
+      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_MIN, comm));
+      break;
+    case RankReduction::kMax:
+      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_MAX, comm));
+      break;
+    case RankReduction::kAvg: {
+      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_SUM, comm));
+      int ranks = 1;
+      MPI_Comm_size(comm, &ranks);
+      for (double& s : samples) s /= ranks;
+      break;
+    }
+  }
+  return samples;
+}
+
+double clock_resolution_seconds() {
+  using Clock = std::chrono::steady_clock;
+  auto best = Clock::duration::max();
+  for (int i = 0; i < 200; ++i) {
+    const auto a = Clock::now();
+    auto b = Clock::now();
+    while (b == a) b = Clock::now();
+    best = std::min(best, b - a);
+  }
+  return std::chrono::duration<double>(best).count();
+}
+
+namespace {
+
+// The slowest rank's time for one operation decides the batch, so every rank batches alike.
+std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+                           Watchdog& watchdog, double& seconds_per_operation) {
+  double probe = 0;
+  {
+    Watchdog::Scope wait(watchdog);
+    probe = run_batch(1);
+    FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
+  }
+  seconds_per_operation = std::max(probe, 1e-9);
+  if (probe >= plan.min_sample_seconds) return 1;
+  const double wanted = std::ceil(plan.min_sample_seconds / seconds_per_operation);
+  return static_cast<std::uint64_t>(std::clamp(wanted, 1.0, 100000.0));
+}
+
+std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
+                                 const std::function<double(int)>& run_batch, MPI_Comm comm, Watchdog& watchdog) {
+  std::vector<double> local(samples);
+  for (double& sample : local) {
+    Watchdog::Scope wait(watchdog);
+    sample = run_batch(static_cast<int>(batch)) / static_cast<double>(batch);
+  }
+  Watchdog::Scope wait(watchdog);
+  return reduce_across_ranks(std::move(local), plan.policy, comm);
+}
+
+}  // namespace
+
+Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+                    Watchdog& watchdog) {
+  if (plan.warmup_operations > 0) {
+    Watchdog::Scope wait(watchdog);
+    run_batch(plan.warmup_operations);
+  }
+  {
+    Watchdog::Scope wait(watchdog);
+    FB_MPI_CHECK(MPI_Barrier(comm));
+  }
+  Measurement m;
+  double seconds_per_operation = 0;
+  m.batch = choose_batch(plan, run_batch, comm, watchdog, seconds_per_operation);
+
+  if (!plan.max_noise) {
+    m.seconds_per_operation = take_samples(static_cast<std::size_t>(plan.samples), m.batch, plan, run_batch,
+                                           comm, watchdog);
+    m.stop_reason = "iterations";
+    m.summary = summarize(m.seconds_per_operation);
+    return m;
+  }
+
+  const StopRule rule{*plan.max_noise, plan.min_time_seconds, plan.max_time_seconds};
+  // Rounds of about a quarter of the minimum time, so the rule is consulted often but the
+  // per-round reduction stays cheap against the measurement.
+  const double sample_seconds = seconds_per_operation * static_cast<double>(m.batch);
+  const double per_round = std::ceil(plan.min_time_seconds / 4 / sample_seconds);
+  const auto round = static_cast<std::size_t>(std::clamp(per_round, double(StopRule::kMinSamples), 1000.0));
+  double measured = 0;
+  while (true) {
+    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, comm, watchdog);
+    for (double s : fresh) measured += s * static_cast<double>(m.batch);
+    m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
+    m.summary = summarize(m.seconds_per_operation);
+    m.stop_reason = rule.decide(m.summary, measured);
+    if (!m.stop_reason.empty()) return m;
+  }
+}
+
+}  // namespace fabricbench

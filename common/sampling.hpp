@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The measurement loop every backend shares: warm up, size the batch, take timed samples, fold the
+// per-rank samples into one series by the rank-reduction policy, and (adaptive mode) stop when the
+// noise is low enough. Every decision is taken on rank-reduced numbers, so all ranks decide alike.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/reduce_op.hpp"
+#include "common/stats.hpp"
+
+namespace fabricbench {
+
+class Watchdog;
+
+struct SamplingPlan {
+  int warmup_operations = 5;
+  int samples = 20;                        ///< fixed mode: timed samples
+  std::optional<double> max_noise;         ///< adaptive mode: bound on the relative standard error of the mean (0.01 = 1 %)
+  double min_time_seconds = 0.02;          ///< adaptive mode: measure at least this long
+  double max_time_seconds = 1.0;           ///< adaptive mode: stop here even if noisy
+  RankReduction policy = RankReduction::kMax;
+  double min_sample_seconds = 20e-6;       ///< a sample shorter than this batches several operations
+};
+
+struct Measurement {
+  std::vector<double> seconds_per_operation;  ///< one value per sample, rank-reduced
+  std::uint64_t batch = 1;                    ///< operations per sample
+  std::string stop_reason;                    ///< iterations | noise | max-time
+  Summary summary;
+};
+
+/// The adaptive stopping rule, separate so it can be tested: stop when the relative standard
+/// error of the mean is at most `max_noise` and at least `min_time` was measured (and 5 samples),
+/// or when `max_time` is used up.
+struct StopRule {
+  double max_noise;
+  double min_time_seconds;
+  double max_time_seconds;
+  static constexpr std::size_t kMinSamples = 5;
+
+  /// Empty to go on, else the reason to stop ("noise" or "max-time").
+  std::string decide(const Summary& summary, double measured_seconds) const;
+};
+
+/// Relative standard error of the mean: stdev / mean / sqrt(samples).
+double relative_standard_error(const Summary& summary);
+
+/// Elementwise fold of per-rank sample vectors (all the same length) by `policy`. Every rank must
+/// call and gets the same result.
+std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm);
+
+/// Smallest positive step of std::chrono::steady_clock seen in a short probe, in seconds.
+double clock_resolution_seconds();
+
+/// Runs the plan. `run_batch(n)` runs n operations back to back, waits for them and returns this
+/// rank's elapsed seconds. Every rank must call with the same plan. `watchdog` guards the MPI
+/// waits of the loop itself.
+Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+                    Watchdog& watchdog);
+
+}  // namespace fabricbench

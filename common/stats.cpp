@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace fabricbench {
+
+double quantile_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double weight = position - static_cast<double>(below);
+  return sorted[below] + (sorted[above] - sorted[below]) * weight;
+}
+
+Summary summarize(std::span<const double> samples) {
+  Summary s;
+  s.count = samples.size();
+  if (samples.empty()) return s;
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  s.min = sorted.front();
+  s.max = sorted.back();
+  s.median = quantile_sorted(sorted, 0.5);
+  s.p99 = quantile_sorted(sorted, 0.99);
+  s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.count);
+  if (s.count > 1) {
+    double squares = 0;
+    for (double x : sorted) squares += (x - s.mean) * (x - s.mean);
+    s.stdev = std::sqrt(squares / static_cast<double>(s.count - 1));
+  }
+  return s;
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// Summary statistics of timing samples.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace fabricbench {
+
+/// Statistics of a sample set, in the samples' unit (seconds everywhere in the harness).
+struct Summary {
+  std::size_t count = 0;
+  double min = 0;
+  double median = 0;
+  double mean = 0;
+  double p99 = 0;
+  double max = 0;
+  double stdev = 0;  ///< sample standard deviation (n - 1); 0 for a single sample
+
+  /// stdev / mean: the noise figure adaptive mode drives below its bound; 0 when mean is 0.
+  double relative_noise() const { return mean > 0 ? stdev / mean : 0; }
+};
+
+/// Summarises `samples` (any order). Percentiles interpolate linearly between closest ranks.
+Summary summarize(std::span<const double> samples);
+
+/// The q-quantile (0..1) of ascending-sorted samples, linear interpolation between closest ranks.
+double quantile_sorted(std::span<const double> sorted, double q);
+
+}  // namespace fabricbench

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// The console table, laid out like nccl-tests' (out-of-place, then in-place, on one line) with
+// the noise of the timing as an extra column. Scaling to us and GB/s happens only here.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "common/reporter.hpp"
+
+namespace fabricbench {
+namespace {
+
+std::string placement_cells(const ResultRow& r) {
+  const std::string wrong = r.wrong < 0 ? "N/A" : fmt::format("{}", r.wrong);
+  return fmt::format("{:>10.2f} {:>8.3f} {:>8.3f} {:>7}", r.time_s.mean * 1e6,
+                     r.algbw_mean_bytes_per_s / 1e9, r.busbw_mean_bytes_per_s / 1e9, wrong);
+}
+
+class TableReporter final : public Reporter {
+ public:
+  explicit TableReporter(std::FILE* out) : out_(out) {}
+
+  void begin(const RunHeader& header) override {
+    fmt::print(out_, "# {}\n", header.title);
+    const auto& c = header.context;
+    if (c.contains("hosts"))
+      for (const auto& [host, ranks] : c["hosts"].items())
+        fmt::print(out_, "#   host {}: {} rank(s)\n", host, ranks.get<int>());
+    fmt::print(out_, "#\n");
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:^37}   {:^37} {:>7}\n", "", "", "", "", "",
+               "out-of-place", "in-place", "");
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
+               "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+               "algbw", "busbw", "#wrong", "noise");
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
+               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+               "(GB/s)", "", "(%)");
+    std::fflush(out_);
+  }
+
+  void add(const ResultRow& row) override {
+    if (pending_ && !same_line(*pending_, row)) flush_pending();
+    if (!pending_) {
+      pending_ = row;
+      if (row.placement == "in-place") flush_pending();  // nothing to pair it with
+      return;
+    }
+    print_line(*pending_, &row);
+    pending_.reset();
+  }
+
+  void finish(const RunTotals& totals) override {
+    flush_pending();
+    const auto& s = totals.summary;
+    if (totals.wrong_total < 0)
+      fmt::print(out_, "# Wrong elements        : not checked (-c 0)\n");
+    else
+      fmt::print(out_, "# Wrong elements        : {} {}\n", totals.wrong_total,
+                 totals.wrong_total == 0 ? "OK" : "FAILED");
+    if (s.contains("avg_busbw_bytes_per_s"))
+      fmt::print(out_, "# Avg bus bandwidth     : {:.3f} GB/s (nccl-tests' figure: every size weighs the same)\n",
+                 s["avg_busbw_bytes_per_s"].get<double>() / 1e9);
+    if (s.contains("peak_busbw_bytes_per_s"))
+      fmt::print(out_, "# Peak bus bandwidth    : {:.3f} GB/s at {} B\n",
+                 s["peak_busbw_bytes_per_s"].get<double>() / 1e9, s["peak_size_bytes"].get<std::uint64_t>());
+    if (s.contains("smallest_size_time_s"))
+      fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n",
+                 s["smallest_size_time_s"].get<double>() * 1e6, s["smallest_size_bytes"].get<std::uint64_t>());
+    fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
+    std::fflush(out_);
+  }
+
+ private:
+  static bool same_line(const ResultRow& a, const ResultRow& b) {
+    return a.size_bytes == b.size_bytes && a.dtype == b.dtype && a.op == b.op && a.root == b.root &&
+           a.settings == b.settings && a.placement != b.placement;
+  }
+
+  void flush_pending() {
+    if (!pending_) return;
+    print_line(*pending_, nullptr);
+    pending_.reset();
+  }
+
+  void print_line(const ResultRow& first, const ResultRow* second) {
+    const ResultRow* out_of_place = first.placement == "out-of-place" ? &first : second;
+    const ResultRow* in_place = first.placement == "in-place" ? &first : second;
+    const std::string empty = fmt::format("{:>10} {:>8} {:>8} {:>7}", "-", "-", "-", "-");
+    double noise = first.time_s.relative_noise();
+    if (second) noise = std::max(noise, second->time_s.relative_noise());
+    const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
+    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}\n", first.size_bytes,
+               first.count, first.dtype, first.op, root,
+               out_of_place ? placement_cells(*out_of_place) : empty,
+               in_place ? placement_cells(*in_place) : empty, noise * 100);
+    std::fflush(out_);
+  }
+
+  std::FILE* out_;
+  std::optional<ResultRow> pending_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_table_reporter(std::FILE* out) {
+  return std::make_unique<TableReporter>(out);
+}
+
+}  // namespace fabricbench

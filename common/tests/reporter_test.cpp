@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/reporter.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fabricbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("fabricbench-test-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+ResultRow sample_row() {
+  ResultRow r;
+  r.benchmark = "fb_all_reduce";
+  r.backend = "mpi";
+  r.collective = "all_reduce";
+  r.dtype = "float";
+  r.op = "sum";
+  r.placement = "in-place";
+  r.size_bytes = 1048576;
+  r.count = 262144;
+  r.ranks = 3;
+  r.hosts = 1;
+  r.time_s = Summary{20, 1e-4, 1.25e-4, 1.3e-4, 2e-4, 3.5e-4, 1.0 / 3.0 * 1e-5};
+  r.algbw_mean_bytes_per_s = 1048576 / 1.3e-4;
+  r.wrong = 0;
+  r.tags = "fabric=ib,hdr;note=\"quoted\"";
+  return r;
+}
+
+TEST(CsvSplit, UndoesEscaping) {
+  const std::string tricky = "a,\"b\"\nc";
+  EXPECT_EQ(csv_split(csv_escape(tricky) + ",x"), (std::vector<std::string>{tricky, "x"}));
+}
+
+TEST(CsvReporter, RoundTripsEveryFieldAndRenamesOnFinish) {
+  TempDir dir;
+  const std::string path = (dir.path / "run.csv").string();
+  const ResultRow row = sample_row();
+  {
+    auto csv = make_csv_reporter(path);
+    csv->begin({});
+    csv->add(row);
+    EXPECT_TRUE(fs::exists(path + ".partial"));
+    EXPECT_FALSE(fs::exists(path));
+    csv->finish({});
+  }
+  ASSERT_TRUE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path + ".partial"));
+  std::ifstream in(path);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  const auto names = csv_split(header);
+  const auto values = csv_split(line);
+  EXPECT_EQ(names, column_names());
+  ASSERT_EQ(values.size(), names.size());
+  const auto fields = fields_of(row);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const FieldValue& v = fields[i].second;
+    if (const auto* d = std::get_if<double>(&v))
+      EXPECT_DOUBLE_EQ(std::stod(values[i]), *d) << names[i];
+    else if (const auto* s = std::get_if<std::string>(&v))
+      EXPECT_EQ(values[i], *s) << names[i];
+    else if (const auto* u = std::get_if<std::uint64_t>(&v))
+      EXPECT_EQ(values[i], std::to_string(*u)) << names[i];
+    else
+      EXPECT_EQ(values[i], std::to_string(std::get<std::int64_t>(v))) << names[i];
+  }
+}
+
+TEST(JsonReporter, PartialFileIsValidJsonAndFinalHasTotals) {
+  TempDir dir;
+  const std::string path = (dir.path / "run.json").string();
+  auto json = make_json_reporter(path);
+  json->begin({nlohmann::json{{"argv", {"fb_all_reduce"}}}, "title", 2});
+  json->add(sample_row());
+  {
+    std::ifstream partial(path + ".partial");
+    const auto doc = nlohmann::json::parse(partial);
+    EXPECT_FALSE(doc["complete"].get<bool>());
+    EXPECT_EQ(doc["rows"].size(), 1u);
+  }
+  RunTotals totals;
+  totals.rows = 1;
+  json->finish(totals);
+  std::ifstream final_file(path);
+  const auto doc = nlohmann::json::parse(final_file);
+  EXPECT_TRUE(doc["complete"].get<bool>());
+  EXPECT_EQ(doc["schema_version"].get<int>(), kSchemaVersion);
+  EXPECT_EQ(doc["rows"][0]["size_bytes"].get<std::uint64_t>(), 1048576u);
+  EXPECT_DOUBLE_EQ(doc["rows"][0]["time_mean_s"].get<double>(), 1.3e-4);
+  EXPECT_EQ(doc["rows"][0]["tags"].get<std::string>(), sample_row().tags);
+  EXPECT_EQ(doc["context"]["argv"][0].get<std::string>(), "fb_all_reduce");
+}
+
+}  // namespace
+}  // namespace fabricbench

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests: the real fb_* executables under mpirun, checked through the files they write.
+
+Each subcommand is one ctest case (see tests/CMakeLists.txt). Exit 0 = pass; a failure prints
+what was expected and what was seen.
+"""
+import argparse
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"]
+REDUCING = {"all_reduce", "reduce_scatter", "reduce"}
+ROOTED = {"broadcast", "reduce"}
+GATHER_TYPE = {"all_gather", "reduce_scatter", "alltoall"}
+ELEMENT_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
+
+# Open MPI on one machine, as root, over loopback only (never the machine's own eth0 address).
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+class Runner:
+    def __init__(self, bin_dir, mpirun):
+        self.bin_dir = Path(bin_dir)
+        self.mpirun = mpirun
+        self.env = dict(os.environ, **MPI_ENV)
+
+    def command(self, collective, ranks, args):
+        return [self.mpirun, "-np", str(ranks), str(self.bin_dir / f"fb_{collective}")] + list(args)
+
+    def run(self, collective, ranks, args, timeout=300):
+        cmd = self.command(collective, ranks, args)
+        result = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        return result
+
+    def start(self, collective, ranks, args):
+        return subprocess.Popen(self.command(collective, ranks, args), env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    expect(len(rows) >= 1, f"{path}: no header")
+    header = rows[0]
+    for number, row in enumerate(rows[1:], start=2):
+        expect(len(row) == len(header), f"{path}:{number}: {len(row)} fields, header has {len(header)}")
+    return [dict(zip(header, row)) for row in rows[1:]]
+
+
+def sweep(minimum, maximum, factor):
+    sizes, size = [], minimum
+    while size <= maximum:
+        sizes.append(size)
+        size = int(size * factor)
+    return sizes
+
+
+def busbw_factor(collective, n):
+    if collective == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if collective in GATHER_TYPE:
+        return (n - 1) / n
+    return 1.0
+
+
+def expected_count(collective, requested, element, n):
+    return requested // element // n if collective in GATHER_TYPE else requested // element
+
+
+def check_rows(rows, collective, n, sizes, dtype):
+    expect(len(rows) == 2 * len(sizes), f"{len(rows)} rows, expected {2 * len(sizes)} (sizes x placements)")
+    element = ELEMENT_BYTES[dtype]
+    for i, row in enumerate(rows):
+        where = f"{collective} np={n} row {i} ({row['size_bytes']} B {row['placement']})"
+        requested = sizes[i // 2]
+        expect(row["placement"] == ("out-of-place" if i % 2 == 0 else "in-place"), f"{where}: placement order")
+        expect(int(row["wrong"]) == 0, f"{where}: #wrong = {row['wrong']}")
+        expect(int(row["ranks"]) == n, f"{where}: ranks = {row['ranks']}")
+        count = expected_count(collective, requested, element, n)
+        expect(int(row["count"]) == count, f"{where}: count {row['count']}, expected {count}")
+        moved = count * element * (n if collective in GATHER_TYPE else 1)
+        expect(int(row["size_bytes"]) == moved, f"{where}: size_bytes {row['size_bytes']}, expected {moved}")
+        expect(float(row["busbw_factor"]) == busbw_factor(collective, n), f"{where}: busbw factor")
+        algbw, busbw = float(row["algbw_mean_bytes_per_s"]), float(row["busbw_mean_bytes_per_s"])
+        expect(abs(busbw - algbw * busbw_factor(collective, n)) <= 1e-9 * max(algbw, 1.0),
+               f"{where}: busbw {busbw} != algbw {algbw} x {busbw_factor(collective, n)}")
+        mean = float(row["time_mean_s"])
+        expect(mean > 0, f"{where}: time {mean}")
+        if count > 0:
+            expect(abs(algbw - moved / mean) <= 1e-6 * algbw, f"{where}: algbw {algbw} != {moved} B / {mean} s")
+        expect(float(row["time_min_s"]) <= float(row["time_median_s"]) <= float(row["time_max_s"]),
+               f"{where}: min <= median <= max violated")
+        expect(int(row["samples"]) == 4, f"{where}: samples {row['samples']}")
+
+
+def test_correctness(runner, collective):
+    """Every rank count 1..4, sizes not divisible by the rank count, int32 and double."""
+    sizes = sweep(4, 300000, 3.3)
+    for n in (1, 2, 3, 4):
+        for dtype in ("int32", "double"):
+            with tempfile.TemporaryDirectory() as tmp:
+                csv_path, json_path = f"{tmp}/run.csv", f"{tmp}/run.json"
+                args = ["-b", "4", "-e", "300000", "-f", "3.3", "-n", "4", "-w", "1", "-d", dtype,
+                        "--csv", csv_path, "--json", json_path, "--tag", "suite=e2e"]
+                if collective in ROOTED:
+                    args += ["-r", str(n - 1)]
+                if collective in REDUCING:
+                    args += ["-o", "sum" if dtype == "double" else "max"]
+                result = runner.run(collective, n, args)
+                expect(result.returncode == 0,
+                       f"{collective} np={n} {dtype}: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+                rows = read_csv(csv_path)
+                check_rows(rows, collective, n, sizes, dtype)
+                for row in rows:
+                    expect(row["tags"] == "suite=e2e", f"tags column {row['tags']!r}")
+                    expect(int(row["root"]) == (n - 1 if collective in ROOTED else -1), f"root {row['root']}")
+                with open(json_path) as f:
+                    document = json.load(f)
+                expect(document["complete"] is True, "JSON not marked complete")
+                expect(len(document["rows"]) == len(rows), "JSON and CSV row counts differ")
+                context = document["context"]
+                expect(context["ranks"] == n and sum(context["hosts"].values()) == n, f"context ranks/hosts {context}")
+                expect(context["environment"].get("OMPI_MCA_btl_tcp_if_include") == "lo", "OMPI_* not captured")
+                expect("PATH" not in context["environment"], "whole environment captured")
+                expect(not Path(csv_path + ".partial").exists(), "partial CSV left behind")
+                expect("# Wrong elements        : 0 OK" in result.stdout, "table footer missing")
+    print(f"{collective}: np 1-4, int32 and double, {len(sizes)} sizes x 2 placements: all correct")
+
+
+def test_types(runner, _):
+    """Every MPI type and op on 3 ranks."""
+    for collective in ("all_reduce", "reduce_scatter", "reduce"):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = runner.run(collective, 3, ["-b", "64", "-e", "4K", "-f", "8", "-n", "2", "-w", "0", "-d", "all",
+                                                "-o", "all", "--csv", f"{tmp}/r.csv"])
+            expect(result.returncode == 0, f"{collective}: exit {result.returncode}\n{result.stderr}")
+            rows = read_csv(f"{tmp}/r.csv")
+            expect(len(rows) == 8 * 4 * 3 * 2, f"{collective}: {len(rows)} rows for 8 types x 4 ops x 3 sizes x 2")
+            expect(all(int(r["wrong"]) == 0 for r in rows), f"{collective}: wrong elements")
+            expect({r["dtype"] for r in rows} == set(ELEMENT_BYTES), "types covered")
+            expect({r["op"] for r in rows} == {"sum", "prod", "min", "max"}, "ops covered")
+    print("all MPI types x ops on 3 ranks: correct")
+
+
+def test_fault_wrong(runner, _):
+    """A corrupted element in a real run must be reported and make the exit code 1."""
+    for collective, n in (("all_reduce", 2), ("reduce", 3)):
+        with tempfile.TemporaryDirectory() as tmp:
+            args = ["-b", "1K", "-e", "64K", "-n", "2", "--inject-fault", "wrong:1", "--csv", f"{tmp}/r.csv"]
+            if collective == "reduce":
+                args += ["-r", "2"]  # rank 1 has no output at all: the fault lands once the root corrupts
+                args[args.index("wrong:1")] = "wrong:2"
+            result = runner.run(collective, n, args)
+            expect(result.returncode == 1, f"{collective}: exit {result.returncode}, expected 1\n{result.stderr}")
+            rows = read_csv(f"{tmp}/r.csv")
+            wrong = [int(r["wrong"]) for r in rows]
+            expect(wrong.count(1) == 1 and sum(wrong) == 1, f"{collective}: wrong per row {wrong}")
+            expect("FAILED" in result.stdout, "footer does not say FAILED")
+    print("injected wrong element: reported in exactly one row, exit 1")
+
+
+def test_fault_hang(runner, _):
+    """A rank that stops taking part ends the run with a diagnosis within the timeout."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("all_reduce", 3, ["-b", "1K", "-e", "1K", "-T", "2", "--inject-fault", "hang:2",
+                                              "--csv", f"{tmp}/r.csv"], timeout=120)
+        elapsed = time.monotonic() - start
+        expect(result.returncode != 0, "hang: exit 0")
+        expect("timeout" in result.stderr and "all_reduce out-of-place" in result.stderr,
+               f"hang: no diagnosis naming the operation\n{result.stderr}")
+        expect("[rank " in result.stderr, "hang: diagnosis does not name the rank")
+        expect(elapsed < 30, f"hang: took {elapsed:.1f} s with -T 2")
+        expect(not Path(f"{tmp}/r.csv").exists(), "hang: final CSV written by a failed run")
+    first = next(line for line in result.stderr.splitlines() if "timeout" in line)
+    print(f"hang ended after {elapsed:.1f} s: {first}")
+
+
+BAD_INPUT = [
+    # (collective, ranks, args, fragment the one-line message must contain)
+    ("all_reduce", 2, ["-b", "1M", "-e", "1K"], "-b/--minbytes"),
+    ("all_reduce", 2, ["-f", "1"], "-f/--stepfactor"),
+    ("all_reduce", 2, ["-f", "0.5"], "-f/--stepfactor"),
+    ("all_reduce", 2, ["-f", "2", "-i", "1K"], "-i/--stepbytes"),
+    ("all_reduce", 2, ["-b", "0"], "-b/--minbytes"),
+    ("all_reduce", 2, ["-b=-8"], "-b/--minbytes"),
+    ("all_reduce", 2, ["-e", "12X"], "-e/--maxbytes"),
+    ("all_reduce", 2, ["-i", "0"], "-i/--stepbytes"),
+    ("all_reduce", 2, ["-d", "float128"], "-d/--datatype"),
+    ("all_reduce", 2, ["-d", "bfloat16"], "no 16-bit floating type"),
+    ("all_reduce", 2, ["-o", "xor"], "-o/--op"),
+    ("all_reduce", 2, ["-o", "avg"], "no average reduction"),
+    ("broadcast", 2, ["-r", "2"], "-r/--root"),
+    ("all_gather", 2, ["-o", "max"], "does not reduce"),
+    ("all_gather", 2, ["-r", "0"], "has no root"),
+    ("all_reduce", 2, ["--csv", "/nonexistent-fabricbench/x.csv"], "--csv"),
+    ("all_reduce", 2, ["--json", "{tmp}"], "is a folder"),
+    ("all_reduce", 2, ["-n", "0"], "-n/--iters"),
+    ("all_reduce", 2, ["-w", "-1"], "-w/--warmup_iters"),
+    ("all_reduce", 2, ["-T", "-5"], "-T/--timeout"),
+    ("all_reduce", 2, ["-a", "median"], "-a/--average"),
+    ("all_reduce", 2, ["--max-noise", "1", "-n", "10"], "--max-noise"),
+    ("all_reduce", 2, ["--max-noise", "0"], "--max-noise"),
+    ("all_reduce", 2, ["--tag", "novalue"], "--tag"),
+    ("all_reduce", 2, ["--backend", "gloo"], "--backend"),
+    ("all_reduce", 2, ["--frobnicate"], "frobnicate"),
+    ("all_reduce", 2, ["-n", "many"], "--iters"),
+    ("all_reduce", 2, ["-e", "4G", "-d", "int8"], "limit"),
+]
+
+
+def own_lines(stderr):
+    """stderr without the boxed notices mpirun adds when a rank exits non-zero."""
+    lines, boxed = [], False
+    for line in stderr.splitlines():
+        if line.startswith("-----"):
+            boxed = not boxed
+        elif not boxed and line.strip():
+            lines.append(line)
+    return lines
+
+
+def test_bad_input(runner, _):
+    for collective, n, args, fragment in BAD_INPUT:
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [a.replace("{tmp}", tmp) for a in args]
+            out_csv = f"{tmp}/out.csv"
+            full = args + (["--csv", out_csv] if "--csv" not in args else [])
+            result = runner.run(collective, n, full, timeout=60)
+            where = f"{collective} {' '.join(args)}"
+            expect(result.returncode == 2, f"{where}: exit {result.returncode}, expected 2\n{result.stderr}")
+            lines = own_lines(result.stderr)
+            expect(len(lines) == 1, f"{where}: expected one line on stderr, got {lines}")
+            expect(fragment in lines[0], f"{where}: message {lines[0]!r} lacks {fragment!r}")
+            left = sorted(os.listdir(tmp))
+            expect(left == [], f"{where}: left files {left}")
+            print(f"exit 2: {where}\n    {lines[0]}")
+    print(f"{len(BAD_INPUT)} misuse cases: one line each, exit 2, no file")
+
+
+def wait_for_rows(partial, rows, deadline):
+    while time.monotonic() < deadline:
+        if partial.exists() and len(partial.read_text().splitlines()) >= rows + 1:
+            return
+        time.sleep(0.05)
+    raise Failure(f"{partial} never reached {rows} rows")
+
+
+def test_interrupted(runner, _):
+    """SIGTERM and SIGKILL mid-sweep leave a parseable CSV of the finished sizes."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv_path = Path(f"{tmp}/run.csv")
+            partial = Path(f"{tmp}/run.csv.partial")
+            process = runner.start("all_reduce", 2, ["-b", "8", "-e", "64M", "-n", "200", "--csv", str(csv_path),
+                                                     "--json", f"{tmp}/run.json"])
+            try:
+                wait_for_rows(partial, 6, time.monotonic() + 60)
+                os.killpg(process.pid, sig)  # the launcher and its ranks, as a batch system would
+                _, stderr = process.communicate(timeout=60)
+            finally:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+            expect(process.returncode != 0, f"{sig.name}: exit 0")
+            expect(not csv_path.exists(), f"{sig.name}: final CSV exists after an interrupted run")
+            rows = read_csv(partial)
+            expect(len(rows) >= 6, f"{sig.name}: only {len(rows)} rows kept")
+            expect(all(int(r["wrong"]) == 0 for r in rows), f"{sig.name}: kept rows are not whole")
+            with open(f"{tmp}/run.json.partial") as f:
+                document = json.load(f)
+            expect(document["complete"] is False and len(document["rows"]) >= 6, f"{sig.name}: partial JSON")
+            if sig == signal.SIGTERM:
+                expect("finished rows are kept in" in stderr, f"SIGTERM: no notice\n{stderr}")
+            print(f"{sig.name}: {len(rows)} finished rows kept, parseable, in {partial.name}")
+
+
+def test_adaptive(runner, _):
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("all_reduce", 2, ["-b", "8", "-e", "256K", "-f", "8", "--max-noise", "5",
+                                              "--min-time", "0.01", "--max-time", "0.3", "--csv", f"{tmp}/r.csv"])
+        expect(result.returncode == 0, f"adaptive: exit {result.returncode}\n{result.stderr}")
+        rows = read_csv(f"{tmp}/r.csv")
+        for row in rows:
+            expect(row["stop_reason"] in ("noise", "max-time"), f"stop_reason {row['stop_reason']}")
+            expect(int(row["samples"]) >= 5, f"samples {row['samples']}")
+            if row["stop_reason"] == "noise":
+                n = int(row["samples"])
+                rse = float(row["time_stdev_s"]) / float(row["time_mean_s"]) / n ** 0.5
+                expect(rse <= 0.05 + 1e-12, f"stopped on noise with relative standard error {rse}")
+        reasons = [r["stop_reason"] for r in rows]
+        print(f"adaptive: {len(rows)} rows, stop reasons {reasons}")
+
+
+TESTS = {
+    "correctness": test_correctness,
+    "types": test_types,
+    "fault-wrong": test_fault_wrong,
+    "fault-hang": test_fault_hang,
+    "bad-input": test_bad_input,
+    "interrupted": test_interrupted,
+    "adaptive": test_adaptive,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("test", choices=sorted(TESTS))
+    parser.add_argument("argument", nargs="?")
+    options = parser.parse_args()
+    try:
+        TESTS[options.test](Runner(options.bin, options.mpirun), options.argument)
+    except (Failure, subprocess.TimeoutExpired) as error:
+        print(f"FAIL: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
