@@ -2,6 +2,8 @@
 // The seam between the harness and a communication library: MPI on host memory, NCCL on GPUs.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,6 +38,9 @@ class Backend {
   /// Largest count argument the library accepts.
   virtual std::uint64_t max_count() const = 0;
 
+  /// Joins the job's communicator, after every rank agreed the options are valid. Every rank must
+  /// call.
+  virtual void connect() {}
   /// Allocates buffers for the largest call of the run (bytes per rank). Every rank must call.
   virtual void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
   /// Writes this rank's input for `call` and poisons the output.
@@ -49,6 +54,8 @@ class Backend {
   virtual bool corrupt_output(const CallSpec& call) = 0;
   /// "key=value;..." of settings that shape the numbers (for the settings column).
   virtual std::string settings() const { return {}; }
+  /// What this rank runs on (GPU, library versions), for the run's JSON context.
+  virtual nlohmann::json rank_context() const { return nlohmann::json::object(); }
 };
 
 }  // namespace fabricbench::collectives

@@ -3,15 +3,16 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "collectives/backend.hpp"
 #include "common/mpi.hpp"
+#include "common/options.hpp"
 
 namespace fabricbench::collectives {
 
-/// "mpi", "nccl" or "auto" (NCCL where this build has it and the node has a GPU, else MPI).
-/// Throws UsageError when the requested backend is not in this build or has no device.
-std::unique_ptr<Backend> make_backend(const std::string& requested, const mpi::Topology& topology);
+/// --backend mpi, nccl or auto (NCCL where this build has it and the node has a GPU, else MPI).
+/// Local work only: the caller agrees across ranks, then calls connect(). Throws UsageError when
+/// the requested backend is not in this build, has no device, or cannot take an option given.
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const mpi::Topology& topology);
 
 }  // namespace fabricbench::collectives

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 
 #include "collectives/backend_factory.hpp"
 #include "collectives/runner.hpp"
@@ -24,10 +25,12 @@ namespace {
 struct Prepared {
   CollectiveOptions options;
   std::unique_ptr<Backend> backend;
+  std::uint64_t send_bytes = 0;
+  std::uint64_t recv_bytes = 0;
 };
 
 // Parses and validates everything before any work. Rank 0 alone checks output paths (it alone
-// writes them), and its verdict is everyone's, so all ranks exit alike.
+// writes them); any rank's usage error becomes every rank's, so all ranks exit alike.
 std::optional<Prepared> prepare_run(const std::string& program, const Collective& c, int argc, char** argv,
                                     const mpi::Topology& topology) {
   std::string usage_error, help;
@@ -38,20 +41,20 @@ std::optional<Prepared> prepare_run(const std::string& program, const Collective
       help = *parsed.help_text;
     } else {
       prepared.options = std::move(parsed.options);
-      prepared.backend = make_backend(prepared.options.backend, topology);
-      ValidationContext context{std::string(c.name), c.reduces, c.has_root, std::string(prepared.backend->name()),
-                                topology.size, {}, {}};
+      prepared.backend = make_backend(prepared.options, topology);
       const Backend& backend = *prepared.backend;
+      ValidationContext context{std::string(c.name), c.reduces, c.has_root, std::string(backend.name()),
+                                topology.size, {}, {}};
       context.dtype_unsupported = [&backend](DataType t) { return backend.dtype_unsupported(t); };
       context.op_unsupported = [&backend](ReduceOp op) { return backend.op_unsupported(op); };
       resolve(prepared.options, context);
-      const auto [send, recv] = buffer_needs(c, prepared.options, topology.size, backend.max_count(), backend.name());
-      prepared.backend->reserve(send, recv);
+      std::tie(prepared.send_bytes, prepared.recv_bytes) =
+          buffer_needs(c, prepared.options, topology.size, backend.max_count(), backend.name());
     }
   } catch (const UsageError& e) {
     usage_error = e.what();
   }
-  usage_error = mpi::broadcast_string(usage_error);
+  usage_error = mpi::agree_on_error(usage_error);
   if (!usage_error.empty()) throw UsageError(usage_error);
   if (!help.empty()) {
     if (topology.rank == 0) std::fputs(help.c_str(), stdout);
@@ -75,6 +78,13 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
   const CollectiveOptions& o = prepared->options;
   Backend& backend = *prepared->backend;
   Watchdog watchdog(o.timeout_seconds, topology.label());
+  {
+    watchdog.set_activity(fmt::format("connecting the {} backend", backend.name()));
+    Watchdog::Scope wait(watchdog);
+    backend.connect();
+  }
+  backend.reserve(prepared->send_bytes, prepared->recv_bytes);
+  const std::vector<std::string> rank_contexts = mpi::gather_strings(backend.rank_context().dump());
 
   std::unique_ptr<ReporterTee> reporters;
   const auto start = std::chrono::steady_clock::now();
@@ -86,6 +96,8 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     header.context["backend"] = backend.name();
     header.context["backend_settings"] = backend.settings();
     header.context["tags"] = join_tags(o.tags);
+    header.context["rank_context"] = nlohmann::json::array();
+    for (const std::string& text : rank_contexts) header.context["rank_context"].push_back(nlohmann::json::parse(text));
     header.title = fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program,
                                backend.name(), topology.size, topology.ranks_per_host.size(),
                                name_of(o.rank_reduction),

@@ -71,6 +71,38 @@ std::string broadcast_string(const std::string& value, int root) {
   return out;
 }
 
+std::vector<std::string> gather_strings(const std::string& value, int root) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int length = static_cast<int>(value.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size));
+  FB_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, MPI_COMM_WORLD));
+  std::vector<int> offsets(static_cast<std::size_t>(size));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  FB_MPI_CHECK(MPI_Gatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
+                           MPI_COMM_WORLD));
+  std::vector<std::string> strings;
+  if (rank == root)
+    for (int r = 0; r < size; ++r) strings.push_back(all.substr(offsets[r], lengths[r]));
+  return strings;
+}
+
+std::string agree_on_error(const std::string& local_error) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int first = local_error.empty() ? size : rank;
+  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (first == size) return {};
+  return broadcast_string(local_error, first);
+}
+
 std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;

@@ -44,6 +44,13 @@ Topology discover_topology();
 /// Rank 0's string on every rank. Every rank must call.
 std::string broadcast_string(const std::string& value, int root = 0);
 
+/// Every rank's string, on `root` (empty elsewhere). Every rank must call.
+std::vector<std::string> gather_strings(const std::string& value, int root = 0);
+
+/// The error message of the lowest rank that has one, on every rank ("" when none does): so that
+/// all ranks take the same exit. Every rank must call.
+std::string agree_on_error(const std::string& local_error);
+
 /// "Open MPI v4.1.4, ..." first line of MPI_Get_library_version.
 std::string library_version();
 

@@ -118,6 +118,10 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--max-noise", o.max_noise_percent, "adaptive mode: iterate until stdev/mean is below this percentage");
   auto* min_time_opt = app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
   auto* max_time_opt = app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
+  app.add_option("-G,--cudagraph", o.graph_iterations,
+                 "NCCL: capture this many calls in a CUDA graph and time its replays (launch cost out) [0: off]");
+  auto* gpu_offset_opt =
+      app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
   app.add_option("--inject-fault", fault_text, "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
 
   try {
@@ -140,6 +144,9 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   o.root_given = root_opt->count() > 0;
   o.min_time_given = min_time_opt->count() > 0;
   o.max_time_given = max_time_opt->count() > 0;
+  o.gpu_offset_given = gpu_offset_opt->count() > 0;
+  if (o.graph_iterations < 0) throw UsageError(fmt::format("-G/--cudagraph must be 0 or more (got {})", o.graph_iterations));
+  if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
   o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
   for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
   if (!fault_text.empty()) o.fault = parse_fault(fault_text);

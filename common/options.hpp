@@ -44,6 +44,9 @@ struct CollectiveOptions {
   double max_time_seconds = 1.0;
   bool min_time_given = false;
   bool max_time_given = false;
+  int graph_iterations = 0;  ///< -G: NCCL calls captured per CUDA graph launch; 0 = plain launches
+  int gpu_offset = 0;        ///< --gpu-offset: GPU = local rank + offset (NCCL backend)
+  bool gpu_offset_given = false;
   FaultInjection fault;
 
   // Filled by resolve():

@@ -269,6 +269,46 @@ def wait_for_rows(partial, rows, deadline):
     raise Failure(f"{partial} never reached {rows} rows")
 
 
+def descendants(pid):
+    """Every process below `pid` (Open MPI puts ranks in process groups of their own)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def signal_job(process, sig):
+    """SIGTERM goes to the launcher, which forwards it as mpirun and srun do; SIGKILL hits every
+    process of the job at once, as a node crash or the OOM killer would."""
+    targets = [process.pid] + (descendants(process.pid) if sig == signal.SIGKILL else [])
+    for pid in targets:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    return targets
+
+
+def wait_gone(pids, deadline):
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+                   for pid in pids if Path(f"/proc/{pid}/status").exists()):
+            return
+        time.sleep(0.05)
+    raise Failure(f"processes {pids} still alive")
+
+
 def test_interrupted(runner, _):
     """SIGTERM and SIGKILL mid-sweep leave a parseable CSV of the finished sizes."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -279,11 +319,13 @@ def test_interrupted(runner, _):
                                                      "--json", f"{tmp}/run.json"])
             try:
                 wait_for_rows(partial, 6, time.monotonic() + 60)
-                os.killpg(process.pid, sig)  # the launcher and its ranks, as a batch system would
+                ranks = descendants(process.pid)
+                signal_job(process, sig)
                 _, stderr = process.communicate(timeout=60)
+                wait_gone(ranks, time.monotonic() + 30)
             finally:
                 if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
+                    signal_job(process, signal.SIGKILL)
             expect(process.returncode != 0, f"{sig.name}: exit 0")
             expect(not csv_path.exists(), f"{sig.name}: final CSV exists after an interrupted run")
             rows = read_csv(partial)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# README command 2 (and CI): install what is missing, build with warnings as errors, run every
+# test with ctest, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh -DFABRICBENCH_WERROR=ON
+source scripts/mpi-env.sh
+
+echo "== ctest: every test"
+(cd build && ctest --output-on-failure -j 2)
+
+echo "== ctest: unit tests under ASan/UBSan"
+FABRICBENCH_BUILD_DIR=build-asan FABRICBENCH_TARGETS="common_unit_tests collectives_unit_tests" scripts/build.sh -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_WITH_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=Debug
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -L unit)
