@@ -109,13 +109,21 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
 
   SweepResult result = run_sweep(program, c, backend, o, topology, reporters.get(), watchdog);
 
+  RunTotals totals;
   if (reporters) {
-    RunTotals totals;
     totals.wrong_total = result.wrong_total;
     totals.rows = result.rows.size();
     totals.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totals.end_time = utc_timestamp();
     totals.summary = summarize_rows(result.rows);
+  }
+  // Memory at the end of the sweep, per rank: host RSS must stay flat whatever the message size.
+  nlohmann::json end_report = backend.rank_context();
+  end_report["peak_rss_bytes"] = peak_rss_bytes();
+  const std::vector<std::string> end_reports = mpi::gather_strings(end_report.dump());
+  if (reporters) {
+    totals.summary["ranks_at_end"] = nlohmann::json::array();
+    for (const std::string& text : end_reports) totals.summary["ranks_at_end"].push_back(nlohmann::json::parse(text));
     reporters->finish(totals);
   }
   return result.wrong_total > 0 ? kExitWrongResults : kExitOk;

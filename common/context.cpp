@@ -57,6 +57,14 @@ std::string cpu_model() {
   return "unknown";
 }
 
+std::uint64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmHWM:")) return std::stoull(line.substr(6)) * 1024;  // the kernel reports kB
+  return 0;
+}
+
 nlohmann::json capture_context(const mpi::Topology& topology, const std::vector<std::string>& argv) {
   utsname system{};
   uname(&system);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ std::string utc_timestamp();
 
 /// First "model name" of /proc/cpuinfo, or "unknown".
 std::string cpu_model();
+
+/// Peak resident set size of this process (VmHWM), in bytes; 0 when unknown.
+std::uint64_t peak_rss_bytes();
 
 /// Builds the context of a run. Every rank must call (it gathers nothing itself, but the topology
 /// passed in came from a collective).

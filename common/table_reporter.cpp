@@ -67,6 +67,17 @@ class TableReporter final : public Reporter {
     if (s.contains("smallest_size_time_s"))
       fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n",
                  s["smallest_size_time_s"].get<double>() * 1e6, s["smallest_size_bytes"].get<std::uint64_t>());
+    if (s.contains("ranks_at_end") && !s["ranks_at_end"].empty()) {
+      const auto& rank0 = s["ranks_at_end"][0];
+      std::string line = fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB",
+                                     rank0.value("peak_rss_bytes", 0.0) / 1048576);
+      if (rank0.contains("device_memory_used_bytes"))
+        line += fmt::format(", GPU in use {:.1f} MiB (buffers {:.1f} MiB, {:.1f} MiB before the run)",
+                            rank0["device_memory_used_bytes"].get<double>() / 1048576,
+                            rank0["buffer_bytes"].get<double>() / 1048576,
+                            rank0["device_memory_used_at_start_bytes"].get<double>() / 1048576);
+      fmt::print(out_, "{}\n", line);
+    }
     fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
     std::fflush(out_);
   }

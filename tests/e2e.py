@@ -356,7 +356,74 @@ def test_adaptive(runner, _):
         print(f"adaptive: {len(rows)} rows, stop reasons {reasons}")
 
 
+SKIP = 77  # ctest's SKIP_RETURN_CODE for the gpu label
+
+
+def gpu_count():
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in listing.stdout.splitlines() if line.startswith("GPU "))
+
+
+def test_gpu(runner, _):
+    """NCCL backend on the GPUs of this machine: every collective, type and op, graphs, adaptive,
+    the more-ranks-than-GPUs message, a forced NCCL failure, a planted wrong element."""
+    gpus = gpu_count()
+    if gpus == 0:
+        print("SKIP: no CUDA GPU on this machine (nvidia-smi -L lists none); run scripts/gpu-test.sh on a GPU node")
+        sys.exit(SKIP)
+    nccl = ["--backend", "nccl"]
+    for collective in COLLECTIVES:
+        with tempfile.TemporaryDirectory() as tmp:
+            args = nccl + ["-b", "8", "-e", "1M", "-f", "16", "-n", "3", "-w", "1", "-d", "all",
+                           "--csv", f"{tmp}/r.csv", "--json", f"{tmp}/r.json"]
+            if collective in REDUCING:
+                args += ["-o", "all"]
+            result = runner.run(collective, gpus, args)
+            expect(result.returncode == 0, f"{collective}: exit {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr}")
+            rows = read_csv(f"{tmp}/r.csv")
+            bad = [(r["dtype"], r["op"], r["size_bytes"], r["placement"], r["wrong"]) for r in rows if int(r["wrong"]) != 0]
+            expect(not bad, f"{collective}: wrong elements in {bad[:10]}")
+            with open(f"{tmp}/r.json") as f:
+                context = json.load(f)["context"]
+            expect(context["backend"] == "nccl" and "gpu_uuid" in context["rank_context"][0], "GPU context missing")
+            print(f"{collective}: {len(rows)} rows, {len({r['dtype'] for r in rows})} types, "
+                  f"{len({r['op'] for r in rows})} ops, all correct")
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("all_reduce", gpus, nccl + ["-b", "8", "-e", "1M", "-f", "8", "-G", "10", "--csv", f"{tmp}/g.csv"])
+        expect(result.returncode == 0, f"graph mode: exit {result.returncode}\n{result.stderr}")
+        rows = read_csv(f"{tmp}/g.csv")
+        expect(all(r["settings"] == "graph_iterations=10" and int(r["wrong"]) == 0 for r in rows), "graph mode rows")
+        print(f"graph mode (-G 10): {len(rows)} rows correct")
+        result = runner.run("all_reduce", gpus, nccl + ["-b", "8", "-e", "16M", "-f", "4", "--max-noise", "1",
+                                                         "--csv", f"{tmp}/a.csv"])
+        expect(result.returncode == 0, f"adaptive: exit {result.returncode}\n{result.stderr}")
+        print(f"adaptive: stop reasons {[r['stop_reason'] for r in read_csv(f'{tmp}/a.csv')]}")
+        result = runner.run("all_reduce", gpus, nccl + ["-b", "1K", "-e", "64K", "--inject-fault", "wrong:0",
+                                                         "--csv", f"{tmp}/w.csv"])
+        expect(result.returncode == 1, f"GPU fault injection: exit {result.returncode}, expected 1\n{result.stderr}")
+        print("GPU fault injection: exit 1, " + next(l for l in result.stdout.splitlines() if "Wrong elements" in l))
+    result = runner.run("all_reduce", gpus + 1, nccl + ["-b", "8", "-e", "8"])
+    lines = own_lines(result.stderr)
+    expect(result.returncode == 2 and len(lines) == 1 and "NCCL refuses two ranks on one GPU" in lines[0],
+           f"more ranks than GPUs: exit {result.returncode}, {lines}")
+    print(f"np={gpus + 1} on {gpus} GPU(s): {lines[0]}")
+    env_backup = dict(runner.env)
+    runner.env["NCCL_PROTO"] = "bogus"
+    try:
+        result = runner.run("all_reduce", gpus, nccl + ["-b", "8", "-e", "8"])
+    finally:
+        runner.env = env_backup
+    lines = own_lines(result.stderr)
+    expect(result.returncode != 0 and any("[rank 0 on " in line and "nccl" in line.lower() for line in lines),
+           f"forced NCCL failure: exit {result.returncode}\n{result.stderr}")
+    print("forced NCCL failure (NCCL_PROTO=bogus): " + next(l for l in lines if "[rank 0 on " in l))
+
+
 TESTS = {
+    "gpu": test_gpu,
     "correctness": test_correctness,
     "types": test_types,
     "fault-wrong": test_fault_wrong,

@@ -52,6 +52,12 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 constexpr int kPoisonByte = 0xA5;
 
+std::uint64_t device_memory_used() {
+  std::size_t free = 0, total = 0;
+  FB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return total - free;
+}
+
 std::string uuid_text(const cudaUUID_t& uuid) {
   std::string text = "GPU-";
   for (int i = 0; i < 16; ++i) {
@@ -88,6 +94,8 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
         topology.local_size, topology.host, settings.gpu_offset, devices, devices - settings.gpu_offset,
         devices - settings.gpu_offset, devices - settings.gpu_offset));
   FB_CUDA_CHECK(cudaSetDevice(device_));
+  FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
+  device_used_at_start_bytes_ = device_memory_used();
   stream_ = cuda::make_stream();
   start_ = cuda::make_event();
   stop_ = cuda::make_event();
@@ -317,7 +325,10 @@ nlohmann::json NcclBackend::rank_context() const {
           {"cuda_runtime_version", runtime},
           {"cuda_driver_version", driver},
           {"nccl_library_version", nccl_library},
-          {"nccl_header_version", NCCL_VERSION_CODE}};
+          {"nccl_header_version", NCCL_VERSION_CODE},
+          {"device_memory_used_bytes", device_memory_used()},
+          {"device_memory_used_at_start_bytes", device_used_at_start_bytes_},
+          {"buffer_bytes", send_.size() + recv_.size()}};
 }
 
 }  // namespace fabricbench::collectives

@@ -79,6 +79,7 @@ class NcclBackend final : public Backend {
   const mpi::Topology& topology_;
   NcclSettings settings_;
   int device_ = 0;
+  std::uint64_t device_used_at_start_bytes_ = 0;  ///< before NCCL and our buffers
   cuda::Stream stream_;
   cuda::Event start_;
   cuda::Event stop_;
