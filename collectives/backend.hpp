@@ -2,9 +2,8 @@
 // The seam between the harness and a communication library: MPI on host memory, NCCL on GPUs.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -31,10 +30,13 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// Ranks of the collective: MPI processes, times GPUs per process for NCCL's -g mode.
+  virtual int ranks() const = 0;
 
   /// Empty when supported, else why not (for the usage error).
   virtual std::string dtype_unsupported(DataType dtype) const = 0;
   virtual std::string op_unsupported(ReduceOp op) const = 0;
+  virtual std::string pair_unsupported(DataType, ReduceOp) const { return {}; }
   /// Largest count argument the library accepts.
   virtual std::uint64_t max_count() const = 0;
 

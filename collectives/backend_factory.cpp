@@ -28,7 +28,7 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
-    return std::make_unique<NcclBackend>(topology, NcclSettings{o.gpu_offset, o.graph_iterations, o.timeout_seconds});
+    return std::make_unique<NcclBackend>(topology, NcclSettings{o.gpus_per_process, o.gpu_offset, o.graph_iterations, o.timeout_seconds});
 #else
     throw UsageError(
         "--backend nccl: this build has no NCCL backend (configure found no CUDA toolkit or NCCL; see its summary)");
@@ -36,6 +36,7 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
   }
   if (o.graph_iterations > 0)
     throw UsageError("-G/--cudagraph needs --backend nccl: the mpi backend has no CUDA graphs");
+  if (o.gpus_given) throw UsageError("-g/--ngpus needs --backend nccl: the mpi backend uses no GPU");
   if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
   return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size);
 }

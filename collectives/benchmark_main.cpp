@@ -44,12 +44,13 @@ std::optional<Prepared> prepare_run(const std::string& program, const Collective
       prepared.backend = make_backend(prepared.options, topology);
       const Backend& backend = *prepared.backend;
       ValidationContext context{std::string(c.name), c.reduces, c.has_root, std::string(backend.name()),
-                                topology.size, {}, {}};
+                                backend.ranks(),     {},        {},         {}};
       context.dtype_unsupported = [&backend](DataType t) { return backend.dtype_unsupported(t); };
       context.op_unsupported = [&backend](ReduceOp op) { return backend.op_unsupported(op); };
+      context.pair_unsupported = [&backend](DataType t, ReduceOp op) { return backend.pair_unsupported(t, op); };
       resolve(prepared.options, context);
       std::tie(prepared.send_bytes, prepared.recv_bytes) =
-          buffer_needs(c, prepared.options, topology.size, backend.max_count(), backend.name());
+          buffer_needs(c, prepared.options, backend.ranks(), backend.max_count(), backend.name());
     }
   } catch (const UsageError& e) {
     usage_error = e.what();
@@ -99,8 +100,7 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     header.context["rank_context"] = nlohmann::json::array();
     for (const std::string& text : rank_contexts) header.context["rank_context"].push_back(nlohmann::json::parse(text));
     header.title = fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program,
-                               backend.name(), topology.size, topology.ranks_per_host.size(),
-                               name_of(o.rank_reduction),
+                               backend.name(), backend.ranks(), topology.ranks_per_host.size(), name_of(o.rank_reduction),
                                o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
                                                    : fmt::format("{} samples", o.iterations));
     header.planned_rows = planned_rows(o);

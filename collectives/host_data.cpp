@@ -24,8 +24,7 @@ auto with_host_type(DataType dtype, F&& f) {
     case DataType::kUint64: return f(std::uint64_t{});
     case DataType::kFloat32: return f(float{});
     case DataType::kFloat64: return f(double{});
-    default:
-      throw Error("host data check: " + std::string(name_of(dtype)) + " has no host representation");
+    default: throw Error("host data check: " + std::string(name_of(dtype)) + " has no host representation");
   }
 }
 
@@ -39,7 +38,8 @@ double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude)
   // Rounding of the result into the type, plus recursive-summation error (n-1)·u·Σ|x|, bounded
   // with Σ|x| <= n·max|x|; min/max/prod of our codes are exact.
   const double n = ranks;
-  const double accumulation = (op == ReduceOp::kSum || op == ReduceOp::kAvg) ? (n + 1) * n * max_input_magnitude(op) : 0;
+  const double accumulation =
+      (op == ReduceOp::kSum || op == ReduceOp::kAvg) ? (n + 1) * n * max_input_magnitude(op) : 0;
   return u * (exact_magnitude + accumulation);
 }
 
@@ -61,8 +61,8 @@ std::uint64_t count_wrong_host(const DataLayout& l, const void* output, std::uin
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < elements; ++i) {
       const Source s = source_of(l.kind, i, l.rank, l.ranks, l.root, l.count);
-      const std::int64_t code = s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index)
-                                            : input_code(l.op, negative, s.rank, s.index);
+      const std::int64_t code =
+          s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index) : input_code(l.op, negative, s.rank, s.index);
       if constexpr (std::is_integral_v<T>) {
         wrong += data[i] != static_cast<T>(code);  // modular, like the wrapped integer reduction
       } else {

@@ -47,9 +47,7 @@ constexpr int kTag = 4242;
 
 }  // namespace
 
-std::string_view name_of(Placement placement) {
-  return placement == Placement::kInPlace ? "in-place" : "out-of-place";
-}
+std::string_view name_of(Placement placement) { return placement == Placement::kInPlace ? "in-place" : "out-of-place"; }
 
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -96,15 +94,11 @@ void MpiBackend::prepare(const CallSpec& call) {
   }
   // In place, MPI reads the input from the receive buffer: where depends on the collective.
   switch (c.kind) {
-    case Kind::kAllGather:
-      fill_input_host(layout, recv_.data() + rank_ * call.count * element, 0, call.count);
-      break;
+    case Kind::kAllGather: fill_input_host(layout, recv_.data() + rank_ * call.count * element, 0, call.count); break;
     case Kind::kBroadcast:
       if (rank_ == call.root) fill_input_host(layout, recv_.data(), 0, call.count);
       break;
-    default:
-      fill_input_host(layout, recv_.data(), 0, counts.send);
-      break;
+    default: fill_input_host(layout, recv_.data(), 0, counts.send); break;
   }
 }
 
@@ -112,13 +106,11 @@ MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
   const Collective& c = *call.collective;
   const BufferCounts counts = c.buffers(call.count, ranks_);
   switch (c.kind) {
-    case Kind::kReduce:
-      return {recv_.data(), rank_ == call.root ? call.count : 0};
+    case Kind::kReduce: return {recv_.data(), rank_ == call.root ? call.count : 0};
     case Kind::kBroadcast:  // out of place, MPI_Bcast on the root reads its send buffer
       if (call.placement == Placement::kOutOfPlace && rank_ == call.root) return {send_.data(), call.count};
       return {recv_.data(), call.count};
-    default:
-      return {recv_.data(), counts.recv};
+    default: return {recv_.data(), counts.recv};
   }
 }
 
@@ -129,12 +121,8 @@ void MpiBackend::run_once(const CallSpec& call) {
   void* send = in_place ? MPI_IN_PLACE : send_.data();
   void* recv = recv_.data();
   switch (call.collective->kind) {
-    case Kind::kAllReduce:
-      FB_MPI_CHECK(MPI_Allreduce(send, recv, count, type, mpi_op(call.op), comm_));
-      break;
-    case Kind::kAllGather:
-      FB_MPI_CHECK(MPI_Allgather(send, count, type, recv, count, type, comm_));
-      break;
+    case Kind::kAllReduce: FB_MPI_CHECK(MPI_Allreduce(send, recv, count, type, mpi_op(call.op), comm_)); break;
+    case Kind::kAllGather: FB_MPI_CHECK(MPI_Allgather(send, count, type, recv, count, type, comm_)); break;
     case Kind::kReduceScatter:
       FB_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, count, type, mpi_op(call.op), comm_));
       break;
@@ -147,9 +135,7 @@ void MpiBackend::run_once(const CallSpec& call) {
       if (in_place && rank_ != call.root) send = recv;  // MPI_IN_PLACE is for the root only
       FB_MPI_CHECK(MPI_Reduce(send, recv, count, type, mpi_op(call.op), call.root, comm_));
       break;
-    case Kind::kAllToAll:
-      FB_MPI_CHECK(MPI_Alltoall(send, count, type, recv, count, type, comm_));
-      break;
+    case Kind::kAllToAll: FB_MPI_CHECK(MPI_Alltoall(send, count, type, recv, count, type, comm_)); break;
     case Kind::kSendRecv: {
       const int next = (rank_ + 1) % ranks_;
       const int previous = (rank_ - 1 + ranks_) % ranks_;

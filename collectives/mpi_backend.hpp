@@ -33,6 +33,7 @@ class MpiBackend final : public Backend {
   MpiBackend(MPI_Comm comm, int rank, int ranks) : comm_(comm), rank_(rank), ranks_(ranks) {}
 
   std::string_view name() const override { return "mpi"; }
+  int ranks() const override { return ranks_; }
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;
   std::uint64_t max_count() const override;

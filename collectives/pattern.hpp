@@ -27,8 +27,7 @@ namespace fabricbench::collectives {
 FB_HD inline std::int64_t input_code(ReduceOp op, bool allows_negative, int rank, std::uint64_t index) {
   const std::uint64_t r = static_cast<std::uint64_t>(rank);
   switch (op) {
-    case ReduceOp::kProd:
-      return (index + r) % 8 == 0 ? 2 : 1;
+    case ReduceOp::kProd: return (index + r) % 8 == 0 ? 2 : 1;
     case ReduceOp::kMin:
     case ReduceOp::kMax: {
       const auto code = static_cast<std::int64_t>((r * 5 + index * 3) % 17);
@@ -36,8 +35,7 @@ FB_HD inline std::int64_t input_code(ReduceOp op, bool allows_negative, int rank
     }
     case ReduceOp::kSum:
     case ReduceOp::kAvg:
-    default:
-      return static_cast<std::int64_t>((r * 3 + index * 7) % 5) + 1;
+    default: return static_cast<std::int64_t>((r * 3 + index * 7) % 5) + 1;
   }
 }
 
@@ -51,23 +49,17 @@ struct Source {
 
 /// `count` is the collective's count argument (per-peer chunk for alltoall, per-rank share for
 /// the gather-type collectives).
-FB_HD inline Source source_of(Kind kind, std::uint64_t out_index, int rank, int ranks, int root,
-                              std::uint64_t count) {
+FB_HD inline Source source_of(Kind kind, std::uint64_t out_index, int rank, int ranks, int root, std::uint64_t count) {
   switch (kind) {
-    case Kind::kAllGather:
-      return {static_cast<int>(out_index / count), out_index % count};
-    case Kind::kReduceScatter:
-      return {-1, static_cast<std::uint64_t>(rank) * count + out_index};
-    case Kind::kBroadcast:
-      return {root, out_index};
+    case Kind::kAllGather: return {static_cast<int>(out_index / count), out_index % count};
+    case Kind::kReduceScatter: return {-1, static_cast<std::uint64_t>(rank) * count + out_index};
+    case Kind::kBroadcast: return {root, out_index};
     case Kind::kAllToAll:  // chunk p of my output is chunk `rank` of p's input
       return {static_cast<int>(out_index / count), static_cast<std::uint64_t>(rank) * count + out_index % count};
-    case Kind::kSendRecv:
-      return {(rank - 1 + ranks) % ranks, out_index};
+    case Kind::kSendRecv: return {(rank - 1 + ranks) % ranks, out_index};
     case Kind::kAllReduce:
     case Kind::kReduce:
-    default:
-      return {-1, out_index};
+    default: return {-1, out_index};
   }
 }
 

@@ -48,7 +48,7 @@ std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
 }  // namespace
 
 std::size_t planned_rows(const CollectiveOptions& o) {
-  return o.dtypes.size() * o.ops.size() * make_sweep(o.sweep).size() * std::size(kPlacements);
+  return o.combinations.size() * make_sweep(o.sweep).size() * std::size(kPlacements);
 }
 
 std::pair<std::uint64_t, std::uint64_t> buffer_needs(const Collective& c, const CollectiveOptions& o, int ranks,
@@ -77,77 +77,76 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
   const std::vector<std::uint64_t> sizes = make_sweep(o.sweep);
   const int root = c.has_root ? o.root : -1;
   const bool checking = o.check > 0;
+  const int ranks = backend.ranks();
   bool fault_pending = o.fault.kind != FaultInjection::Kind::kNone;
   SweepResult result;
   result.wrong_total = checking ? 0 : -1;
 
-  for (DataType dtype : o.dtypes) {
-    for (ReduceOp op : o.ops) {
-      for (std::uint64_t requested : sizes) {
-        const std::uint64_t count = c.count_for(requested, size_of(dtype), topology.size);
-        const std::uint64_t bytes = reported_bytes(c, count, size_of(dtype), topology.size);
-        for (Placement placement : kPlacements) {
-          const CallSpec call{&c, dtype, op, std::max(root, 0), count, placement};
-          const std::string what = describe_call(call, bytes);
-          watchdog.set_activity(what);
-          try {
-            if (fault_pending && o.fault.kind == FaultInjection::Kind::kHang) {
-              if (topology.rank == o.fault.rank) hang_forever(watchdog, what);
-              fault_pending = false;
-            }
-            backend.prepare(call);
-            const Measurement m = measure(plan, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
-
-            std::int64_t wrong = -1;
-            if (checking) {
-              Watchdog::Scope wait(watchdog);
-              backend.prepare(call);
-              backend.run(call, 1);
-              if (fault_pending && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
-              auto local = static_cast<long long>(backend.count_wrong(call));
-              long long total = 0;
-              FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
-              int pending = fault_pending ? 1 : 0;  // the fault rank may have had no output yet
-              FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-              fault_pending = fault_pending && pending;
-              wrong = total;
-              result.wrong_total += total;
-            }
-
-            ResultRow row;
-            row.benchmark = program;
-            row.backend = std::string(backend.name());
-            row.collective = std::string(c.name);
-            row.dtype = std::string(name_of(dtype));
-            row.op = c.reduces ? std::string(name_of(op)) : "none";
-            row.root = root;
-            row.placement = std::string(name_of(placement));
-            row.size_bytes = bytes;
-            row.count = count;
-            row.ranks = topology.size;
-            row.hosts = static_cast<int>(topology.ranks_per_host.size());
-            row.rank_reduction = std::string(name_of(o.rank_reduction));
-            row.samples = m.seconds_per_operation.size();
-            row.batch = m.batch;
-            row.stop_reason = m.stop_reason;
-            row.time_s = m.summary;
-            const double algbw_bytes =
-                static_cast<double>(c.algbw_elements(count, topology.size) * size_of(dtype));
-            row.busbw_factor = c.busbw_factor(topology.size);
-            if (m.summary.mean > 0) row.algbw_mean_bytes_per_s = algbw_bytes / m.summary.mean;
-            if (m.summary.median > 0) row.algbw_median_bytes_per_s = algbw_bytes / m.summary.median;
-            row.busbw_mean_bytes_per_s = row.algbw_mean_bytes_per_s * row.busbw_factor;
-            row.busbw_median_bytes_per_s = row.algbw_median_bytes_per_s * row.busbw_factor;
-            row.wrong = wrong;
-            row.settings = backend.settings();
-            row.tags = join_tags(o.tags);
-            if (reporter) reporter->add(row);
-            result.rows.push_back(std::move(row));
-          } catch (const UsageError&) {
-            throw;
-          } catch (...) {
-            rethrow_with_context(what);
+  for (const auto& [dtype, op] : o.combinations) {
+    for (std::uint64_t requested : sizes) {
+      const std::uint64_t count = c.count_for(requested, size_of(dtype), ranks);
+      const std::uint64_t bytes = reported_bytes(c, count, size_of(dtype), ranks);
+      for (Placement placement : kPlacements) {
+        const CallSpec call{&c, dtype, op, std::max(root, 0), count, placement};
+        const std::string what = describe_call(call, bytes);
+        watchdog.set_activity(what);
+        try {
+          if (fault_pending && o.fault.kind == FaultInjection::Kind::kHang) {
+            if (topology.rank == o.fault.rank) hang_forever(watchdog, what);
+            fault_pending = false;
           }
+          backend.prepare(call);
+          const Measurement m = measure(
+              plan, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
+
+          std::int64_t wrong = -1;
+          if (checking) {
+            Watchdog::Scope wait(watchdog);
+            backend.prepare(call);
+            backend.run(call, 1);
+            if (fault_pending && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
+            auto local = static_cast<long long>(backend.count_wrong(call));
+            long long total = 0;
+            FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+            int pending = fault_pending ? 1 : 0;  // the fault rank may have had no output yet
+            FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+            fault_pending = fault_pending && pending;
+            wrong = total;
+            result.wrong_total += total;
+          }
+
+          ResultRow row;
+          row.benchmark = program;
+          row.backend = std::string(backend.name());
+          row.collective = std::string(c.name);
+          row.dtype = std::string(name_of(dtype));
+          row.op = c.reduces ? std::string(name_of(op)) : "none";
+          row.root = root;
+          row.placement = std::string(name_of(placement));
+          row.size_bytes = bytes;
+          row.count = count;
+          row.ranks = ranks;
+          row.hosts = static_cast<int>(topology.ranks_per_host.size());
+          row.rank_reduction = std::string(name_of(o.rank_reduction));
+          row.samples = m.seconds_per_operation.size();
+          row.batch = m.batch;
+          row.stop_reason = m.stop_reason;
+          row.time_s = m.summary;
+          const double algbw_bytes = static_cast<double>(c.algbw_elements(count, ranks) * size_of(dtype));
+          row.busbw_factor = c.busbw_factor(ranks);
+          if (m.summary.mean > 0) row.algbw_mean_bytes_per_s = algbw_bytes / m.summary.mean;
+          if (m.summary.median > 0) row.algbw_median_bytes_per_s = algbw_bytes / m.summary.median;
+          row.busbw_mean_bytes_per_s = row.algbw_mean_bytes_per_s * row.busbw_factor;
+          row.busbw_median_bytes_per_s = row.algbw_median_bytes_per_s * row.busbw_factor;
+          row.wrong = wrong;
+          row.settings = backend.settings();
+          row.tags = join_tags(o.tags);
+          if (reporter) reporter->add(row);
+          result.rows.push_back(std::move(row));
+        } catch (const UsageError&) {
+          throw;
+        } catch (...) {
+          rethrow_with_context(what);
         }
       }
     }

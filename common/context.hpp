@@ -2,9 +2,8 @@
 // The run context stored with every result: what ran, where, with which software and settings.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,8 +13,8 @@ namespace fabricbench {
 
 /// Environment variables whose prefix is kept in results. Never the whole environment: it holds
 /// secrets.
-inline constexpr const char* kCapturedEnvPrefixes[] = {"NCCL_", "UCX_", "OMPI_", "CUDA_", "PMIX_",
-                                                       "SLURM_JOB_", "FABRICBENCH_"};
+inline constexpr const char* kCapturedEnvPrefixes[] = {"NCCL_", "UCX_",       "OMPI_",       "CUDA_",
+                                                       "PMIX_", "SLURM_JOB_", "FABRICBENCH_"};
 
 /// Variables with one of kCapturedEnvPrefixes, sorted by name.
 nlohmann::json captured_environment();

@@ -45,8 +45,6 @@ class CsvReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_csv_reporter(const std::string& path) {
-  return std::make_unique<CsvReporter>(path);
-}
+std::unique_ptr<Reporter> make_csv_reporter(const std::string& path) { return std::make_unique<CsvReporter>(path); }
 
 }  // namespace fabricbench

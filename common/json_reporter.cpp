@@ -57,8 +57,6 @@ class JsonReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_json_reporter(const std::string& path) {
-  return std::make_unique<JsonReporter>(path);
-}
+std::unique_ptr<Reporter> make_json_reporter(const std::string& path) { return std::make_unique<JsonReporter>(path); }
 
 }  // namespace fabricbench

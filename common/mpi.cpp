@@ -28,8 +28,7 @@ Session::Session(int& argc, char**& argv) {
 Session::~Session() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && MPI_Finalize() != MPI_SUCCESS)
-    std::fputs("fabricbench: warning: MPI_Finalize failed\n", stderr);
+  if (!finalized && MPI_Finalize() != MPI_SUCCESS) std::fputs("fabricbench: warning: MPI_Finalize failed\n", stderr);
 }
 
 std::string Topology::label() const { return fmt::format("[rank {} on {}]", rank, host); }
@@ -51,8 +50,8 @@ Topology discover_topology() {
   t.host.assign(name, static_cast<std::size_t>(length));
 
   std::vector<char> all(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * t.size);
-  FB_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                             MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
+  FB_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                             MPI_COMM_WORLD));
   for (int r = 0; r < t.size; ++r) {
     std::string host(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
     ++t.ranks_per_host[host];
@@ -66,8 +65,7 @@ std::string broadcast_string(const std::string& value, int root) {
   FB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD));
   std::string out = value;
   out.resize(length);
-  if (length > 0)
-    FB_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD));
+  if (length > 0) FB_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD));
   return out;
 }
 

@@ -30,8 +30,8 @@ struct Topology {
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
-  std::string host;                          ///< this rank's processor name
-  std::vector<std::string> host_of_rank;     ///< index = world rank
+  std::string host;                       ///< this rank's processor name
+  std::vector<std::string> host_of_rank;  ///< index = world rank
   std::map<std::string, int> ranks_per_host;
 
   /// "[rank 3 on node07]": the prefix of every message a rank prints.

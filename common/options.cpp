@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 
 #include "common/error.hpp"
@@ -35,14 +35,12 @@ FaultInjection parse_fault(const std::string& text) {
 
 std::pair<std::string, std::string> parse_tag(const std::string& text) {
   const auto equals = text.find('=');
-  if (equals == std::string::npos || equals == 0)
-    throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
+  if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
   std::string key = text.substr(0, equals);
   if (key.find_first_of(";,\"") != std::string::npos)
     throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
   std::string value = text.substr(equals + 1);
-  if (value.find(';') != std::string::npos)
-    throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
+  if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
   return {std::move(key), std::move(value)};
 }
 
@@ -50,8 +48,8 @@ void check_sweep(const CollectiveOptions& o, bool step_given) {
   if (o.factor_given && step_given)
     throw UsageError("-f/--stepfactor and -i/--stepbytes both given: choose a geometric or an arithmetic sweep");
   if (o.sweep.min_bytes > o.sweep.max_bytes)
-    throw UsageError(fmt::format("-b/--minbytes ({} B) is larger than -e/--maxbytes ({} B)",
-                                 o.sweep.min_bytes, o.sweep.max_bytes));
+    throw UsageError(
+        fmt::format("-b/--minbytes ({} B) is larger than -e/--maxbytes ({} B)", o.sweep.min_bytes, o.sweep.max_bytes));
   if (!step_given && !(o.sweep.factor > 1.0))
     throw UsageError(fmt::format("-f/--stepfactor must be greater than 1 (got {:g})", o.sweep.factor));
 }
@@ -62,8 +60,8 @@ void check_timing(const CollectiveOptions& o) {
     throw UsageError(fmt::format("-w/--warmup_iters must be 0 or more (got {})", o.warmup_iterations));
   if (o.check < 0) throw UsageError(fmt::format("-c/--check must be 0 (off) or 1 (got {})", o.check));
   if (o.timeout_seconds < 0)
-    throw UsageError(fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})",
-                                 o.timeout_seconds));
+    throw UsageError(
+        fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})", o.timeout_seconds));
   if (o.max_noise_percent) {
     if (!(*o.max_noise_percent > 0))
       throw UsageError(fmt::format("--max-noise must be a positive percentage (got {:g})", *o.max_noise_percent));
@@ -75,8 +73,8 @@ void check_timing(const CollectiveOptions& o) {
   if (!(o.min_time_seconds >= 0)) throw UsageError("--min-time must be 0 or more seconds");
   if (!(o.max_time_seconds > 0)) throw UsageError("--max-time must be a positive number of seconds");
   if (o.min_time_seconds > o.max_time_seconds)
-    throw UsageError(fmt::format("--min-time ({:g} s) is longer than --max-time ({:g} s)", o.min_time_seconds,
-                                 o.max_time_seconds));
+    throw UsageError(
+        fmt::format("--min-time ({:g} s) is longer than --max-time ({:g} s)", o.min_time_seconds, o.max_time_seconds));
 }
 
 }  // namespace
@@ -91,8 +89,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
                                            bool check_paths) {
   ParsedCommandLine parsed;
   CollectiveOptions& o = parsed.options;
-  CLI::App app(fmt::format("{}: measure a collective across MPI ranks (sizes per rank's buffer, GB = 1e9 B).",
-                           program),
+  CLI::App app(fmt::format("{}: measure a collective across MPI ranks (sizes per rank's buffer, GB = 1e9 B).", program),
                program);
   app.get_formatter()->column_width(34);
 
@@ -106,23 +103,34 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
   auto* op_opt = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
-  app.add_option("-d,--datatype", o.dtypes_text, "element type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2, all [float]");
+  app.add_option(
+      "-d,--datatype", o.dtypes_text,
+      "element type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2, all [float]");
   auto* root_opt = app.add_option("-r,--root", o.root, "root rank of broadcast and reduce [0]");
   app.add_option("-a,--average", reduction_text,
-                 "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), min|2, rank0|0");
-  app.add_option("-T,--timeout", o.timeout_seconds, "seconds one wait may take before the run ends with a diagnosis; 0 off [300]");
+                 "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), "
+                 "min|2, rank0|0");
+  app.add_option("-T,--timeout", o.timeout_seconds,
+                 "seconds one wait may take before the run ends with a diagnosis; 0 off [300]");
   app.add_option("--csv", o.csv_path, "write rows as CSV to this file");
   app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
   app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
-  app.add_option("--backend", o.backend, "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
-  app.add_option("--max-noise", o.max_noise_percent, "adaptive mode: iterate until stdev/mean is below this percentage");
-  auto* min_time_opt = app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
-  auto* max_time_opt = app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
+  app.add_option("--backend", o.backend,
+                 "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
+  app.add_option("--max-noise", o.max_noise_percent,
+                 "adaptive mode: iterate until stdev/mean is below this percentage");
+  auto* min_time_opt =
+      app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
+  auto* max_time_opt =
+      app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
   app.add_option("-G,--cudagraph", o.graph_iterations,
                  "NCCL: capture this many calls in a CUDA graph and time its replays (launch cost out) [0: off]");
+  auto* gpus_opt = app.add_option("-g,--ngpus", o.gpus_per_process,
+                                  "NCCL: GPUs driven by each process (one rank per GPU, as nccl-tests' -g) [1]");
   auto* gpu_offset_opt =
       app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
-  app.add_option("--inject-fault", fault_text, "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
+  app.add_option("--inject-fault", fault_text,
+                 "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
 
   try {
     app.parse(argc, argv);
@@ -145,7 +153,11 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   o.min_time_given = min_time_opt->count() > 0;
   o.max_time_given = max_time_opt->count() > 0;
   o.gpu_offset_given = gpu_offset_opt->count() > 0;
-  if (o.graph_iterations < 0) throw UsageError(fmt::format("-G/--cudagraph must be 0 or more (got {})", o.graph_iterations));
+  o.gpus_given = gpus_opt->count() > 0;
+  if (o.gpus_per_process < 1)
+    throw UsageError(fmt::format("-g/--ngpus must be at least 1 (got {})", o.gpus_per_process));
+  if (o.graph_iterations < 0)
+    throw UsageError(fmt::format("-G/--cudagraph must be 0 or more (got {})", o.graph_iterations));
   if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
   o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
   for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
@@ -157,8 +169,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   check_timing(o);
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
   if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
-  if (!o.csv_path.empty() && o.csv_path == o.json_path)
-    throw UsageError("--csv and --json name the same file");
+  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
   return parsed;
 }
 
@@ -168,11 +179,11 @@ void resolve(CollectiveOptions& o, const ValidationContext& c) {
   if (!c.has_root && o.root_given)
     throw UsageError(fmt::format("-r/--root: {} has no root; drop the flag", c.collective));
   if (c.has_root && (o.root < 0 || o.root >= c.ranks))
-    throw UsageError(fmt::format("-r/--root {} is out of range: this run has {} rank(s) (0..{})", o.root,
-                                 c.ranks, c.ranks - 1));
+    throw UsageError(
+        fmt::format("-r/--root {} is out of range: this run has {} rank(s) (0..{})", o.root, c.ranks, c.ranks - 1));
   if (o.fault.kind != FaultInjection::Kind::kNone && o.fault.rank >= c.ranks)
-    throw UsageError(fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", o.fault.rank,
-                                 c.ranks));
+    throw UsageError(
+        fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", o.fault.rank, c.ranks));
 
   o.dtypes.clear();
   if (o.dtypes_text == "all") {
@@ -198,6 +209,20 @@ void resolve(CollectiveOptions& o, const ValidationContext& c) {
       throw UsageError(fmt::format("-o/--op: the {} backend has no '{}' reduction ({}); choose another op or --backend",
                                    c.backend, name_of(op), why));
     o.ops.push_back(op);
+  }
+
+  o.combinations.clear();
+  for (DataType t : o.dtypes) {
+    for (ReduceOp op : o.ops) {
+      const std::string why = (c.reduces && c.pair_unsupported) ? c.pair_unsupported(t, op) : std::string();
+      if (why.empty()) {
+        o.combinations.emplace_back(t, op);
+      } else if (o.dtypes_text != "all" && o.ops_text != "all") {
+        throw UsageError(
+            fmt::format("-d/--datatype {} with -o/--op {}: the {} backend cannot ({}); choose another pair", name_of(t),
+                        name_of(op), c.backend, why));
+      }
+    }
   }
 }
 

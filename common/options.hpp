@@ -45,25 +45,31 @@ struct CollectiveOptions {
   bool min_time_given = false;
   bool max_time_given = false;
   int graph_iterations = 0;  ///< -G: NCCL calls captured per CUDA graph launch; 0 = plain launches
+  int gpus_per_process = 1;  ///< -g: GPUs driven by each process (NCCL backend, one node without mpirun)
   int gpu_offset = 0;        ///< --gpu-offset: GPU = local rank + offset (NCCL backend)
   bool gpu_offset_given = false;
+  bool gpus_given = false;
   FaultInjection fault;
 
   // Filled by resolve():
   std::vector<DataType> dtypes;
   std::vector<ReduceOp> ops;
+  /// (dtype, op) pairs the run measures, in order: dtypes x ops less pairs the backend lacks.
+  std::vector<std::pair<DataType, ReduceOp>> combinations;
 };
 
 /// What the chosen collective and backend can do, for validation.
 struct ValidationContext {
-  std::string collective;     ///< "all_reduce"
-  bool reduces = false;       ///< takes -o
-  bool has_root = false;      ///< takes -r
-  std::string backend;        ///< resolved backend name
+  std::string collective;  ///< "all_reduce"
+  bool reduces = false;    ///< takes -o
+  bool has_root = false;   ///< takes -r
+  std::string backend;     ///< resolved backend name
   int ranks = 1;
   /// Empty when supported, else why not ("MPI defines no 16-bit floating type").
   std::function<std::string(DataType)> dtype_unsupported;
   std::function<std::string(ReduceOp)> op_unsupported;
+  /// Optional: a (type, op) pair the backend lacks although it has both (NCCL: fp8 avg).
+  std::function<std::string(DataType, ReduceOp)> pair_unsupported;
 };
 
 /// Result of parsing argv: options, or the help text to print (then exit 0).

@@ -70,16 +70,14 @@ void check_writable_path(const std::string& path, std::string_view flag) {
   namespace fs = std::filesystem;
   if (path.empty()) throw UsageError(fmt::format("{}: empty path", flag));
   std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
+  if (fs::is_directory(path, ec)) throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
   fs::path folder = fs::path(path).parent_path();
   if (folder.empty()) folder = ".";
   if (!fs::is_directory(folder, ec))
-    throw UsageError(fmt::format("{}: folder '{}' does not exist; create it first", flag,
-                                 folder.string()));
+    throw UsageError(fmt::format("{}: folder '{}' does not exist; create it first", flag, folder.string()));
   if (::access(folder.c_str(), W_OK) != 0)
-    throw UsageError(fmt::format("{}: folder '{}' is not writable ({})", flag, folder.string(),
-                                 system_error_text(errno)));
+    throw UsageError(
+        fmt::format("{}: folder '{}' is not writable ({})", flag, folder.string(), system_error_text(errno)));
   if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{}: '{}' exists and is not writable", flag, path));
 }
@@ -126,14 +124,12 @@ void OutputFile::commit() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (std::rename(partial_path().c_str(), path_.c_str()) != 0)
-    throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), path_,
-                            system_error_text(errno)));
+    throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), path_, system_error_text(errno)));
   committed_ = true;
 }
 
 void register_partial_file(const std::string& partial_path) {
-  if (g_partial_count >= static_cast<int>(kMaxPartialFiles) || partial_path.size() >= kMaxPathLength)
-    return;
+  if (g_partial_count >= static_cast<int>(kMaxPartialFiles) || partial_path.size() >= kMaxPathLength) return;
   auto& slot = g_partial_paths[static_cast<std::size_t>(g_partial_count)];
   std::memcpy(slot.data(), partial_path.c_str(), partial_path.size() + 1);
   g_partial_count = g_partial_count + 1;

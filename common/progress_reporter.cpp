@@ -20,8 +20,7 @@ class ProgressReporter final : public Reporter {
 
   void add(const ResultRow& row) override {
     ++done_;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} done, {:.1f} s elapsed", done_, planned_, row.dtype,
                format_bytes(row.size_bytes), row.placement, elapsed);
     std::fflush(stderr);

@@ -3,10 +3,9 @@
 // holds reporters.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,8 +15,8 @@ namespace fabricbench {
 
 /// What a reporter is told before the first row.
 struct RunHeader {
-  nlohmann::json context;     ///< environment capture (common/context.hpp)
-  std::string title;          ///< "fb_all_reduce (mpi backend, 4 ranks on 1 host)"
+  nlohmann::json context;  ///< environment capture (common/context.hpp)
+  std::string title;       ///< "fb_all_reduce (mpi backend, 4 ranks on 1 host)"
   std::size_t planned_rows = 0;
 };
 
@@ -26,8 +25,8 @@ struct RunTotals {
   std::int64_t wrong_total = 0;  ///< -1 when nothing was checked
   std::size_t rows = 0;
   double wall_seconds = 0;
-  std::string end_time;          ///< ISO 8601 UTC
-  nlohmann::json summary;        ///< peak busbw and friends (see summary.hpp)
+  std::string end_time;    ///< ISO 8601 UTC
+  nlohmann::json summary;  ///< peak busbw and friends (see summary.hpp)
 };
 
 class Reporter {

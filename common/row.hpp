@@ -21,26 +21,26 @@ struct ResultRow {
   std::string backend;     ///< mpi | nccl
   std::string collective;  ///< all_reduce, all_gather ...
   std::string dtype;
-  std::string op;          ///< reduction, "none" for collectives that do not reduce
-  int root = -1;           ///< -1 for rootless collectives
-  std::string placement;   ///< out-of-place | in-place
+  std::string op;                ///< reduction, "none" for collectives that do not reduce
+  int root = -1;                 ///< -1 for rootless collectives
+  std::string placement;         ///< out-of-place | in-place
   std::uint64_t size_bytes = 0;  ///< bytes per rank of the larger buffer, after count rounding
   std::uint64_t count = 0;       ///< elements per rank of the collective's count argument
   int ranks = 0;
   int hosts = 0;
   std::string rank_reduction;
-  std::uint64_t samples = 0;     ///< timed samples kept
-  std::uint64_t batch = 1;       ///< operations per sample (>1 when one op is below timer resolution)
-  std::string stop_reason;       ///< iterations | noise | max-time
-  Summary time_s;                ///< seconds per operation, after the rank reduction
+  std::uint64_t samples = 0;  ///< timed samples kept
+  std::uint64_t batch = 1;    ///< operations per sample (>1 when one op is below timer resolution)
+  std::string stop_reason;    ///< iterations | noise | max-time
+  Summary time_s;             ///< seconds per operation, after the rank reduction
   double algbw_mean_bytes_per_s = 0;
   double busbw_mean_bytes_per_s = 0;
   double algbw_median_bytes_per_s = 0;
   double busbw_median_bytes_per_s = 0;
   double busbw_factor = 0;
-  std::int64_t wrong = -1;       ///< wrong elements summed over ranks; -1 when not checked
-  std::string settings;          ///< backend settings requested, "k=v;k=v"
-  std::string tags;              ///< user labels from --tag, "k=v;k=v"
+  std::int64_t wrong = -1;  ///< wrong elements summed over ranks; -1 when not checked
+  std::string settings;     ///< backend settings requested, "k=v;k=v"
+  std::string tags;         ///< user labels from --tag, "k=v;k=v"
 };
 
 using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;

@@ -26,9 +26,7 @@ std::string StopRule::decide(const Summary& summary, double measured_seconds) co
 std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm) {
   const int count = static_cast<int>(samples.size());
   switch (policy) {
-    case RankReduction::kRank0:
-      FB_MPI_CHECK(MPI_Bcast(samples.data(), count, MPI_DOUBLE, 0, comm));
-      break;
+    case RankReduction::kRank0: FB_MPI_CHECK(MPI_Bcast(samples.data(), count, MPI_DOUBLE, 0, comm)); break;
     case RankReduction::kMin:
       FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_MIN, comm));
       break;
@@ -103,8 +101,8 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   m.batch = choose_batch(plan, run_batch, comm, watchdog, seconds_per_operation);
 
   if (!plan.max_noise) {
-    m.seconds_per_operation = take_samples(static_cast<std::size_t>(plan.samples), m.batch, plan, run_batch,
-                                           comm, watchdog);
+    m.seconds_per_operation =
+        take_samples(static_cast<std::size_t>(plan.samples), m.batch, plan, run_batch, comm, watchdog);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     return m;

@@ -21,12 +21,12 @@ class Watchdog;
 
 struct SamplingPlan {
   int warmup_operations = 5;
-  int samples = 20;                        ///< fixed mode: timed samples
-  std::optional<double> max_noise;         ///< adaptive mode: bound on the relative standard error of the mean (0.01 = 1 %)
-  double min_time_seconds = 0.02;          ///< adaptive mode: measure at least this long
-  double max_time_seconds = 1.0;           ///< adaptive mode: stop here even if noisy
+  int samples = 20;                 ///< fixed mode: timed samples
+  std::optional<double> max_noise;  ///< adaptive mode: bound on the relative standard error of the mean (0.01 = 1 %)
+  double min_time_seconds = 0.02;   ///< adaptive mode: measure at least this long
+  double max_time_seconds = 1.0;    ///< adaptive mode: stop here even if noisy
   RankReduction policy = RankReduction::kMax;
-  double min_sample_seconds = 20e-6;       ///< a sample shorter than this batches several operations
+  double min_sample_seconds = 20e-6;  ///< a sample shorter than this batches several operations
 };
 
 struct Measurement {

@@ -23,8 +23,7 @@ std::string lower(std::string_view s) {
 
 std::uint64_t parse_bytes(std::string_view text, std::string_view flag) {
   const auto fail = [&](std::string_view why) {
-    return UsageError(fmt::format("{}: '{}' is not a valid size ({}); use e.g. 8, 64K, 1M, 8G", flag,
-                                  text, why));
+    return UsageError(fmt::format("{}: '{}' is not a valid size ({}); use e.g. 8, 64K, 1M, 8G", flag, text, why));
   };
   if (text.empty()) throw fail("empty");
   if (text.front() == '-') throw fail("negative");

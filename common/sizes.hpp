@@ -23,7 +23,7 @@ std::string format_bytes(std::uint64_t bytes);
 struct SweepSpec {
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 64ull << 20;
-  double factor = 2.0;                     ///< used when step_bytes is empty
+  double factor = 2.0;                      ///< used when step_bytes is empty
   std::optional<std::uint64_t> step_bytes;  ///< -i: arithmetic sweep
 };
 

@@ -13,8 +13,8 @@ namespace {
 
 std::string placement_cells(const ResultRow& r) {
   const std::string wrong = r.wrong < 0 ? "N/A" : fmt::format("{}", r.wrong);
-  return fmt::format("{:>10.2f} {:>8.3f} {:>8.3f} {:>7}", r.time_s.mean * 1e6,
-                     r.algbw_mean_bytes_per_s / 1e9, r.busbw_mean_bytes_per_s / 1e9, wrong);
+  return fmt::format("{:>10.2f} {:>8.3f} {:>8.3f} {:>7}", r.time_s.mean * 1e6, r.algbw_mean_bytes_per_s / 1e9,
+                     r.busbw_mean_bytes_per_s / 1e9, wrong);
 }
 
 class TableReporter final : public Reporter {
@@ -28,14 +28,13 @@ class TableReporter final : public Reporter {
       for (const auto& [host, ranks] : c["hosts"].items())
         fmt::print(out_, "#   host {}: {} rank(s)\n", host, ranks.get<int>());
     fmt::print(out_, "#\n");
-    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:^37}   {:^37} {:>7}\n", "", "", "", "", "",
-               "out-of-place", "in-place", "");
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:^37}   {:^37} {:>7}\n", "", "", "", "", "", "out-of-place",
+               "in-place", "");
     fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
-               "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-               "algbw", "busbw", "#wrong", "noise");
+               "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+               "#wrong", "noise");
     fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
-               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-               "(GB/s)", "", "(%)");
+               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)");
     std::fflush(out_);
   }
 
@@ -65,17 +64,19 @@ class TableReporter final : public Reporter {
       fmt::print(out_, "# Peak bus bandwidth    : {:.3f} GB/s at {} B\n",
                  s["peak_busbw_bytes_per_s"].get<double>() / 1e9, s["peak_size_bytes"].get<std::uint64_t>());
     if (s.contains("smallest_size_time_s"))
-      fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n",
-                 s["smallest_size_time_s"].get<double>() * 1e6, s["smallest_size_bytes"].get<std::uint64_t>());
+      fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n", s["smallest_size_time_s"].get<double>() * 1e6,
+                 s["smallest_size_bytes"].get<std::uint64_t>());
     if (s.contains("ranks_at_end") && !s["ranks_at_end"].empty()) {
       const auto& rank0 = s["ranks_at_end"][0];
       std::string line = fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB",
                                      rank0.value("peak_rss_bytes", 0.0) / 1048576);
-      if (rank0.contains("device_memory_used_bytes"))
-        line += fmt::format(", GPU in use {:.1f} MiB (buffers {:.1f} MiB, {:.1f} MiB before the run)",
-                            rank0["device_memory_used_bytes"].get<double>() / 1048576,
-                            rank0["buffer_bytes"].get<double>() / 1048576,
-                            rank0["device_memory_used_at_start_bytes"].get<double>() / 1048576);
+      if (rank0.contains("gpus") && !rank0["gpus"].empty()) {
+        const auto& gpu = rank0["gpus"][0];
+        line += fmt::format(", GPU {} in use {:.1f} MiB (buffers {:.1f} MiB, {:.1f} MiB before the run)",
+                            gpu["gpu_index"].get<int>(), gpu["device_memory_used_bytes"].get<double>() / 1048576,
+                            gpu["buffer_bytes"].get<double>() / 1048576,
+                            gpu["device_memory_used_at_start_bytes"].get<double>() / 1048576);
+      }
       fmt::print(out_, "{}\n", line);
     }
     fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
@@ -101,9 +102,8 @@ class TableReporter final : public Reporter {
     double noise = first.time_s.relative_noise();
     if (second) noise = std::max(noise, second->time_s.relative_noise());
     const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
-    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}\n", first.size_bytes,
-               first.count, first.dtype, first.op, root,
-               out_of_place ? placement_cells(*out_of_place) : empty,
+    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}\n", first.size_bytes, first.count,
+               first.dtype, first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
                in_place ? placement_cells(*in_place) : empty, noise * 100);
     std::fflush(out_);
   }
@@ -114,8 +114,6 @@ class TableReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_table_reporter(std::FILE* out) {
-  return std::make_unique<TableReporter>(out);
-}
+std::unique_ptr<Reporter> make_table_reporter(std::FILE* out) { return std::make_unique<TableReporter>(out); }
 
 }  // namespace fabricbench

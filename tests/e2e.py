@@ -55,6 +55,11 @@ class Runner:
         result = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
         return result
 
+    def run_alone(self, collective, args, timeout=300):
+        """Without mpirun: one process (MPI singleton), as nccl-tests users run -g N on one node."""
+        cmd = [str(self.bin_dir / f"fb_{collective}")] + list(args)
+        return subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+
     def start(self, collective, ranks, args):
         return subprocess.Popen(self.command(collective, ranks, args), env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -388,7 +393,7 @@ def test_gpu(runner, _):
             expect(not bad, f"{collective}: wrong elements in {bad[:10]}")
             with open(f"{tmp}/r.json") as f:
                 context = json.load(f)["context"]
-            expect(context["backend"] == "nccl" and "gpu_uuid" in context["rank_context"][0], "GPU context missing")
+            expect(context["backend"] == "nccl" and "gpu_uuid" in context["rank_context"][0]["gpus"][0], "GPU context missing")
             print(f"{collective}: {len(rows)} rows, {len({r['dtype'] for r in rows})} types, "
                   f"{len({r['op'] for r in rows})} ops, all correct")
     with tempfile.TemporaryDirectory() as tmp:
@@ -405,6 +410,18 @@ def test_gpu(runner, _):
                                                          "--csv", f"{tmp}/w.csv"])
         expect(result.returncode == 1, f"GPU fault injection: exit {result.returncode}, expected 1\n{result.stderr}")
         print("GPU fault injection: exit 1, " + next(l for l in result.stdout.splitlines() if "Wrong elements" in l))
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run_alone("all_gather", nccl + ["-g", str(gpus), "-b", "8", "-e", "16M", "-f", "8",
+                                                        "--csv", f"{tmp}/g.csv"])
+        expect(result.returncode == 0, f"-g {gpus} without mpirun: exit {result.returncode}\n{result.stderr}")
+        rows = read_csv(f"{tmp}/g.csv")
+        expect(all(int(r["ranks"]) == gpus and int(r["wrong"]) == 0 for r in rows), "-g rows")
+        print(f"-g {gpus} in one process without mpirun: {len(rows)} rows correct, ranks={gpus}")
+    result = runner.run_alone("all_reduce", nccl + ["-g", str(gpus + 1), "-b", "8", "-e", "8"])
+    lines = own_lines(result.stderr)
+    expect(result.returncode == 2 and len(lines) == 1 and "NCCL refuses two ranks on one GPU" in lines[0],
+           f"-g {gpus + 1}: exit {result.returncode}, {lines}")
+    print(f"-g {gpus + 1} on {gpus} GPU(s): {lines[0]}")
     result = runner.run("all_reduce", gpus + 1, nccl + ["-b", "8", "-e", "8"])
     lines = own_lines(result.stderr)
     expect(result.returncode == 2 and len(lines) == 1 and "NCCL refuses two ranks on one GPU" in lines[0],

@@ -9,9 +9,8 @@ namespace fabricbench::cuda {
 
 void check(cudaError_t rc, const char* call, const char* file, int line) {
   if (rc == cudaSuccess) return;
-  throw CudaError(fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(rc), cudaGetErrorName(rc),
-                              file, line),
-                  rc);
+  throw CudaError(
+      fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(rc), cudaGetErrorName(rc), file, line), rc);
 }
 
 void check_noexcept(cudaError_t rc, const char* call, const char* file, int line) noexcept {

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collectives/nccl/data_kernels.hpp"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -8,6 +6,7 @@
 #include <string>
 
 #include "collectives/nccl/cuda_check.hpp"
+#include "collectives/nccl/data_kernels.hpp"
 #include "collectives/pattern.hpp"
 
 namespace fabricbench::collectives {
@@ -15,18 +14,26 @@ namespace {
 
 template <class T>
 __device__ T from_code(double value) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half(static_cast<float>(value));
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16(static_cast<float>(value));
-  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) return T(static_cast<float>(value));
-  else return static_cast<T>(value);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half(static_cast<float>(value));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16(static_cast<float>(value));
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>)
+    return T(static_cast<float>(value));
+  else
+    return static_cast<T>(value);
 }
 
 template <class T>
 __device__ double to_double(T value) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(value);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(value);
-  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) return static_cast<float>(value);
-  else return static_cast<double>(value);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(value);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(value);
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>)
+    return static_cast<float>(value);
+  else
+    return static_cast<double>(value);
 }
 
 template <class T>
@@ -34,8 +41,10 @@ __global__ void fill_kernel(DataLayout l, bool negative, T* out, std::uint64_t f
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < elements;
        i += std::uint64_t(gridDim.x) * blockDim.x) {
     const std::int64_t code = input_code(l.op, negative, l.rank, first + i);
-    if constexpr (std::is_integral_v<T>) out[i] = static_cast<T>(code);
-    else out[i] = from_code<T>(static_cast<double>(code));
+    if constexpr (std::is_integral_v<T>)
+      out[i] = static_cast<T>(code);
+    else
+      out[i] = from_code<T>(static_cast<double>(code));
   }
 }
 
@@ -46,8 +55,8 @@ __global__ void check_kernel(DataLayout l, bool negative, const T* out, std::uin
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < elements;
        i += std::uint64_t(gridDim.x) * blockDim.x) {
     const Source s = source_of(l.kind, i, l.rank, l.ranks, l.root, l.count);
-    const std::int64_t code = s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index)
-                                          : input_code(l.op, negative, s.rank, s.index);
+    const std::int64_t code =
+        s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index) : input_code(l.op, negative, s.rank, s.index);
     const bool average = l.op == ReduceOp::kAvg && s.reduced();
     if constexpr (std::is_integral_v<T>) {
       // NCCL averages integers by dividing the (wrapped) sum by the rank count.

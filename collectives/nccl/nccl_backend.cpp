@@ -84,116 +84,142 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
   int devices = 0;
   const cudaError_t rc = cudaGetDeviceCount(&devices);
   if (rc != cudaSuccess || devices == 0)
-    throw UsageError(fmt::format("--backend nccl: no CUDA GPU visible on {} ({}); run on a GPU node or use --backend mpi",
-                                 topology.host, rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)));
-  device_ = topology.local_rank + settings.gpu_offset;
-  if (topology.local_size + settings.gpu_offset > devices)
+    throw UsageError(
+        fmt::format("--backend nccl: no CUDA GPU visible on {} ({}); run on a GPU node or use --backend mpi",
+                    topology.host, rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)));
+  const int per_process = settings.gpus_per_process;
+  const int wanted = topology.local_size * per_process + settings.gpu_offset;
+  if (wanted > devices) {
+    const int fit = std::max(0, (devices - settings.gpu_offset) / per_process);
     throw UsageError(fmt::format(
-        "{} rank(s) on host {} (GPU offset {}) but it has {} GPU(s): NCCL refuses two ranks on one GPU; launch at "
-        "most {} rank(s) per node (mpirun --map-by ppr:{}:node, srun --ntasks-per-node={})",
-        topology.local_size, topology.host, settings.gpu_offset, devices, devices - settings.gpu_offset,
-        devices - settings.gpu_offset, devices - settings.gpu_offset));
-  FB_CUDA_CHECK(cudaSetDevice(device_));
-  FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
-  device_used_at_start_bytes_ = device_memory_used();
-  stream_ = cuda::make_stream();
-  start_ = cuda::make_event();
-  stop_ = cuda::make_event();
-  wrong_counter_ = cuda::DeviceBuffer(sizeof(unsigned long long));
+        "{} rank(s) x {} GPU(s) each on host {} (GPU offset {}) need {} GPUs but it has {}: NCCL refuses two ranks on "
+        "one GPU; launch at most {} process(es) per node (mpirun --map-by ppr:{}:node, srun --ntasks-per-node={}) "
+        "or lower -g",
+        topology.local_size, per_process, topology.host, settings.gpu_offset, wanted, devices, fit, fit, fit));
+  }
+  lanes_.resize(static_cast<std::size_t>(per_process));
+  for (int i = 0; i < per_process; ++i) {
+    Lane& lane = lanes_[static_cast<std::size_t>(i)];
+    lane.device = topology.local_rank * per_process + i + settings.gpu_offset;
+    lane.rank = topology.rank * per_process + i;
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
+    lane.used_at_start_bytes = device_memory_used();
+    lane.stream = cuda::make_stream();
+    lane.start = cuda::make_event();
+    lane.stop = cuda::make_event();
+    lane.wrong_counter = cuda::DeviceBuffer(sizeof(unsigned long long));
+  }
 }
 
 void NcclBackend::connect() {
   ncclUniqueId id{};
   if (topology_.rank == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
   FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  ncclComm_t comm = nullptr;
-  FB_NCCL_CHECK(ncclCommInitRank(&comm, topology_.size, id, topology_.rank));
-  comm_ = Communicator(comm);
+  // Several GPUs in one process must join inside one group, or the first init waits for the rest.
+  std::vector<ncclComm_t> comms(lanes_.size(), nullptr);
+  FB_NCCL_CHECK(ncclGroupStart());
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    FB_CUDA_CHECK(cudaSetDevice(lanes_[i].device));
+    FB_NCCL_CHECK(ncclCommInitRank(&comms[i], ranks(), id, lanes_[i].rank));
+  }
+  FB_NCCL_CHECK(ncclGroupEnd());
+  for (std::size_t i = 0; i < lanes_.size(); ++i) lanes_[i].comm = Communicator(comms[i]);
 }
 
 std::string NcclBackend::dtype_unsupported(DataType dtype) const {
   if (dtype == DataType::kFloat8e4m3 || dtype == DataType::kFloat8e5m2) {
     if (!kNcclHasFp8) return "fp8 needs NCCL 2.24 or newer";
-    int major = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_);
-    if (major < 9) return "NCCL reduces fp8 only on sm_90 (Hopper) or newer GPUs";
+    for (const Lane& lane : lanes_) {
+      int major = 0;
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, lane.device);
+      if (major < 9) return "NCCL reduces fp8 only on sm_90 (Hopper) or newer GPUs";
+    }
   }
   return {};
 }
 
 std::string NcclBackend::op_unsupported(ReduceOp) const { return {}; }
 
+std::string NcclBackend::pair_unsupported(DataType dtype, ReduceOp op) const {
+  // NCCL's avg is a pre-multiplied sum; it rejects fp8 for it (ncclInvalidArgument, seen on 2.28).
+  if ((dtype == DataType::kFloat8e4m3 || dtype == DataType::kFloat8e5m2) && op == ReduceOp::kAvg)
+    return "NCCL has no avg reduction for fp8 types";
+  return {};
+}
+
 std::uint64_t NcclBackend::max_count() const { return static_cast<std::uint64_t>(INT64_MAX); }
 
 void NcclBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
-  send_ = cuda::DeviceBuffer(send_bytes);
-  recv_ = cuda::DeviceBuffer(recv_bytes);
+  for (Lane& lane : lanes_) {
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    lane.send = cuda::DeviceBuffer(send_bytes);
+    lane.recv = cuda::DeviceBuffer(recv_bytes);
+  }
 }
 
-NcclBackend::View NcclBackend::input_view(const CallSpec& call) const {
-  const BufferCounts counts = call.collective->buffers(call.count, topology_.size);
-  if (call.placement == Placement::kOutOfPlace) return {send_.data(), counts.send};
+NcclBackend::View NcclBackend::input_view(const Lane& lane, const CallSpec& call) const {
+  const BufferCounts counts = call.collective->buffers(call.count, ranks());
+  if (call.placement == Placement::kOutOfPlace) return {lane.send.data(), counts.send};
   if (call.collective->kind == Kind::kAllGather)
-    return {recv_.data() + topology_.rank * call.count * size_of(call.dtype), call.count};
-  return {recv_.data(), counts.send};
+    return {lane.recv.data() + lane.rank * call.count * size_of(call.dtype), call.count};
+  return {lane.recv.data(), counts.send};
 }
 
-NcclBackend::View NcclBackend::output_view(const CallSpec& call) const {
-  const BufferCounts counts = call.collective->buffers(call.count, topology_.size);
+NcclBackend::View NcclBackend::output_view(const Lane& lane, const CallSpec& call) const {
+  const BufferCounts counts = call.collective->buffers(call.count, ranks());
   switch (call.collective->kind) {
-    case Kind::kReduce:
-      return {recv_.data(), topology_.rank == call.root ? call.count : 0};
+    case Kind::kReduce: return {lane.recv.data(), lane.rank == call.root ? call.count : 0};
     case Kind::kReduceScatter:  // in place, NCCL writes my share where it sits in the input
       if (call.placement == Placement::kInPlace)
-        return {recv_.data() + topology_.rank * call.count * size_of(call.dtype), call.count};
-      return {recv_.data(), call.count};
-    default:
-      return {recv_.data(), counts.recv};
+        return {lane.recv.data() + lane.rank * call.count * size_of(call.dtype), call.count};
+      return {lane.recv.data(), call.count};
+    default: return {lane.recv.data(), counts.recv};
   }
 }
 
 void NcclBackend::prepare(const CallSpec& call) {
-  const BufferCounts counts = call.collective->buffers(call.count, topology_.size);
+  const BufferCounts counts = call.collective->buffers(call.count, ranks());
   const std::size_t element = size_of(call.dtype);
-  FB_CUDA_CHECK(cudaMemsetAsync(recv_.data(), kPoisonByte, std::max(counts.recv, counts.send) * element, stream_.get()));
-  const View in = input_view(call);
-  const DataLayout layout{call.collective->kind, call.dtype, call.op, topology_.rank, topology_.size, call.root, call.count};
-  fill_input_device(layout, in.data, 0, in.elements, stream_.get());
+  for (Lane& lane : lanes_) {
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    FB_CUDA_CHECK(cudaMemsetAsync(lane.recv.data(), kPoisonByte, std::max(counts.recv, counts.send) * element,
+                                  lane.stream.get()));
+    const View in = input_view(lane, call);
+    const DataLayout layout{call.collective->kind, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    fill_input_device(layout, in.data, 0, in.elements, lane.stream.get());
+  }
   wait("filling the input");
 }
 
-void NcclBackend::enqueue(const CallSpec& call) {
+void NcclBackend::enqueue(Lane& lane, const CallSpec& call) {
   const bool in_place = call.placement == Placement::kInPlace;
-  const View in = input_view(call);
-  const View out = output_view(call);
+  const View in = input_view(lane, call);
+  const View out = output_view(lane, call);
   const ncclDataType_t type = nccl_type(call.dtype);
-  ncclComm_t comm = comm_.get();
-  cudaStream_t stream = stream_.get();
+  ncclComm_t comm = lane.comm.get();
+  cudaStream_t stream = lane.stream.get();
   const std::size_t count = call.count;
   const std::size_t chunk_bytes = call.count * size_of(call.dtype);
-  std::byte* recv = recv_.data();
-  std::byte* send = in_place ? recv : send_.data();
-  const int rank = topology_.rank;
-  const int ranks = topology_.size;
+  std::byte* recv = lane.recv.data();
+  std::byte* send = in_place ? recv : lane.send.data();
+  const int rank = lane.rank;
+  const int n = ranks();
   switch (call.collective->kind) {
     case Kind::kAllReduce:
       FB_NCCL_CHECK(ncclAllReduce(in.data, recv, count, type, nccl_op(call.op), comm, stream));
       break;
-    case Kind::kAllGather:
-      FB_NCCL_CHECK(ncclAllGather(in.data, recv, count, type, comm, stream));
-      break;
+    case Kind::kAllGather: FB_NCCL_CHECK(ncclAllGather(in.data, recv, count, type, comm, stream)); break;
     case Kind::kReduceScatter:
       FB_NCCL_CHECK(ncclReduceScatter(in.data, out.data, count, type, nccl_op(call.op), comm, stream));
       break;
-    case Kind::kBroadcast:
-      FB_NCCL_CHECK(ncclBroadcast(send, recv, count, type, call.root, comm, stream));
-      break;
+    case Kind::kBroadcast: FB_NCCL_CHECK(ncclBroadcast(send, recv, count, type, call.root, comm, stream)); break;
     case Kind::kReduce:
       FB_NCCL_CHECK(ncclReduce(send, recv, count, type, nccl_op(call.op), call.root, comm, stream));
       break;
     case Kind::kAllToAll:  // point-to-point in a group, as nccl-tests does
       FB_NCCL_CHECK(ncclGroupStart());
-      for (int peer = 0; peer < ranks; ++peer) {
+      for (int peer = 0; peer < n; ++peer) {
         FB_NCCL_CHECK(ncclSend(send + peer * chunk_bytes, count, type, peer, comm, stream));
         FB_NCCL_CHECK(ncclRecv(recv + peer * chunk_bytes, count, type, peer, comm, stream));
       }
@@ -201,134 +227,186 @@ void NcclBackend::enqueue(const CallSpec& call) {
       break;
     case Kind::kSendRecv:
       FB_NCCL_CHECK(ncclGroupStart());
-      FB_NCCL_CHECK(ncclSend(send, count, type, (rank + 1) % ranks, comm, stream));
-      FB_NCCL_CHECK(ncclRecv(recv, count, type, (rank - 1 + ranks) % ranks, comm, stream));
+      FB_NCCL_CHECK(ncclSend(send, count, type, (rank + 1) % n, comm, stream));
+      FB_NCCL_CHECK(ncclRecv(recv, count, type, (rank - 1 + n) % n, comm, stream));
       FB_NCCL_CHECK(ncclGroupEnd());
       break;
   }
 }
 
+void NcclBackend::enqueue_all(const CallSpec& call) {
+  if (lanes_.size() == 1) return enqueue(lanes_.front(), call);
+  FB_NCCL_CHECK(ncclGroupStart());
+  for (Lane& lane : lanes_) enqueue(lane, call);
+  FB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclBackend::abort_all() noexcept {
+  for (Lane& lane : lanes_) lane.comm.abort();
+}
+
 void NcclBackend::wait(const char* what) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  std::size_t done = 0;  // lanes finish in order of checking; a finished lane stays finished
   while (true) {
-    const cudaError_t state = cudaStreamQuery(stream_.get());
-    if (state == cudaSuccess) return;
-    if (state != cudaErrorNotReady) FB_CUDA_CHECK(state);
-    if (comm_.get()) {
+    while (done < lanes_.size()) {
+      const cudaError_t state = cudaStreamQuery(lanes_[done].stream.get());
+      if (state == cudaErrorNotReady) break;
+      if (state != cudaSuccess) FB_CUDA_CHECK(state);
+      ++done;
+    }
+    if (done == lanes_.size()) return;
+    for (Lane& lane : lanes_) {
+      if (!lane.comm.get()) continue;
       ncclResult_t async = ncclSuccess;
-      FB_NCCL_CHECK(ncclCommGetAsyncError(comm_.get(), &async));
+      FB_NCCL_CHECK(ncclCommGetAsyncError(lane.comm.get(), &async));
       if (async != ncclSuccess && async != ncclInProgress) {
-        comm_.abort();
-        nccl::check(async, "NCCL asynchronous error", __FILE__, __LINE__);
+        const char* last = ncclGetLastError(lane.comm.get());
+        const std::string reason =
+            fmt::format("{}{}", ncclGetErrorString(async), last && *last ? fmt::format("; NCCL says: {}", last) : "");
+        abort_all();
+        throw nccl::NcclError(
+            fmt::format("{}: NCCL reported an asynchronous error on GPU {}: {}", what, lane.device, reason), async);
       }
     }
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (settings_.timeout_seconds > 0 && waited > settings_.timeout_seconds) {
-      comm_.abort();
+      abort_all();
       throw TimeoutError(fmt::format(
-          "{} did not finish within {:g} s on GPU {} (stream still busy); NCCL communicator aborted. A peer rank is "
+          "{} did not finish within {:g} s on GPU {} (stream still busy); NCCL communicators aborted. A peer rank is "
           "stuck or dead, or the fabric stalled: check the other ranks' messages; raise -T if this size is "
           "legitimately this slow",
-          what, settings_.timeout_seconds, device_));
+          what, settings_.timeout_seconds, lanes_[done].device));
     }
     // Short waits poll hot (small messages finish in microseconds); long ones yield the core.
     if (waited > 1e-3) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
-cuda::GraphExec& NcclBackend::graph_for(const CallSpec& call) {
+void NcclBackend::capture_graphs(const CallSpec& call) {
   const bool same = graph_call_ && graph_call_->collective == call.collective && graph_call_->dtype == call.dtype &&
                     graph_call_->op == call.op && graph_call_->root == call.root && graph_call_->count == call.count &&
                     graph_call_->placement == call.placement;
-  if (same && graph_) return graph_;
-  cudaGraph_t raw = nullptr;
-  FB_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int i = 0; i < settings_.graph_iterations; ++i) enqueue(call);
-  } catch (...) {
-    cudaStreamEndCapture(stream_.get(), &raw);
-    if (raw) cudaGraphDestroy(raw);
-    throw;
+  if (same) return;
+  graph_call_.reset();
+  // One graph per lane; with -g the lanes are captured together so NCCL's group spans them.
+  for (Lane& lane : lanes_) {
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    FB_CUDA_CHECK(cudaStreamBeginCapture(lane.stream.get(), cudaStreamCaptureModeRelaxed));
   }
-  FB_CUDA_CHECK(cudaStreamEndCapture(stream_.get(), &raw));
-  cuda::Graph graph(raw);
-  cudaGraphExec_t exec = nullptr;
-  FB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
-  graph_.reset(exec);
+  std::exception_ptr failure;
+  try {
+    for (int i = 0; i < settings_.graph_iterations; ++i) enqueue_all(call);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  for (Lane& lane : lanes_) {
+    cudaGraph_t raw = nullptr;
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    const cudaError_t ended = cudaStreamEndCapture(lane.stream.get(), &raw);
+    cuda::Graph graph(raw);
+    if (failure) continue;
+    FB_CUDA_CHECK(ended);
+    cudaGraphExec_t exec = nullptr;
+    FB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
+    lane.graph.reset(exec);
+  }
+  if (failure) std::rethrow_exception(failure);
   graph_call_ = call;
-  return graph_;
 }
 
 double NcclBackend::run(const CallSpec& call, int operations) {
-  int launches = operations;
-  int per_launch = 1;
-  if (settings_.graph_iterations > 0) {
-    per_launch = settings_.graph_iterations;
-    launches = (operations + per_launch - 1) / per_launch;
-    graph_for(call);
-  }
-  FB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+  const bool graphs = settings_.graph_iterations > 0;
+  const int per_launch = graphs ? settings_.graph_iterations : 1;
+  const int launches = (operations + per_launch - 1) / per_launch;
+  if (graphs) capture_graphs(call);
+  for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaEventRecord(lane.start.get(), lane.stream.get()));
   for (int i = 0; i < launches; ++i) {
-    if (per_launch > 1 || settings_.graph_iterations > 0)
-      FB_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get()));
+    if (graphs)
+      for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaGraphLaunch(lane.graph.get(), lane.stream.get()));
     else
-      enqueue(call);
+      enqueue_all(call);
   }
-  FB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+  for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaEventRecord(lane.stop.get(), lane.stream.get()));
   wait("the timed operations");
-  float milliseconds = 0;
-  FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start_.get(), stop_.get()));
+  // The process's time is its slowest GPU's, as the rank reduction takes the slowest rank.
+  double seconds = 0;
+  for (Lane& lane : lanes_) {
+    float milliseconds = 0;
+    FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, lane.start.get(), lane.stop.get()));
+    seconds = std::max(seconds, milliseconds * 1e-3);
+  }
   const double executed = static_cast<double>(launches) * per_launch;
-  return milliseconds * 1e-3 * operations / executed;
+  return seconds * operations / executed;
 }
 
 std::uint64_t NcclBackend::count_wrong(const CallSpec& call) {
-  const View out = output_view(call);
-  const DataLayout layout{call.collective->kind, call.dtype, call.op, topology_.rank, topology_.size, call.root, call.count};
-  auto* counter = reinterpret_cast<unsigned long long*>(wrong_counter_.data());
-  FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, stream_.get()));
-  count_wrong_device(layout, out.data, out.elements, counter, stream_.get());
-  unsigned long long wrong = 0;
-  FB_CUDA_CHECK(cudaMemcpyAsync(&wrong, counter, sizeof wrong, cudaMemcpyDeviceToHost, stream_.get()));
+  std::vector<unsigned long long> wrong(lanes_.size(), 0);
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    Lane& lane = lanes_[i];
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    const View out = output_view(lane, call);
+    const DataLayout layout{call.collective->kind, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    auto* counter = reinterpret_cast<unsigned long long*>(lane.wrong_counter.data());
+    FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, lane.stream.get()));
+    count_wrong_device(layout, out.data, out.elements, counter, lane.stream.get());
+    FB_CUDA_CHECK(cudaMemcpyAsync(&wrong[i], counter, sizeof wrong[i], cudaMemcpyDeviceToHost, lane.stream.get()));
+  }
   wait("the data check");
-  return wrong;
+  std::uint64_t total = 0;
+  for (unsigned long long w : wrong) total += w;
+  return total;
 }
 
 bool NcclBackend::corrupt_output(const CallSpec& call) {
-  const View out = output_view(call);
-  if (out.elements == 0) return false;
-  corrupt_first_device(call.dtype, out.data, stream_.get());
-  wait("the fault injection");
-  return true;
+  for (Lane& lane : lanes_) {
+    const View out = output_view(lane, call);
+    if (out.elements == 0) continue;
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    corrupt_first_device(call.dtype, out.data, lane.stream.get());
+    wait("the fault injection");
+    return true;
+  }
+  return false;
 }
 
 std::string NcclBackend::settings() const {
-  return settings_.graph_iterations > 0 ? fmt::format("graph_iterations={}", settings_.graph_iterations) : std::string();
+  std::string text;
+  if (settings_.gpus_per_process > 1) text = fmt::format("gpus_per_process={}", settings_.gpus_per_process);
+  if (settings_.graph_iterations > 0)
+    text += fmt::format("{}graph_iterations={}", text.empty() ? "" : ";", settings_.graph_iterations);
+  return text;
 }
 
 nlohmann::json NcclBackend::rank_context() const {
-  cudaDeviceProp properties{};
-  FB_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
-  char bus_id[32] = {};
-  FB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_));
   int runtime = 0, driver = 0, nccl_library = 0;
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   ncclGetVersion(&nccl_library);
-  return {{"gpu_index", device_},
-          {"gpu_name", properties.name},
-          {"gpu_uuid", uuid_text(properties.uuid)},
-          {"gpu_pci_bus_id", bus_id},
-          {"gpu_memory_bytes", properties.totalGlobalMem},
-          {"compute_capability", fmt::format("{}.{}", properties.major, properties.minor)},
-          {"cuda_runtime_version", runtime},
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const Lane& lane : lanes_) {
+    cudaDeviceProp properties{};
+    FB_CUDA_CHECK(cudaGetDeviceProperties(&properties, lane.device));
+    char bus_id[32] = {};
+    FB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, lane.device));
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    gpus.push_back({{"nccl_rank", lane.rank},
+                    {"gpu_index", lane.device},
+                    {"gpu_name", properties.name},
+                    {"gpu_uuid", uuid_text(properties.uuid)},
+                    {"gpu_pci_bus_id", bus_id},
+                    {"gpu_memory_bytes", properties.totalGlobalMem},
+                    {"compute_capability", fmt::format("{}.{}", properties.major, properties.minor)},
+                    {"device_memory_used_bytes", device_memory_used()},
+                    {"device_memory_used_at_start_bytes", lane.used_at_start_bytes},
+                    {"buffer_bytes", lane.send.size() + lane.recv.size()}});
+  }
+  return {{"cuda_runtime_version", runtime},
           {"cuda_driver_version", driver},
           {"nccl_library_version", nccl_library},
           {"nccl_header_version", NCCL_VERSION_CODE},
-          {"device_memory_used_bytes", device_memory_used()},
-          {"device_memory_used_at_start_bytes", device_used_at_start_bytes_},
-          {"buffer_bytes", send_.size() + recv_.size()}};
+          {"gpus", gpus}};
 }
 
 }  // namespace fabricbench::collectives

@@ -5,8 +5,9 @@
 #include <nccl.h>
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collectives/backend.hpp"
 #include "collectives/nccl/cuda_resources.hpp"
@@ -15,9 +16,10 @@
 namespace fabricbench::collectives {
 
 struct NcclSettings {
-  int gpu_offset = 0;           ///< GPU = local rank + offset
-  int graph_iterations = 0;     ///< -G: >0 captures this many calls in a CUDA graph and replays it
-  double timeout_seconds = 300;  ///< -T: a wait past this aborts the communicator
+  int gpus_per_process = 1;      ///< -g: lanes (GPU + communicator rank) per process
+  int gpu_offset = 0;            ///< first GPU = local rank * gpus_per_process + offset
+  int graph_iterations = 0;      ///< -G: >0 captures this many calls in a CUDA graph and replays it
+  double timeout_seconds = 300;  ///< -T: a wait past this aborts the communicators
 };
 
 /// Owns a communicator: destroyed when healthy, aborted when a wait failed, so teardown never
@@ -42,19 +44,34 @@ class Communicator {
 
  private:
   ncclComm_t comm_ = nullptr;
+};
 
+/// One GPU driven by this process: its NCCL rank, stream, events and buffers.
+struct Lane {
+  int device = 0;
+  int rank = 0;                           ///< rank in the NCCL communicator
+  std::uint64_t used_at_start_bytes = 0;  ///< device memory in use before NCCL and our buffers
+  cuda::Stream stream;
+  cuda::Event start;
+  cuda::Event stop;
+  cuda::DeviceBuffer send;
+  cuda::DeviceBuffer recv;
+  cuda::DeviceBuffer wrong_counter;
+  cuda::GraphExec graph;
+  Communicator comm;  // last: destroyed first, before the buffers it may still reference
 };
 
 class NcclBackend final : public Backend {
  public:
-  /// Selects the GPU, creates the communicator over MPI_COMM_WORLD. Every rank must call.
-  /// Selects and checks the GPU (local work only; connect() builds the communicator).
+  /// Selects and checks the GPUs (local work only; connect() builds the communicators).
   NcclBackend(const mpi::Topology& topology, const NcclSettings& settings);
   void connect() override;
 
   std::string_view name() const override { return "nccl"; }
+  int ranks() const override { return topology_.size * settings_.gpus_per_process; }
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;
+  std::string pair_unsupported(DataType dtype, ReduceOp op) const override;
   std::uint64_t max_count() const override;
   void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void prepare(const CallSpec& call) override;
@@ -69,26 +86,20 @@ class NcclBackend final : public Backend {
     std::byte* data;
     std::uint64_t elements;
   };
-  View input_view(const CallSpec& call) const;
-  View output_view(const CallSpec& call) const;
-  void enqueue(const CallSpec& call);
-  /// Polls the stream and the communicator until done, aborting after the timeout.
+  View input_view(const Lane& lane, const CallSpec& call) const;
+  View output_view(const Lane& lane, const CallSpec& call) const;
+  void enqueue(Lane& lane, const CallSpec& call);
+  /// Enqueues one call on every lane (a group call when there are several).
+  void enqueue_all(const CallSpec& call);
+  /// Polls every lane's stream and communicator until done, aborting all after the timeout.
   void wait(const char* what);
-  cuda::GraphExec& graph_for(const CallSpec& call);
+  void abort_all() noexcept;
+  void capture_graphs(const CallSpec& call);
 
   const mpi::Topology& topology_;
   NcclSettings settings_;
-  int device_ = 0;
-  std::uint64_t device_used_at_start_bytes_ = 0;  ///< before NCCL and our buffers
-  cuda::Stream stream_;
-  cuda::Event start_;
-  cuda::Event stop_;
-  cuda::DeviceBuffer send_;
-  cuda::DeviceBuffer recv_;
-  cuda::DeviceBuffer wrong_counter_;
+  std::vector<Lane> lanes_;
   std::optional<CallSpec> graph_call_;
-  cuda::GraphExec graph_;
-  Communicator comm_;  // last: destroyed first, before the buffers it may still reference
 };
 
 }  // namespace fabricbench::collectives

@@ -15,11 +15,13 @@ struct Case {
 
 TEST(BusBandwidth, FactorsForOneTwoThreeAndEightRanks) {
   const Case cases[] = {
-      {&kAllReduce, 1, 0.0},     {&kAllReduce, 2, 1.0},      {&kAllReduce, 3, 4.0 / 3},  {&kAllReduce, 8, 1.75},
-      {&kAllGather, 1, 0.0},     {&kAllGather, 2, 0.5},      {&kAllGather, 3, 2.0 / 3},  {&kAllGather, 8, 0.875},
-      {&kReduceScatter, 1, 0.0}, {&kReduceScatter, 2, 0.5},  {&kReduceScatter, 3, 2.0 / 3}, {&kReduceScatter, 8, 0.875},
-      {&kAllToAll, 1, 0.0},      {&kAllToAll, 2, 0.5},       {&kAllToAll, 3, 2.0 / 3},   {&kAllToAll, 8, 0.875},
-      {&kBroadcast, 1, 1.0},     {&kBroadcast, 8, 1.0},      {&kReduce, 3, 1.0},         {&kSendRecv, 8, 1.0},
+      {&kAllReduce, 1, 0.0},     {&kAllReduce, 2, 1.0},         {&kAllReduce, 3, 4.0 / 3},
+      {&kAllReduce, 8, 1.75},    {&kAllGather, 1, 0.0},         {&kAllGather, 2, 0.5},
+      {&kAllGather, 3, 2.0 / 3}, {&kAllGather, 8, 0.875},       {&kReduceScatter, 1, 0.0},
+      {&kReduceScatter, 2, 0.5}, {&kReduceScatter, 3, 2.0 / 3}, {&kReduceScatter, 8, 0.875},
+      {&kAllToAll, 1, 0.0},      {&kAllToAll, 2, 0.5},          {&kAllToAll, 3, 2.0 / 3},
+      {&kAllToAll, 8, 0.875},    {&kBroadcast, 1, 1.0},         {&kBroadcast, 8, 1.0},
+      {&kReduce, 3, 1.0},        {&kSendRecv, 8, 1.0},
   };
   for (const Case& c : cases)
     EXPECT_DOUBLE_EQ(c.collective->busbw_factor(c.ranks), c.factor) << c.collective->name << " n=" << c.ranks;

@@ -29,7 +29,7 @@ std::string usage_error(std::initializer_list<const char*> args) {
 }
 
 ValidationContext mpi_like(std::string collective, bool reduces, bool has_root, int ranks) {
-  ValidationContext c{std::move(collective), reduces, has_root, "mpi", ranks, {}, {}};
+  ValidationContext c{std::move(collective), reduces, has_root, "mpi", ranks, {}, {}, {}};
   c.dtype_unsupported = [](DataType t) {
     return t == DataType::kBfloat16 || t == DataType::kFloat16 ? std::string("no 16-bit float") : std::string();
   };
@@ -85,6 +85,19 @@ TEST(Resolve, ExpandsAllAndSkipsWhatTheBackendLacks) {
   resolve(o, mpi_like("all_reduce", true, false, 2));
   EXPECT_EQ(o.dtypes.size(), all_data_types().size() - 2);
   EXPECT_EQ(o.ops.size(), 4u);
+}
+
+TEST(Resolve, SkipsPairsTheBackendLacksUnderAllButRejectsThemWhenAskedFor) {
+  ValidationContext c = mpi_like("all_reduce", true, false, 1);
+  c.op_unsupported = [](ReduceOp) { return std::string(); };
+  c.pair_unsupported = [](DataType t, ReduceOp op) {
+    return t == DataType::kInt8 && op == ReduceOp::kAvg ? std::string("no int8 avg") : std::string();
+  };
+  CollectiveOptions all = parse({"-d", "all", "-o", "all"}).options;
+  resolve(all, c);
+  EXPECT_EQ(all.combinations.size(), all.dtypes.size() * all.ops.size() - 1);
+  CollectiveOptions pair = parse({"-d", "int8", "-o", "avg"}).options;
+  EXPECT_THROW(resolve(pair, c), UsageError);
 }
 
 TEST(Resolve, RejectsWhatTheBackendOrCollectiveCannotDo) {
