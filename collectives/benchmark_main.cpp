@@ -82,7 +82,13 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
   {
     watchdog.set_activity(fmt::format("connecting the {} backend", backend.name()));
     Watchdog::Scope wait(watchdog);
-    backend.connect();
+    try {
+      backend.connect();
+    } catch (const UsageError&) {
+      throw;
+    } catch (...) {
+      rethrow_with_context(fmt::format("connecting the {} backend", backend.name()));
+    }
   }
   backend.reserve(prepared->send_bytes, prepared->recv_bytes);
   const std::vector<std::string> rank_contexts = mpi::gather_strings(backend.rank_context().dump());

@@ -99,7 +99,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
   auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]");
   auto* step_opt = app.add_option("-i,--stepbytes", step_text, "add this many bytes instead of multiplying");
-  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "timed iterations per size [20]");
+  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "timed samples per size; a sample batches calls shorter than the clock can time [20]");
   app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
   auto* op_opt = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
@@ -118,7 +118,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--backend", o.backend,
                  "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
   app.add_option("--max-noise", o.max_noise_percent,
-                 "adaptive mode: iterate until stdev/mean is below this percentage");
+                 "adaptive mode: sample until the mean's relative standard error (stdev/mean/sqrt(n)) is below this %");
   auto* min_time_opt =
       app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
   auto* max_time_opt =
