@@ -28,9 +28,9 @@ auto with_host_type(DataType dtype, F&& f) {
   }
 }
 
-bool allows_negative(DataType dtype) { return !is_integer(dtype) || is_signed_integer(dtype); }
-
 }  // namespace
+
+bool allows_negative(DataType dtype) { return !is_integer(dtype) || is_signed_integer(dtype); }
 
 double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude) {
   if (is_integer(dtype)) return 0;

@@ -32,6 +32,9 @@ std::uint64_t count_wrong_host(const DataLayout& layout, const void* output, std
 /// The tolerance the checker allows for a floating result of this op and rank count.
 double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude);
 
+/// Whether the pattern uses negative values for this type (signed integers and floating types).
+bool allows_negative(DataType dtype);
+
 /// Makes output element 0 wrong (for fault injection).
 void corrupt_first_host(DataType dtype, void* output);
 

@@ -103,7 +103,6 @@ unsigned blocks_for(std::uint64_t elements) {
   return static_cast<unsigned>(wanted < 4096 ? (wanted ? wanted : 1) : 4096);
 }
 
-bool allows_negative(DataType dtype) { return !is_integer(dtype) || is_signed_integer(dtype); }
 
 }  // namespace
 
