@@ -69,7 +69,7 @@ std::unique_ptr<ReporterTee> make_reporters(const CollectiveOptions& o) {
   tee->attach(make_table_reporter(stdout));
   if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
   if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
-  if (auto progress = make_progress_reporter()) tee->attach(std::move(progress));  // last: redrawn under the table
+  if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: redrawn under the table
   return tee;
 }
 

@@ -129,6 +129,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
                                   "NCCL: GPUs driven by each process (one rank per GPU, as nccl-tests' -g) [1]");
   auto* gpu_offset_opt =
       app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
+  app.add_option("--progress", o.progress,
+                 "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
   app.add_option("--inject-fault", fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
 
@@ -162,6 +164,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
   for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
   if (!fault_text.empty()) o.fault = parse_fault(fault_text);
+  if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
+    throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
   if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
     throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
 

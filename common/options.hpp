@@ -49,6 +49,7 @@ struct CollectiveOptions {
   int gpu_offset = 0;        ///< --gpu-offset: GPU = local rank + offset (NCCL backend)
   bool gpu_offset_given = false;
   bool gpus_given = false;
+  std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
   FaultInjection fault;
 
   // Filled by resolve():

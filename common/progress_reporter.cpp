@@ -39,8 +39,8 @@ class ProgressReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_progress_reporter() {
-  if (!::isatty(STDERR_FILENO)) return nullptr;
+std::unique_ptr<Reporter> make_progress_reporter(const std::string& mode) {
+  if (mode == "off" || (mode == "auto" && !::isatty(STDERR_FILENO))) return nullptr;
   return std::make_unique<ProgressReporter>();
 }
 

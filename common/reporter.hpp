@@ -52,8 +52,9 @@ class ReporterTee final : public Reporter {
 std::unique_ptr<Reporter> make_table_reporter(std::FILE* out);
 std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
 std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
-/// Size k of N and elapsed time on stderr, only when stderr is a terminal.
-std::unique_ptr<Reporter> make_progress_reporter();
+/// Row k of N and elapsed time on stderr: `mode` on, off, or auto (only when stderr is a terminal).
+/// Returns null when off.
+std::unique_ptr<Reporter> make_progress_reporter(const std::string& mode);
 
 /// CSV quoting: fields with a comma, quote or newline are quoted, quotes doubled.
 std::string csv_escape(const std::string& field);

@@ -21,5 +21,8 @@ if ((gpus > 0)); then ranks=$gpus; fi
 mkdir -p results/runs
 stem="results/runs/$(date -u +%Y%m%dT%H%M%SZ)_$(hostname -s)_all_reduce-np${ranks}"
 echo "main job: fb_all_reduce, $ranks rank(s) ($gpus GPU(s) found), 8 B - 64 MiB -> $stem.{csv,json}"
+# Ranks see a pipe, not the terminal: ask for progress when this script's stderr is one.
+progress=off
+if [[ -t 2 ]]; then progress=on; fi
 mpirun --oversubscribe -np "$ranks" "$bin/fb_all_reduce" --backend "$backend" -b 8 -e 64M -f 2 \
-  --csv "$stem.csv" --json "$stem.json" --tag job=main
+  --csv "$stem.csv" --json "$stem.json" --tag job=main --progress "$progress"
