@@ -16,7 +16,10 @@ namespace fabricbench::micro {
 inline bool skip_without_gpu(benchmark::State& state) {
   int devices = 0;
   const cudaError_t rc = cudaGetDeviceCount(&devices);
-  if (rc == cudaSuccess && devices > 0) return false;
+  if (rc == cudaSuccess && devices > 0) {
+    FB_CUDA_CHECK(cudaFree(nullptr));  // create the context here, not inside the first timed iteration
+    return false;
+  }
   const std::string why = std::string("no CUDA GPU on this machine (") +
                           (rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)) + ")";
   state.SkipWithError(why.c_str());
