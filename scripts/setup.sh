@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs, with apt, whatever fabricbench needs that is missing (Debian 12, Ubuntu 24.04).
-# Idempotent: installs nothing when everything is there. CUDA and NCCL are not apt-installed here:
+# Idempotent: installs nothing when everything is there. QEMU, busybox and perftest are for the
+# Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real RDMA device. CUDA and NCCL are not apt-installed here:
 # they come from NVIDIA's packages where GPUs are; the build leaves the NCCL backend out without them.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
   libibverbs-dev
+  qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils ibverbs-providers perftest
   python3 python3-matplotlib
 )
 
