@@ -33,17 +33,6 @@ FaultInjection parse_fault(const std::string& text) {
   return fault;
 }
 
-std::pair<std::string, std::string> parse_tag(const std::string& text) {
-  const auto equals = text.find('=');
-  if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
-  std::string key = text.substr(0, equals);
-  if (key.find_first_of(";,\"") != std::string::npos)
-    throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
-  std::string value = text.substr(equals + 1);
-  if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
-  return {std::move(key), std::move(value)};
-}
-
 void check_sweep(const CollectiveOptions& o, bool step_given) {
   if (o.factor_given && step_given)
     throw UsageError("-f/--stepfactor and -i/--stepbytes both given: choose a geometric or an arithmetic sweep");
@@ -79,6 +68,17 @@ void check_timing(const CollectiveOptions& o) {
 
 }  // namespace
 
+std::pair<std::string, std::string> parse_tag(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
+  std::string key = text.substr(0, equals);
+  if (key.find_first_of(";,\"") != std::string::npos)
+    throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
+  std::string value = text.substr(equals + 1);
+  if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
+  return {std::move(key), std::move(value)};
+}
+
 std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags) {
   std::string joined;
   for (const auto& [key, value] : tags) joined += (joined.empty() ? "" : ";") + key + "=" + value;
@@ -99,7 +99,9 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
   auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]");
   auto* step_opt = app.add_option("-i,--stepbytes", step_text, "add this many bytes instead of multiplying");
-  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "timed samples per size; a sample batches calls shorter than the clock can time [20]");
+  auto* iters_opt =
+      app.add_option("-n,--iters", o.iterations,
+                     "timed samples per size; a sample batches calls shorter than the clock can time [20]");
   app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
   auto* op_opt = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");

@@ -88,6 +88,9 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
 /// `dtypes` / `ops`. Throws UsageError naming the flag(s).
 void resolve(CollectiveOptions& options, const ValidationContext& context);
 
+/// Parses one --tag value ("key=value"); throws UsageError.
+std::pair<std::string, std::string> parse_tag(const std::string& text);
+
 /// "k=v;k=v" for the tags column.
 std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags);
 

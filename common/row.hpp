@@ -14,7 +14,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -23,7 +23,8 @@ struct ResultRow {
   std::string dtype;
   std::string op;                ///< reduction, "none" for collectives that do not reduce
   int root = -1;                 ///< -1 for rootless collectives
-  std::string placement;         ///< out-of-place | in-place
+  std::string placement;         ///< out-of-place | in-place; verbs: the memory (host, ...)
+  int pair = -1;                 ///< verbs: the rank pair; -1 for all pairs together and for collectives
   std::uint64_t size_bytes = 0;  ///< bytes per rank of the larger buffer, after count rounding
   std::uint64_t count = 0;       ///< elements per rank of the collective's count argument
   int ranks = 0;

@@ -61,16 +61,20 @@ namespace {
 // The slowest rank's time for one operation decides the batch, so every rank batches alike.
 std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
                            Watchdog& watchdog, double& seconds_per_operation) {
-  double probe = 0;
+  const auto least = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
+  // [0]: this rank's probe time, [1]: its minimum sample length (clock resolutions differ between
+  // ranks, VMs especially): both folded by max, so every rank computes the same batch.
+  double probe[2] = {0, plan.min_sample_seconds};
   {
     Watchdog::Scope wait(watchdog);
-    probe = run_batch(1);
-    FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
+    probe[0] = run_batch(static_cast<int>(least));
+    FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, probe, 2, MPI_DOUBLE, MPI_MAX, comm));
   }
-  seconds_per_operation = std::max(probe, 1e-9);
-  if (probe >= plan.min_sample_seconds) return 1;
-  const double wanted = std::ceil(plan.min_sample_seconds / seconds_per_operation);
-  return static_cast<std::uint64_t>(std::clamp(wanted, 1.0, 100000.0));
+  const double min_sample_seconds = probe[1];
+  seconds_per_operation = std::max(probe[0] / least, 1e-12);
+  if (probe[0] >= min_sample_seconds) return static_cast<std::uint64_t>(least);
+  const double wanted = std::ceil(min_sample_seconds / seconds_per_operation);
+  return static_cast<std::uint64_t>(std::clamp(wanted, least, std::max(least, 100000.0)));
 }
 
 std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
@@ -101,8 +105,9 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   m.batch = choose_batch(plan, run_batch, comm, watchdog, seconds_per_operation);
 
   if (!plan.max_noise) {
-    m.seconds_per_operation =
-        take_samples(static_cast<std::size_t>(plan.samples), m.batch, plan, run_batch, comm, watchdog);
+    auto samples = static_cast<std::size_t>(plan.samples);
+    if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
+    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, comm, watchdog);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     return m;

@@ -27,6 +27,7 @@ Summary summarize(std::span<const double> samples) {
   s.max = sorted.back();
   s.median = quantile_sorted(sorted, 0.5);
   s.p99 = quantile_sorted(sorted, 0.99);
+  s.p999 = quantile_sorted(sorted, 0.999);
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.count);
   if (s.count > 1) {
     double squares = 0;

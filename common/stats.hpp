@@ -16,6 +16,7 @@ struct Summary {
   double p99 = 0;
   double max = 0;
   double stdev = 0;  ///< sample standard deviation (n - 1); 0 for a single sample
+  double p999 = 0;   ///< 99.9th percentile (perftest's latency tail)
 
   /// stdev / mean: the noise figure adaptive mode drives below its bound; 0 when mean is 0.
   double relative_noise() const { return mean > 0 ? stdev / mean : 0; }

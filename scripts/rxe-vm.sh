@@ -90,6 +90,7 @@ mount -t devtmpfs dev /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
+hostname rxe-vm  # Open MPI refuses the kernel default "(none)"
 ip link set lo up
 ulimit -l unlimited
 status=1

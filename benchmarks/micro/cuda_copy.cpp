@@ -45,7 +45,8 @@ void copy(benchmark::State& state, Path path, bool pinned) {
           FB_CUDA_CHECK(cudaMemcpyAsync(host, device.data(), bytes, cudaMemcpyDeviceToHost, stream.get()));
           break;
         case Path::kDeviceToDevice:
-          FB_CUDA_CHECK(cudaMemcpyAsync(device_peer.data(), device.data(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
+          FB_CUDA_CHECK(
+              cudaMemcpyAsync(device_peer.data(), device.data(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
           break;
       }
       FB_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));

@@ -20,8 +20,8 @@ inline bool skip_without_gpu(benchmark::State& state) {
     FB_CUDA_CHECK(cudaFree(nullptr));  // create the context here, not inside the first timed iteration
     return false;
   }
-  const std::string why = std::string("no CUDA GPU on this machine (") +
-                          (rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)) + ")";
+  const std::string why =
+      std::string("no CUDA GPU on this machine (") + (rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)) + ")";
   state.SkipWithError(why.c_str());
   return true;
 }

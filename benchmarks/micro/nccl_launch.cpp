@@ -29,8 +29,8 @@ void all_reduce(benchmark::State& state, bool wait_each) {
     cuda::Event done = cuda::make_event();
     std::int64_t launched = 0;
     for (auto _ : state) {
-      FB_NCCL_CHECK(ncclAllReduce(buffer.data(), buffer.data(), bytes / 4, ncclFloat32, ncclSum, comm.get(),
-                                  stream.get()));
+      FB_NCCL_CHECK(
+          ncclAllReduce(buffer.data(), buffer.data(), bytes / 4, ncclFloat32, ncclSum, comm.get(), stream.get()));
       if (wait_each || ++launched % 256 == 0) {
         if (!wait_each) state.PauseTiming();
         FB_CUDA_CHECK(cudaEventRecord(done.get(), stream.get()));

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs inside the Soft-RoCE VM (scripts/rxe-vm.sh -- bash tests/rdma_vm.sh BIN_DIR): every verbs
+# executable on rxe0 under mpirun -np 2, one bandwidth test with two pairs (-np 4), the error
+# cases that can be produced for real, and perftest beside ours (printed, never asserted).
+set -uo pipefail
+bin=${1:?usage: tests/rdma_vm.sh BIN_DIR}
+source scripts/mpi-env.sh
+out=$(mktemp -d /tmp/rdma-vm.XXXXXX)
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+start=$(date +%s)
+
+check_csv() {  # FILE EXPECTED_ROWS: well formed, every row verified
+  python3 - "$1" "$2" <<'PY' || return 1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+expected = int(sys.argv[2])
+assert len(rows) == expected, f"{len(rows)} rows, expected {expected}"
+header = open(sys.argv[1]).readline().strip().split(",")
+for r in rows:
+    assert None not in r and len(r) == len(header), "ragged row"
+    assert int(r["wrong"]) == 0, f"{r['size_bytes']} B pair {r['pair']}: {r['wrong']} wrong bytes"
+    assert float(r["time_mean_s"]) > 0 and float(r["busbw_mean_bytes_per_s"]) > 0, "no measurement"
+    assert r["backend"] == "verbs" and "device=rxe0" in r["settings"], "context columns"
+PY
+}
+
+run() {  # NAME EXPECTED_ROWS MPIRUN_ARGS...
+  local name=$1 rows=$2
+  shift 2
+  if ! mpirun --oversubscribe "$@" --csv "$out/$name.csv" > "$out/$name.log" 2>&1; then
+    fail "$name: exit $? $(tail -3 "$out/$name.log")"
+  elif ! check_csv "$out/$name.csv" "$rows"; then
+    fail "$name: CSV check"
+  else
+    echo "ok: $name ($(grep -c . "$out/$name.csv") CSV lines, $(grep -E 'Verdict|Wrong' "$out/$name.log" | tr '\n' ' '))"
+  fi
+}
+
+for test in write_bw read_bw send_bw; do
+  run "$test" 4 -np 2 "$bin/fb_rdma_$test" -d rxe0 --minbytes 2 --maxbytes 64K --stepfactor 32 -n 1024
+done
+for test in write_lat read_lat send_lat; do
+  run "$test" 3 -np 2 "$bin/fb_rdma_$test" -d rxe0 --minbytes 2 --maxbytes 4K --stepfactor 32 -n 200
+done
+run write_bw_bidirectional 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -b -n 1024
+run write_bw_two_pairs 3 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024  # two pairs and their total
+
+# Errors that can be produced for real: one line, exit 2, no file.
+expect_usage_error() {  # NAME FRAGMENT ARGS...
+  local name=$1 fragment=$2
+  shift 2
+  mpirun --oversubscribe -np 2 "$@" --csv "$out/$name.csv" > "$out/$name.log" 2>&1
+  local rc=$?
+  local line
+  line=$(grep -m1 'error:' "$out/$name.log")
+  if [[ $rc -ne 2 || $line != *"$fragment"* || -e $out/$name.csv ]]; then
+    fail "$name: exit $rc, '$line'"
+  else
+    echo "ok: $name -> $line"
+  fi
+}
+expect_usage_error wrong_device "present: rxe0" "$bin/fb_rdma_write_bw" -d mlx5_9
+expect_usage_error bad_gid "-x/--gid-index" "$bin/fb_rdma_write_bw" -d rxe0 -x 200
+
+# A peer that stops answering (SIGSTOP, as a hung process would): a diagnosis within -T, not a hang.
+mpirun --oversubscribe -np 2 "$bin/fb_rdma_send_lat" -d rxe0 -s 2 -n 100000000 -T 5 > "$out/stuck.log" 2>&1 &
+launcher=$!
+sleep 6
+victim=$(pgrep -f "fb_rdma_send_lat" | sort -n | tail -1)
+kill -STOP "$victim"
+stopped_at=$(date +%s)
+wait "$launcher"
+rc=$?
+elapsed=$(($(date +%s) - stopped_at))
+kill -CONT "$victim" 2>/dev/null
+line=$(grep -m1 -E 'did not (arrive|finish)' "$out/stuck.log")
+if [[ $rc -eq 0 || -z $line || $elapsed -gt 40 ]]; then
+  fail "stopped peer: exit $rc after ${elapsed} s, '$line'"
+else
+  echo "ok: stopped peer ended after ${elapsed} s -> $line"
+fi
+
+# perftest on the same device, beside ours: a benchmark printed, never asserted.
+gbits() { python3 -c "import csv,sys; r=[x for x in csv.DictReader(open(sys.argv[1])) if x['size_bytes']==sys.argv[2]][0]; print(float(r['busbw_mean_bytes_per_s'])*8/1e9)" "$@"; }
+mpirun --oversubscribe -np 2 "$bin/fb_rdma_write_bw" -d rxe0 --minbytes 64K --maxbytes 1M --stepfactor 16 -n 2000 --csv "$out/ours_bw.csv" > /dev/null 2>&1
+mpirun --oversubscribe -np 2 "$bin/fb_rdma_write_lat" -d rxe0 -s 2 -n 2000 --csv "$out/ours_lat.csv" > /dev/null 2>&1
+for size in 65536 1048576; do
+  ib_write_bw -d rxe0 -s "$size" -n 2000 -F --report_gbits > "$out/pt_server.log" 2>&1 &
+  server=$!
+  sleep 1
+  theirs=$(ib_write_bw -d rxe0 -s "$size" -n 2000 -F --report_gbits 127.0.0.1 2>&1 | awk -v s="$size" '$1 == s {print $4}')
+  wait "$server"
+  ours=$(gbits "$out/ours_bw.csv" "$size")
+  echo "benchmark: write bw $size B: ours $ours Gb/s, ib_write_bw $theirs Gb/s, ratio $(python3 -c "print(f'{$ours/$theirs:.2f}')" 2>/dev/null)"
+done
+ib_write_lat -d rxe0 -s 2 -n 2000 -F > "$out/pt_server.log" 2>&1 &
+server=$!
+sleep 1
+theirs=$(ib_write_lat -d rxe0 -s 2 -n 2000 -F 127.0.0.1 2>&1 | awk '$1 == 2 {print $5}')
+wait "$server"
+ours=$(python3 -c "import csv; r=list(csv.DictReader(open('$out/ours_lat.csv')))[0]; print(float(r['time_median_s'])*1e6)")
+echo "benchmark: write latency 2 B: ours $ours us (median), ib_write_lat $theirs us (t_typical), ratio $(python3 -c "print(f'{$ours/$theirs:.2f}')" 2>/dev/null)"
+
+echo "rdma VM suite: $((failures == 0 ? 1 : 0)) passed, $failures failed checks, $(($(date +%s) - start)) s inside the VM"
+exit $((failures > 0))

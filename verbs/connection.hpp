@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// RC queue pairs connected by exchanging their attributes over MPI (no listening socket).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "verbs/device.hpp"
+
+namespace fabricbench::verbs {
+
+/// What a peer needs to reach one of our QPs and our exposed buffer.
+struct Endpoint {
+  std::uint32_t qpn;
+  std::uint32_t psn;
+  std::uint16_t lid;
+  std::uint8_t gid[16];
+  std::uint32_t rkey;
+  std::uint64_t address;
+};
+
+/// Swaps endpoint lists with `partner` (same length on both sides). Both must call.
+std::vector<Endpoint> exchange_endpoints(const std::vector<Endpoint>& mine, int partner, MPI_Comm comm);
+
+/// An RC QP on `hca`, created in RESET and brought to RTS by connect().
+class RcQueuePair {
+ public:
+  RcQueuePair(Hca& hca, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint32_t depth);
+  Endpoint endpoint(std::uint32_t rkey, std::uint64_t address) const;
+  /// INIT -> RTR -> RTS towards `remote`, with `mtu` capped at the port's active MTU.
+  void connect(const Endpoint& remote, ibv_mtu mtu);
+  ibv_qp* get() const { return qp_.get(); }
+
+ private:
+  Hca& hca_;
+  std::uint32_t psn_;
+  QueuePair qp_;
+};
+
+}  // namespace fabricbench::verbs

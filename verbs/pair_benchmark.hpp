@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// One pair of ranks measuring RDMA write, read or send: bandwidth with tx-depth work requests in
+// flight, or latency by ping-pong; data verified after the timed run.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "verbs/connection.hpp"
+
+namespace fabricbench::verbs {
+
+enum class Operation { kWrite, kRead, kSend };
+enum class Metric { kBandwidth, kLatency };
+
+struct PairConfig {
+  Operation operation = Operation::kWrite;
+  Metric metric = Metric::kBandwidth;
+  std::uint64_t max_bytes = 1 << 20;
+  int qps = 1;
+  std::uint32_t tx_depth = 128;
+  bool bidirectional = false;
+  ibv_mtu mtu = IBV_MTU_4096;
+  double timeout_seconds = 300;
+};
+
+/// Page-aligned host memory, freed on destruction.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(std::size_t bytes);
+  std::uint8_t* data() const { return memory_.get(); }
+
+ private:
+  struct Free {
+    void operator()(std::uint8_t* p) const noexcept;
+  };
+  std::unique_ptr<std::uint8_t, Free> memory_;
+};
+
+class PairBenchmark {
+ public:
+  /// Both ranks of the pair call; `pair_comm` holds exactly the two (rank 0 initiates). Registers
+  /// 2 x max_bytes (a local half and a half the peer reaches), creates and connects the QPs.
+  PairBenchmark(Hca& hca, const PairConfig& config, MPI_Comm pair_comm);
+
+  /// Writes this rank's pattern for `bytes` and clears what it will receive.
+  void prepare(std::uint64_t bytes);
+  /// Runs `operations` messages of `bytes` and returns this rank's elapsed seconds (latency:
+  /// seconds per one-way trip for write/send as perftest reports, the whole round trip for read).
+  double run(std::uint64_t bytes, int operations);
+  /// Bytes this rank received that differ from the peer's pattern (0 for a rank that receives none).
+  std::uint64_t count_wrong(std::uint64_t bytes) const;
+
+ private:
+  double run_bandwidth(std::uint64_t bytes, int operations);
+  double run_latency(std::uint64_t bytes, int operations);
+  void post(std::size_t qp, std::uint64_t bytes, bool signaled, std::uint64_t covered);
+  void post_receive(std::size_t qp, std::uint64_t bytes);
+  int poll(ibv_cq* cq, ibv_wc* completions, int capacity);
+  void check_deadline(const char* waiting_for);
+  bool receives_data() const;
+  std::uint8_t* local() const { return buffer_.data(); }
+  std::uint8_t* exposed() const { return buffer_.data() + config_.max_bytes; }
+
+  Hca& hca_;
+  PairConfig config_;
+  int role_;  // 0 initiates, 1 is the target
+  AlignedBuffer buffer_;
+  MemoryRegion mr_;
+  CompletionQueue send_cq_;
+  CompletionQueue recv_cq_;
+  std::vector<RcQueuePair> qps_;
+  std::vector<Endpoint> remote_;
+  std::uint64_t receive_bytes_ = 0;  // size the posted receives were sized for
+  std::uint8_t marker_ = 0;          // write latency: value of the last byte of the current trip
+  double wait_start_ = 0;
+};
+
+/// The byte `index` of a message of `bytes` sent by `role`: never constant, differs per size.
+inline std::uint8_t pattern_byte(int role, std::uint64_t bytes, std::uint64_t index) {
+  return static_cast<std::uint8_t>((index * 131 + bytes * 7 + static_cast<std::uint64_t>(role) * 29 + 1) & 0xff);
+}
+
+}  // namespace fabricbench::verbs

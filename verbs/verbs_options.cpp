@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "verbs/verbs_options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/error.hpp"
+#include "common/options.hpp"
+#include "common/output_file.hpp"
+
+namespace fabricbench::verbs {
+
+ibv_mtu mtu_enum(int mtu) {
+  switch (mtu) {
+    case 256: return IBV_MTU_256;
+    case 512: return IBV_MTU_512;
+    case 1024: return IBV_MTU_1024;
+    case 2048: return IBV_MTU_2048;
+    case 4096: return IBV_MTU_4096;
+    default: throw UsageError(fmt::format("-m/--mtu {}: valid MTUs are 256, 512, 1024, 2048, 4096", mtu));
+  }
+}
+
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric metric, int argc, const char* const* argv,
+                                           bool check_paths) {
+  ParsedVerbsCommandLine parsed;
+  VerbsOptions& o = parsed.options;
+  CLI::App app(fmt::format("{}: RDMA {} between pairs of MPI ranks (rank i with i + n/2), data verified.", program,
+                           metric == Metric::kBandwidth ? "bandwidth" : "latency"),
+               program);
+  app.get_formatter()->column_width(34);
+  std::string size_text, min_text, max_text, memory_text;
+  std::vector<std::string> tag_texts;
+  bool all_sizes = false, report_gbits = false, use_cuda_dmabuf = false;
+  std::optional<int> use_cuda;
+  app.add_option("-d,--ib-dev", o.device, "RDMA device (ibv_devices lists them) [the first]");
+  app.add_option("-i,--ib-port", o.port, "port of the device [1]");
+  app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]");
+  auto* size_opt = app.add_option("-s,--size", size_text, "one message size (K/M/G suffixes) [64K bw, 2 latency]");
+  app.add_flag("-a,--all", all_sizes, "all sizes from 2 B to 8 MiB, doubling (perftest's -a)");
+  auto* min_opt = app.add_option("--minbytes", min_text, "sweep: smallest size");
+  auto* max_opt = app.add_option("--maxbytes", max_text, "sweep: largest size");
+  auto* factor_opt = app.add_option("--stepfactor", o.sweep.factor, "sweep: multiply by this factor (> 1) [2]");
+  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "messages per size [bw 5000, latency 1000]");
+  auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n");
+  app.add_option("-w,--warmup", o.warmup, "untimed messages per size [bw: tx depth, latency: 100]");
+  app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
+  app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
+  app.add_flag("-b,--bidirectional", o.bidirectional, "both ranks of a pair send at once (bandwidth)");
+  app.add_option("-m,--mtu", o.mtu, "path MTU: 256..4096, capped at the port's [4096]");
+  app.add_flag("--report_gbits,--report-gbits", report_gbits, "bandwidth in Gb/s (the default)");
+  app.add_flag("--report-mibs", o.report_mibs, "bandwidth in MiB/s");
+  app.add_option("--use_cuda", use_cuda, "GPU memory on this GPU (GPUDirect RDMA through nvidia-peermem)");
+  app.add_flag("--use_cuda_dmabuf", use_cuda_dmabuf, "register GPU memory through dma-buf");
+  app.add_option("--mem", memory_text, "memory: host, cuda, cuda-dmabuf, staged [host]");
+  app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]");
+  app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]");
+  app.add_option("-T,--timeout", o.timeout_seconds, "seconds a wait on the peer may take; 0 off [300]");
+  app.add_option("--csv", o.csv_path, "write rows as CSV to this file");
+  app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
+  app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
+  app.add_option("--progress", o.progress, "row k of N on stderr: on, off, auto [auto]");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    parsed.help_text = app.help();
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("{} (see --help)", e.what()));
+  }
+
+  const bool bandwidth = metric == Metric::kBandwidth;
+  if (o.iterations == 0) o.iterations = bandwidth ? 5000 : 1000;
+  if (o.warmup == 0) o.warmup = bandwidth ? o.tx_depth : 100;
+  const bool sweep_given = min_opt->count() || max_opt->count() || factor_opt->count();
+  if (size_opt->count() && (all_sizes || sweep_given))
+    throw UsageError("-s/--size with -a or --minbytes/--maxbytes: give one size or a sweep");
+  if (all_sizes && (min_opt->count() || max_opt->count()))
+    throw UsageError("-a/--all with --minbytes/--maxbytes: -a is 2 B .. 8 MiB; give either");
+  if (size_opt->count()) {
+    o.sweep.min_bytes = o.sweep.max_bytes = parse_bytes(size_text, "-s/--size");
+  } else if (all_sizes) {
+    o.sweep.min_bytes = 2;
+    o.sweep.max_bytes = 8 << 20;
+  } else if (sweep_given) {
+    o.sweep.min_bytes = parse_bytes(min_text.empty() ? "2" : min_text, "--minbytes");
+    o.sweep.max_bytes = parse_bytes(max_text.empty() ? "8M" : max_text, "--maxbytes");
+  } else {
+    o.sweep.min_bytes = o.sweep.max_bytes = bandwidth ? 65536 : 2;
+  }
+  if (o.sweep.min_bytes > o.sweep.max_bytes)
+    throw UsageError(
+        fmt::format("--minbytes ({} B) is larger than --maxbytes ({} B)", o.sweep.min_bytes, o.sweep.max_bytes));
+  if (!(o.sweep.factor > 1))
+    throw UsageError(fmt::format("--stepfactor must be greater than 1 (got {:g})", o.sweep.factor));
+  if (o.sweep.max_bytes > (1ull << 31))
+    throw UsageError(fmt::format("size {} B is above the 2 GiB a verbs message can carry", o.sweep.max_bytes));
+  if (iters_opt->count() && duration_opt->count())
+    throw UsageError("-n/--iters and -D/--duration both given: choose one");
+  if (o.iterations < 1) throw UsageError(fmt::format("-n/--iters must be at least 1 (got {})", o.iterations));
+  if (o.duration_seconds && !(*o.duration_seconds > 0))
+    throw UsageError("-D/--duration must be a positive number of seconds");
+  if (o.warmup < 0) throw UsageError("-w/--warmup must be 0 or more");
+  if (o.qps < 1 || o.qps > 64) throw UsageError(fmt::format("-q/--qp must be 1..64 (got {})", o.qps));
+  if (o.tx_depth < 1 || o.tx_depth > 8192)
+    throw UsageError(fmt::format("-t/--tx-depth must be 1..8192 (got {})", o.tx_depth));
+  if (!bandwidth && (o.qps != 1 || o.bidirectional))
+    throw UsageError("-q and -b are bandwidth options: a latency test is one ping-pong on one QP");
+  mtu_enum(o.mtu);
+  if (report_gbits && o.report_mibs) throw UsageError("--report_gbits and --report-mibs both given: choose one unit");
+  if (!(o.warn_percent <= o.pass_percent) || o.warn_percent < 0 || o.pass_percent > 100)
+    throw UsageError(
+        fmt::format("--warn ({:g}) must be at most --pass ({:g}), both 0..100", o.warn_percent, o.pass_percent));
+  if (o.timeout_seconds < 0) throw UsageError("-T/--timeout must be 0 (off) or positive");
+  if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
+    throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
+
+  if (use_cuda && use_cuda_dmabuf)
+    memory_text = memory_text.empty() ? "cuda-dmabuf" : memory_text;
+  else if (use_cuda)
+    memory_text = memory_text.empty() ? "cuda" : memory_text;
+  else if (use_cuda_dmabuf)
+    throw UsageError("--use_cuda_dmabuf needs --use_cuda=<gpu>");
+  if (!memory_text.empty()) o.memory = memory_text;
+  if (o.memory != "host" && o.memory != "cuda" && o.memory != "cuda-dmabuf" && o.memory != "staged")
+    throw UsageError(fmt::format("--mem: unknown memory '{}'; valid: host, cuda, cuda-dmabuf, staged", o.memory));
+  if (o.memory != "host")
+    throw UsageError(
+        fmt::format("--mem {}: GPU memory backends are not available in this build yet; use --mem host", o.memory));
+
+  for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
+  if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
+  if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
+  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
+  return parsed;
+}
+
+}  // namespace fabricbench::verbs

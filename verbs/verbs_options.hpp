@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flags perftest users type, plus the suite's output and sweep flags.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/sizes.hpp"
+#include "verbs/pair_benchmark.hpp"
+
+namespace fabricbench::verbs {
+
+struct VerbsOptions {
+  std::string device;                      ///< -d; empty = the first device
+  int port = 1;                            ///< -i
+  int gid_index = -1;                      ///< -x; -1 = chosen like perftest
+  SweepSpec sweep;                         ///< -s / -a / --minbytes --maxbytes --stepfactor
+  int iterations = 0;                      ///< -n; 0 = the metric's default
+  std::optional<double> duration_seconds;  ///< -D: measure each size this long instead of -n
+  int warmup = 0;
+  int qps = 1;
+  int tx_depth = 128;
+  bool bidirectional = false;
+  int mtu = 4096;
+  bool report_mibs = false;  ///< --report-mibs; Gb/s otherwise
+  std::string memory = "host";
+  double pass_percent = 90;
+  double warn_percent = 70;
+  double timeout_seconds = 300;
+  std::string csv_path, json_path, progress = "auto";
+  std::vector<std::pair<std::string, std::string>> tags;
+};
+
+struct ParsedVerbsCommandLine {
+  VerbsOptions options;
+  std::optional<std::string> help_text;
+};
+
+/// Parses and validates argv (everything that needs no device). Throws UsageError naming the flag.
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric metric, int argc, const char* const* argv,
+                                           bool check_paths);
+
+/// ibv_mtu for 256..4096; throws UsageError for anything else.
+ibv_mtu mtu_enum(int mtu);
+
+}  // namespace fabricbench::verbs
