@@ -28,7 +28,8 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
-    return std::make_unique<NcclBackend>(topology, NcclSettings{o.gpus_per_process, o.gpu_offset, o.graph_iterations, o.timeout_seconds});
+    return std::make_unique<NcclBackend>(
+        topology, NcclSettings{o.gpus_per_process, o.gpu_offset, o.graph_iterations, o.timeout_seconds});
 #else
     throw UsageError(
         "--backend nccl: this build has no NCCL backend (configure found no CUDA toolkit or NCCL; see its summary)");

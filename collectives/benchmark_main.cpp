@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/mpi.hpp"
 #include "common/output_file.hpp"
+#include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "common/watchdog.hpp"
@@ -69,7 +70,8 @@ std::unique_ptr<ReporterTee> make_reporters(const CollectiveOptions& o) {
   tee->attach(make_table_reporter(stdout));
   if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
   if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
-  if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: redrawn under the table
+  if (auto progress = make_progress_reporter(o.progress))
+    tee->attach(std::move(progress));  // last: redrawn under the table
   return tee;
 }
 
@@ -105,10 +107,11 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     header.context["tags"] = join_tags(o.tags);
     header.context["rank_context"] = nlohmann::json::array();
     for (const std::string& text : rank_contexts) header.context["rank_context"].push_back(nlohmann::json::parse(text));
-    header.title = fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program,
-                               backend.name(), backend.ranks(), topology.ranks_per_host.size(), name_of(o.rank_reduction),
-                               o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
-                                                   : fmt::format("{} samples", o.iterations));
+    header.title =
+        fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program, backend.name(),
+                    backend.ranks(), topology.ranks_per_host.size(), name_of(o.rank_reduction),
+                    o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
+                                        : fmt::format("{} samples", o.iterations));
     header.planned_rows = planned_rows(o);
     reporters->begin(header);
   }
@@ -138,26 +141,9 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
 }  // namespace
 
 int benchmark_main(const Collective& c, int argc, char** argv) {
-  const std::string program = std::filesystem::path(argv[0]).filename().string();
-  install_interrupt_notice();
-  try {
-    mpi::Session session(argc, argv);
-    const mpi::Topology topology = mpi::discover_topology();
-    try {
-      return run(program, c, argc, argv, topology);
-    } catch (const UsageError& e) {
-      if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-      return kExitUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, kExitFailure);  // peers may sit in a collective: end them too
-      return kExitFailure;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
-    return kExitFailure;
-  }
+  return run_mpi_program(argc, argv, [&](const std::string& program, const mpi::Topology& topology) {
+    return run(program, c, argc, argv, topology);
+  });
 }
 
 }  // namespace fabricbench::collectives

@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <charconv>
 
+#include "common/cli.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 
@@ -136,13 +136,9 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--inject-fault", fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    parsed.help_text = app.help();
+  if (auto help = parse_or_help(app, argc, argv)) {
+    parsed.help_text = std::move(help);
     return parsed;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("{} (see --help)", e.what()));
   }
   (void)min_opt;
   (void)max_opt;

@@ -11,6 +11,7 @@
 #include "common/mpi.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
+#include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/sampling.hpp"
 #include "common/watchdog.hpp"
@@ -250,26 +251,9 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
 }  // namespace
 
 int verbs_main(Operation operation, Metric metric, int argc, char** argv) {
-  const std::string program = std::filesystem::path(argv[0]).filename().string();
-  install_interrupt_notice();
-  try {
-    mpi::Session session(argc, argv);
-    const mpi::Topology topology = mpi::discover_topology();
-    try {
-      return run(program, operation, metric, argc, argv, topology);
-    } catch (const UsageError& e) {
-      if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-      return kExitUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, kExitFailure);
-      return kExitFailure;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
-    return kExitFailure;
-  }
+  return run_mpi_program(argc, argv, [&](const std::string& program, const mpi::Topology& topology) {
+    return run(program, operation, metric, argc, argv, topology);
+  });
 }
 
 }  // namespace fabricbench::verbs

@@ -3,8 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
-
+#include "common/cli.hpp"
 #include "common/error.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
@@ -61,13 +60,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
   app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
   app.add_option("--progress", o.progress, "row k of N on stderr: on, off, auto [auto]");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    parsed.help_text = app.help();
+  if (auto help = parse_or_help(app, argc, argv)) {
+    parsed.help_text = std::move(help);
     return parsed;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("{} (see --help)", e.what()));
   }
 
   const bool bandwidth = metric == Metric::kBandwidth;

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a CLI11 parser the way every fabricbench executable wants it.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace fabricbench {
+
+/// Parses argv with `app`. Returns the help text when --help was asked for (print it, exit 0);
+/// throws UsageError with CLI11's one-line message for unknown flags or garbled values.
+inline std::optional<std::string> parse_or_help(CLI::App& app, int argc, const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return app.help();
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("{} (see --help)", e.what()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/program.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "common/output_file.hpp"
+
+namespace fabricbench {
+
+int run_mpi_program(int argc, char** argv,
+                    const std::function<int(const std::string& program, const mpi::Topology& topology)>& body) {
+  const std::string program = std::filesystem::path(argv[0]).filename().string();
+  install_interrupt_notice();
+  try {
+    mpi::Session session(argc, argv);
+    const mpi::Topology topology = mpi::discover_topology();
+    try {
+      return body(program, topology);
+    } catch (const UsageError& e) {
+      if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+      return kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+      return kExitFailure;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
+    return kExitFailure;
+  }
+}
+
+}  // namespace fabricbench

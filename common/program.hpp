@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one place where an MPI-launched fabricbench executable stops exceptions.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "common/mpi.hpp"
+
+namespace fabricbench {
+
+/// Starts MPI, finds the topology and runs `body(program, topology)`, returning its exit code.
+/// A UsageError (all ranks agreed on it) prints "program: error: ..." once, from rank 0, and
+/// returns 2. Any other exception prints "[rank r on host] program: error: <chain>" and
+/// MPI_Aborts with 3, so no peer is left waiting in a collective.
+int run_mpi_program(int argc, char** argv,
+                    const std::function<int(const std::string& program, const mpi::Topology& topology)>& body);
+
+}  // namespace fabricbench
