@@ -82,8 +82,10 @@ for module in $(cat /modules.order); do
 done
 work=$(sed -n 's/.* fb_work=\([^ ]*\).*/\1/p' /proc/cmdline)
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro hostroot /newroot
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work "/newroot$work"
 for d in tmp var/tmp run root dev/shm; do mount -t tmpfs tmpfs "/newroot/$d" 2>/dev/null; done
+# After the tmpfs mounts, so a repository under /tmp (a CI clone) is not hidden by them.
+mkdir -p "/newroot$work" 2>/dev/null
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work "/newroot$work"
 mount -t proc proc /newroot/proc
 mount -t sysfs sys /newroot/sys
 mount -t devtmpfs dev /newroot/dev
