@@ -14,6 +14,7 @@
 #include <string>
 
 #include "micro_common.hpp"
+#include "verbs/resources.hpp"
 
 #if FABRICBENCH_HAVE_CUDA
 #include <cuda.h>
@@ -24,17 +25,10 @@
 
 namespace {
 
-template <auto Destroy>
-struct Deleter {
-  template <class T>
-  void operator()(T* handle) const noexcept {
-    if (handle) Destroy(handle);
-  }
-};
-using DeviceList = std::unique_ptr<ibv_device*, Deleter<ibv_free_device_list>>;
-using Context = std::unique_ptr<ibv_context, Deleter<ibv_close_device>>;
-using ProtectionDomain = std::unique_ptr<ibv_pd, Deleter<ibv_dealloc_pd>>;
-using MemoryRegion = std::unique_ptr<ibv_mr, Deleter<ibv_dereg_mr>>;
+using fabricbench::verbs::Context;
+using fabricbench::verbs::DeviceList;
+using fabricbench::verbs::MemoryRegion;
+using fabricbench::verbs::ProtectionDomain;
 
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
