@@ -439,8 +439,44 @@ def test_gpu(runner, _):
     print("forced NCCL failure (NCCL_NET=bogus): " + next(l for l in lines if "[rank 0 on " in l))
 
 
+GPU_MEMORY = ["cuda", "cuda-dmabuf", "staged"]
+VERBS_PROGRAMS = [f"rdma_{op}_{metric}" for op in ("write", "read", "send") for metric in ("bw", "lat")]
+
+
+def rdma_devices():
+    root = Path("/sys/class/infiniband")
+    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+
+def test_gpu_verbs(runner, _):
+    """The verbs benchmarks on GPU memory. With an RDMA device: every program on every GPU memory
+    kind, data verified. Without one (a GPU node with no HCA): each says so in one line, exit 2."""
+    gpus = gpu_count()
+    if gpus == 0:
+        print("SKIP: no CUDA GPU on this machine (nvidia-smi -L lists none); run scripts/gpu-test.sh on a GPU node")
+        sys.exit(SKIP)
+    devices = rdma_devices()
+    for memory in GPU_MEMORY:
+        for program in VERBS_PROGRAMS if devices else ["rdma_write_bw"]:
+            with tempfile.TemporaryDirectory() as tmp:
+                result = runner.run(program, 2, ["--mem", memory, "-a", "-n", "50", "--csv", f"{tmp}/r.csv"])
+                if not devices:
+                    lines = own_lines(result.stderr)
+                    expect(result.returncode == 2 and len(lines) == 1 and "no RDMA device" in lines[0]
+                           and not os.path.exists(f"{tmp}/r.csv"),
+                           f"{program} --mem {memory} without an RDMA device: exit {result.returncode}, {lines}")
+                    print(f"{program} --mem {memory}, no RDMA device here: exit 2, {lines[0]}")
+                    continue
+                expect(result.returncode == 0, f"{program} --mem {memory}: exit {result.returncode}\n{result.stderr}")
+                rows = read_csv(f"{tmp}/r.csv")
+                expect(rows and all(int(r["wrong"]) == 0 and r["placement"] == memory for r in rows),
+                       f"{program} --mem {memory}: rows {rows[:3]}")
+                print(f"{program} --mem {memory} on {devices[0]}: {len(rows)} sizes, data verified")
+
+
 TESTS = {
     "gpu": test_gpu,
+    "gpu-verbs": test_gpu_verbs,
     "correctness": test_correctness,
     "types": test_types,
     "fault-wrong": test_fault_wrong,

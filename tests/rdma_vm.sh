@@ -46,6 +46,8 @@ for test in write_lat read_lat send_lat; do
 done
 run write_bw_bidirectional 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -b -n 1024
 run write_bw_two_pairs 3 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024  # two pairs and their total
+run write_bw_four_qps 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -q 4 -n 1024
+run send_bw_two_qps 1 -np 2 "$bin/fb_rdma_send_bw" -d rxe0 -s 4K -q 2 -n 1024
 
 # Errors that can be produced for real: one line, exit 2, no file.
 expect_usage_error() {  # NAME FRAGMENT ARGS...
@@ -57,12 +59,17 @@ expect_usage_error() {  # NAME FRAGMENT ARGS...
   line=$(grep -m1 'error:' "$out/$name.log")
   if [[ $rc -ne 2 || $line != *"$fragment"* || -e $out/$name.csv ]]; then
     fail "$name: exit $rc, '$line'"
+    return 1
   else
     echo "ok: $name -> $line"
   fi
 }
 expect_usage_error wrong_device "present: rxe0" "$bin/fb_rdma_write_bw" -d mlx5_9
 expect_usage_error bad_gid "-x/--gid-index" "$bin/fb_rdma_write_bw" -d rxe0 -x 200
+expect_usage_error gpu_memory_without_gpu "no CUDA GPU" "$bin/fb_rdma_write_bw" -d rxe0 --mem staged
+# Without CAP_IPC_LOCK (dropped from the bounding set, as for a normal user) a low memlock limit bites.
+(ulimit -l 64 && expect_usage_error memlock_too_low "memlock limit is 64 KiB" \
+  setpriv --bounding-set=-ipc_lock "$bin/fb_rdma_write_bw" -d rxe0 -s 1M) || failures=$((failures + 1))
 
 # A peer that stops answering (SIGSTOP, as a hung process would): a diagnosis within -T, not a hang.
 mpirun --oversubscribe -np 2 "$bin/fb_rdma_send_lat" -d rxe0 -s 2 -n 100000000 -T 5 > "$out/stuck.log" 2>&1 &

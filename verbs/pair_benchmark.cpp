@@ -24,23 +24,19 @@ constexpr int kPollBatch = 16;
 
 }  // namespace
 
-AlignedBuffer::AlignedBuffer(std::size_t bytes) {
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t rounded = std::max(page, (bytes + page - 1) / page * page);
-  auto* memory = static_cast<std::uint8_t*>(std::aligned_alloc(page, rounded));
-  if (!memory) throw std::bad_alloc();
-  std::memset(memory, 0, rounded);
-  memory_.reset(memory);
-}
-
-void AlignedBuffer::Free::operator()(std::uint8_t* p) const noexcept { std::free(p); }
-
-PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, MPI_Comm pair_comm)
-    : hca_(hca), config_(config), buffer_(2 * config.max_bytes) {
+PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<MessageMemory> memory,
+                             MPI_Comm pair_comm)
+    : hca_(hca), config_(config), memory_(std::move(memory)) {
   MPI_Comm_rank(pair_comm, &role_);
   constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  mr_.reset(ibv_reg_mr(hca.pd.get(), buffer_.data(), 2 * config.max_bytes, kAccess));
-  if (!mr_) throw_errno(fmt::format("ibv_reg_mr of {} bytes on {}", 2 * config.max_bytes, hca.name));
+  try {
+    mr_ = memory_->register_with(hca.pd.get(), kAccess);
+  } catch (...) {
+    rethrow_with_context(fmt::format("registering {} B of {} memory on {}", 2 * config.max_bytes,
+                                     memory_->describe(), hca.name));
+  }
+  write_with_immediate_ = config.operation == Operation::kWrite &&
+                          (config.metric == Metric::kLatency ? !memory_->host_visible() : memory_->kind() == MemoryKind::kStaged);
   const int depth = static_cast<int>(config.tx_depth) * config.qps;
   send_cq_.reset(ibv_create_cq(hca.context.get(), depth, nullptr, nullptr, 0));
   recv_cq_.reset(ibv_create_cq(hca.context.get(), depth, nullptr, nullptr, 0));
@@ -54,6 +50,10 @@ PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, MPI_Comm pair_c
   for (int i = 0; i < config.qps; ++i) qps_[i].connect(remote_[i], config.mtu);
 }
 
+bool PairBenchmark::posts_receives() const {
+  return config_.operation == Operation::kSend || write_with_immediate_;
+}
+
 bool PairBenchmark::receives_data() const {
   if (config_.metric == Metric::kLatency) return config_.operation != Operation::kRead || role_ == 0;
   if (config_.bidirectional) return true;
@@ -62,11 +62,16 @@ bool PairBenchmark::receives_data() const {
 
 void PairBenchmark::prepare(std::uint64_t bytes) {
   // Write and send move local -> peer's exposed half; read moves the peer's exposed half -> local.
-  std::uint8_t* source = config_.operation == Operation::kRead ? exposed() : local();
-  std::uint8_t* target = config_.operation == Operation::kRead ? local() : exposed();
-  for (std::uint64_t i = 0; i < bytes; ++i) source[i] = pattern_byte(role_, bytes, i);
-  std::memset(target, 0, bytes);
-  if (config_.operation == Operation::kSend && receive_bytes_ != bytes) {
+  const bool read = config_.operation == Operation::kRead;
+  const std::size_t source = read ? exposed_offset() : kLocal;
+  const std::size_t target = read ? kLocal : exposed_offset();
+  std::vector<std::uint8_t> pattern(bytes);
+  for (std::uint64_t i = 0; i < bytes; ++i) pattern[i] = pattern_byte(role_, bytes, i);
+  memory_->store(source, pattern.data(), bytes);
+  memory_->clear(target, bytes);
+  // Nothing tells the target of a read when it happens: its bytes are staged once, here.
+  if (read) memory_->stage_out(source, bytes);
+  if (posts_receives() && receive_bytes_ != bytes) {
     // Receives posted for an earlier size stay valid: they were sized for the largest message.
     if (receive_bytes_ == 0)
       for (std::size_t qp = 0; qp < qps_.size(); ++qp)
@@ -86,7 +91,10 @@ void PairBenchmark::post(std::size_t qp, std::uint64_t bytes, bool signaled, std
   wr.wr_id = covered;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  wr.opcode = config_.operation == Operation::kSend ? IBV_WR_SEND : (read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE);
+  wr.opcode = config_.operation == Operation::kSend ? IBV_WR_SEND
+              : read                                  ? IBV_WR_RDMA_READ
+              : write_with_immediate_                 ? IBV_WR_RDMA_WRITE_WITH_IMM
+                                                      : IBV_WR_RDMA_WRITE;
   wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
   if (config_.operation != Operation::kSend) {
     wr.wr.rdma.remote_addr = remote_[qp].address;
@@ -134,7 +142,8 @@ double PairBenchmark::run(std::uint64_t bytes, int operations) {
 
 double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
   const bool sends = role_ == 0 || config_.bidirectional;
-  const bool receives = config_.operation == Operation::kSend && (role_ == 1 || config_.bidirectional);
+  const bool receives = posts_receives() && (role_ == 1 || config_.bidirectional);
+  const bool read = config_.operation == Operation::kRead;
   const std::size_t queues = qps_.size();
   // Completions are requested every `signal_every` WRs per QP (and on each QP's last), each
   // carrying in wr_id how many WRs it retires: fewer interrupts of the pipeline, depth kept full.
@@ -156,6 +165,7 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
         ++since_signal[qp];
         const bool last_on_qp = index + queues >= total;
         const bool signaled = since_signal[qp] >= signal_every || last_on_qp;
+        if (!read) memory_->stage_out(kLocal, bytes);
         post(qp, bytes, signaled, signaled ? since_signal[qp] : 0);
         if (signaled) since_signal[qp] = 0;
         ++posted[qp];
@@ -170,9 +180,14 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
           qps_.begin();
       completed[qp] += completions[i].wr_id;
       completed_total += completions[i].wr_id;
+      if (read)  // every message read lands in the bounce buffer and is copied on
+        for (std::uint64_t m = 0; m < completions[i].wr_id; ++m) memory_->stage_in(kLocal, bytes);
     }
     int r = receives ? poll(recv_cq_.get(), completions, kPollBatch) : 0;
-    for (int i = 0; i < r; ++i) post_receive(completions[i].wr_id, config_.max_bytes);
+    for (int i = 0; i < r; ++i) {
+      memory_->stage_in(exposed_offset(), bytes);
+      post_receive(completions[i].wr_id, config_.max_bytes);
+    }
     received += static_cast<std::uint64_t>(r);
     if (n + r > 0) {
       wait_start_ = now_seconds();
@@ -197,18 +212,22 @@ double PairBenchmark::run_latency(std::uint64_t bytes, int operations) {
     for (int i = 0; client && i < operations; ++i) {
       post(0, bytes, true, 1);
       await(send_cq_.get(), "an RDMA read completion");
+      memory_->stage_in(kLocal, bytes);
     }
     return client ? now_seconds() - start : 0;
   }
   // Ping-pong: the client sends then waits for the reply; the server waits then replies.
+  const bool poll_last_byte = config_.operation == Operation::kWrite && !write_with_immediate_;
   auto send_leg = [&] {
-    if (config_.operation == Operation::kWrite) local()[bytes - 1] = marker_;
+    memory_->stage_out(kLocal, bytes);
+    if (poll_last_byte) local()[bytes - 1] = marker_;
     post(0, bytes, true, 1);
     await(send_cq_.get(), config_.operation == Operation::kWrite ? "an RDMA write completion" : "a send completion");
   };
   auto receive_leg = [&] {
-    if (config_.operation == Operation::kSend) {
+    if (!poll_last_byte) {
       await(recv_cq_.get(), "the peer's message");
+      memory_->stage_in(exposed_offset(), bytes);
       post_receive(0, config_.max_bytes);
       return;
     }
@@ -218,6 +237,7 @@ double PairBenchmark::run_latency(std::uint64_t bytes, int operations) {
     std::uint64_t spins = 0;
     while (*last != marker_)
       if (++spins % 65536 == 0) check_deadline("the peer's RDMA write");
+    memory_->stage_in(exposed_offset(), bytes);
   };
   for (int i = 0; i < operations; ++i) {
     marker_ = static_cast<std::uint8_t>(marker_ % 255 + 1);  // the same sequence on both sides
@@ -234,10 +254,13 @@ double PairBenchmark::run_latency(std::uint64_t bytes, int operations) {
 
 std::uint64_t PairBenchmark::count_wrong(std::uint64_t bytes) const {
   if (!receives_data()) return 0;
-  const std::uint8_t* received = config_.operation == Operation::kRead ? local() : exposed();
-  // Write latency keeps a trip counter in the last byte.
-  const std::uint64_t checked =
-      config_.operation == Operation::kWrite && config_.metric == Metric::kLatency ? bytes - 1 : bytes;
+  std::vector<std::uint8_t> received(bytes);
+  memory_->load(config_.operation == Operation::kRead ? kLocal : exposed_offset(), received.data(), bytes);
+  // Write latency polling memory keeps a trip counter in the last byte.
+  const std::uint64_t checked = config_.operation == Operation::kWrite && config_.metric == Metric::kLatency &&
+                                        !write_with_immediate_
+                                    ? bytes - 1
+                                    : bytes;
   std::uint64_t wrong = 0;
   for (std::uint64_t i = 0; i < checked; ++i) wrong += received[i] != pattern_byte(1 - role_, bytes, i);
   return wrong;

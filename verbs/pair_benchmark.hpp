@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "verbs/connection.hpp"
+#include "verbs/message_memory.hpp"
 
 namespace fabricbench::verbs {
 
@@ -27,24 +28,12 @@ struct PairConfig {
   double timeout_seconds = 300;
 };
 
-/// Page-aligned host memory, freed on destruction.
-class AlignedBuffer {
- public:
-  explicit AlignedBuffer(std::size_t bytes);
-  std::uint8_t* data() const { return memory_.get(); }
-
- private:
-  struct Free {
-    void operator()(std::uint8_t* p) const noexcept;
-  };
-  std::unique_ptr<std::uint8_t, Free> memory_;
-};
-
 class PairBenchmark {
  public:
-  /// Both ranks of the pair call; `pair_comm` holds exactly the two (rank 0 initiates). Registers
-  /// 2 x max_bytes (a local half and a half the peer reaches), creates and connects the QPs.
-  PairBenchmark(Hca& hca, const PairConfig& config, MPI_Comm pair_comm);
+  /// Both ranks of the pair call; `pair_comm` holds exactly the two (rank 0 initiates). `memory`
+  /// holds 2 x max_bytes (a local half and a half the peer reaches); registers it, creates and
+  /// connects the QPs.
+  PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<MessageMemory> memory, MPI_Comm pair_comm);
 
   /// Writes this rank's pattern for `bytes` and clears what it will receive.
   void prepare(std::uint64_t bytes);
@@ -62,14 +51,21 @@ class PairBenchmark {
   int poll(ibv_cq* cq, ibv_wc* completions, int capacity);
   void check_deadline(const char* waiting_for);
   bool receives_data() const;
-  std::uint8_t* local() const { return buffer_.data(); }
-  std::uint8_t* exposed() const { return buffer_.data() + config_.max_bytes; }
+  bool posts_receives() const;
+  /// Offsets in the memory of the half this rank sends from and the half the peer reaches.
+  static constexpr std::size_t kLocal = 0;
+  std::size_t exposed_offset() const { return config_.max_bytes; }
+  std::uint8_t* local() const { return memory_->wire() + kLocal; }
+  std::uint8_t* exposed() const { return memory_->wire() + exposed_offset(); }
 
   Hca& hca_;
   PairConfig config_;
   int role_;  // 0 initiates, 1 is the target
-  AlignedBuffer buffer_;
+  std::unique_ptr<MessageMemory> memory_;
   MemoryRegion mr_;
+  // Writes carry an immediate when the target must act on each arrival: the staged path copies
+  // every message to the GPU, and the CPU cannot poll a byte in GPU memory for write latency.
+  bool write_with_immediate_ = false;
   CompletionQueue send_cq_;
   CompletionQueue recv_cq_;
   std::vector<RcQueuePair> qps_;

@@ -57,6 +57,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
   std::string error, help;
   VerbsOptions o;
   Hca hca;
+  std::unique_ptr<MessageMemory> memory;
   try {
     ParsedVerbsCommandLine parsed = parse_verbs_options(program, metric, argc, argv, topology.rank == 0);
     if (parsed.help_text) {
@@ -68,10 +69,12 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
             fmt::format("{} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs (rank i "
                         "with rank i + k); got {}",
                         program, topology.size));
-      check_memlock(2 * o.sweep.max_bytes);
+      // GPU memory is pinned by the GPU driver, not against RLIMIT_MEMLOCK.
+      if (o.memory == MemoryKind::kHost || o.memory == MemoryKind::kStaged) check_memlock(2 * o.sweep.max_bytes);
       hca = open_hca(o.device, o.port, o.gid_index);
+      memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * o.sweep.max_bytes);
     }
-  } catch (const UsageError& e) {
+  } catch (const Error& e) {  // usage, or a node that cannot run this: every rank takes the same exit
     error = fmt::format("{} {}", topology.size > 1 ? topology.label() : std::string(), e.what());
   }
   error = mpi::agree_on_error(error);
@@ -89,10 +92,11 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
   PairConfig config{operation,       metric,          o.sweep.max_bytes, o.qps, static_cast<std::uint32_t>(o.tx_depth),
                     o.bidirectional, mtu_enum(o.mtu), o.timeout_seconds};
   watchdog.set_activity(fmt::format("connecting pair {} on {}", pair, hca.name));
+  const std::string memory_description = memory->describe();
   std::optional<PairBenchmark> bench;
   {
     Watchdog::Scope wait(watchdog);
-    bench.emplace(hca, config, pair_comm);
+    bench.emplace(hca, config, std::move(memory), pair_comm);
   }
 
   const bool latency = metric == Metric::kLatency;
@@ -115,6 +119,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
     header.context = capture_context(topology, std::vector<std::string>(argv, argv + argc));
     header.context["backend"] = "verbs";
     header.context["operation"] = operation_name(operation);
+    header.context["memory"] = memory_description;
     header.context["device"] = {{"name", hca.name},
                                 {"port", hca.port.number},
                                 {"gid_index", hca.gid_index},
@@ -123,9 +128,10 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
                                 {"link_layer", hca.port.ethernet ? "Ethernet" : "InfiniBand"},
                                 {"line_rate_gbps", hca.port.line_rate_gbps},
                                 {"nominal_rate", hca.port.nominal_rate}};
-    header.title = fmt::format("{}: {} pair(s) (rank i with i + {}), {} port {} GID {}, {} QP(s), tx depth {}, {}",
-                               program, pairs, pairs, hca.name, static_cast<int>(hca.port.number), hca.gid_index, o.qps,
-                               o.tx_depth, o.bidirectional ? "bidirectional" : "unidirectional");
+    header.title =
+        fmt::format("{}: {} pair(s) (rank i with i + {}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory",
+                    program, pairs, pairs, hca.name, static_cast<int>(hca.port.number), hca.gid_index, o.qps,
+                    o.tx_depth, o.bidirectional ? "bidirectional" : "unidirectional", memory_description);
     header.planned_rows = sizes.size() * (pairs > 1 ? pairs + 1 : 1);
     reporters->begin(header);
   }
@@ -180,7 +186,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
           row.collective = operation_name(operation);
           row.dtype = "byte";
           row.op = "none";
-          row.placement = o.memory;
+          row.placement = memory_kind_name(o.memory);
           row.pair = p;
           row.size_bytes = bytes;
           row.count = bytes;

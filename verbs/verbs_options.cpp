@@ -51,8 +51,10 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   app.add_flag("--report_gbits,--report-gbits", report_gbits, "bandwidth in Gb/s (the default)");
   app.add_flag("--report-mibs", o.report_mibs, "bandwidth in MiB/s");
   app.add_option("--use_cuda", use_cuda, "GPU memory on this GPU (GPUDirect RDMA through nvidia-peermem)");
-  app.add_flag("--use_cuda_dmabuf", use_cuda_dmabuf, "register GPU memory through dma-buf");
-  app.add_option("--mem", memory_text, "memory: host, cuda, cuda-dmabuf, staged [host]");
+  app.add_flag("--use_cuda_dmabuf", use_cuda_dmabuf, "with --use_cuda: register the GPU memory through dma-buf");
+  app.add_option("--mem", memory_text,
+                 "host | cuda (GDR, nvidia-peermem) | cuda-dmabuf (GDR, dma-buf) | staged (GPU memory copied "
+                 "through pinned host memory per message); GPU = --use_cuda or local rank [host]");
   app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]");
   app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]");
   app.add_option("-T,--timeout", o.timeout_seconds, "seconds a wait on the peer may take; 0 off [300]");
@@ -111,18 +113,17 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
     throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
 
-  if (use_cuda && use_cuda_dmabuf)
-    memory_text = memory_text.empty() ? "cuda-dmabuf" : memory_text;
-  else if (use_cuda)
-    memory_text = memory_text.empty() ? "cuda" : memory_text;
-  else if (use_cuda_dmabuf)
-    throw UsageError("--use_cuda_dmabuf needs --use_cuda=<gpu>");
-  if (!memory_text.empty()) o.memory = memory_text;
-  if (o.memory != "host" && o.memory != "cuda" && o.memory != "cuda-dmabuf" && o.memory != "staged")
-    throw UsageError(fmt::format("--mem: unknown memory '{}'; valid: host, cuda, cuda-dmabuf, staged", o.memory));
-  if (o.memory != "host")
-    throw UsageError(
-        fmt::format("--mem {}: GPU memory backends are not available in this build yet; use --mem host", o.memory));
+  if (use_cuda_dmabuf && !use_cuda) throw UsageError("--use_cuda_dmabuf needs --use_cuda=<gpu>");
+  if (use_cuda) {
+    if (*use_cuda < 0) throw UsageError(fmt::format("--use_cuda={}: a GPU index is 0 or more", *use_cuda));
+    o.gpu = *use_cuda;
+    const std::string implied = use_cuda_dmabuf ? "cuda-dmabuf" : "cuda";
+    if (memory_text.empty()) memory_text = implied;
+    if (memory_text == "host" || (use_cuda_dmabuf && memory_text != implied))
+      throw UsageError(fmt::format("--use_cuda{} with --mem {}: they ask for different memory; give one",
+                                   use_cuda_dmabuf ? " --use_cuda_dmabuf" : "", memory_text));
+  }
+  o.memory = memory_kind(memory_text.empty() ? "host" : memory_text);
 
   for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");

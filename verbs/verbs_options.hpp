@@ -25,7 +25,8 @@ struct VerbsOptions {
   bool bidirectional = false;
   int mtu = 4096;
   bool report_mibs = false;  ///< --report-mibs; Gb/s otherwise
-  std::string memory = "host";
+  MemoryKind memory = MemoryKind::kHost;  ///< --mem / --use_cuda / --use_cuda_dmabuf
+  int gpu = -1;                           ///< --use_cuda=<gpu>; -1 = local rank modulo the GPU count
   double pass_percent = 90;
   double warn_percent = 70;
   double timeout_seconds = 300;

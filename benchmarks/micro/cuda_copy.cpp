@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/nccl/cuda_resources.hpp"
+#include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
 #include "micro_common.hpp"
 
@@ -20,14 +20,14 @@ void copy(benchmark::State& state, Path path, bool pinned) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   try {
     cuda::DeviceBuffer device(bytes), device_peer(path == Path::kDeviceToDevice ? bytes : 0);
-    micro::PinnedBuffer pinned_host;
+    cuda::PinnedHostBuffer pinned_host;
     std::vector<std::byte> pageable_host;
     void* host = nullptr;
     if (path != Path::kDeviceToDevice) {
       if (pinned) {
-        pinned_host = micro::make_pinned(bytes);
-        std::memset(pinned_host.get(), 1, bytes);
-        host = pinned_host.get();
+        pinned_host = cuda::PinnedHostBuffer(bytes);
+        std::memset(pinned_host.data(), 1, bytes);
+        host = pinned_host.data();
       } else {
         pageable_host.assign(bytes, std::byte{1});
         host = pageable_host.data();

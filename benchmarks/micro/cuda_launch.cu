@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fb_micro_cuda_launch: what launching a kernel and using CUDA events cost, the floor under every
 // small-message GPU timing.
-#include "collectives/nccl/cuda_resources.hpp"
+#include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
 
 namespace {

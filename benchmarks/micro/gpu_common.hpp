@@ -5,10 +5,9 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
-#include <memory>
 #include <string>
 
-#include "collectives/nccl/cuda_check.hpp"
+#include "gpu/cuda_check.hpp"
 
 namespace fabricbench::micro {
 
@@ -39,18 +38,6 @@ inline double seconds_between(cudaEvent_t start, cudaEvent_t stop) {
   float milliseconds = 0;
   FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
   return milliseconds * 1e-3;
-}
-
-struct FreeHost {
-  void operator()(void* p) const noexcept { FB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(p)); }
-};
-/// Pinned host memory from cudaMallocHost.
-using PinnedBuffer = std::unique_ptr<void, FreeHost>;
-
-inline PinnedBuffer make_pinned(std::size_t bytes) {
-  void* p = nullptr;
-  FB_CUDA_CHECK(cudaMallocHost(&p, bytes));
-  return PinnedBuffer(p);
 }
 
 }  // namespace fabricbench::micro

@@ -17,9 +17,8 @@
 #include "verbs/resources.hpp"
 
 #if FABRICBENCH_HAVE_CUDA
-#include <cuda.h>
-
-#include "collectives/nccl/cuda_resources.hpp"
+#include "gpu/cuda_resources.hpp"
+#include "gpu/dmabuf.hpp"
 #include "gpu_common.hpp"
 #endif
 
@@ -116,27 +115,18 @@ void reg_gpu_peermem(benchmark::State& state) {
 void reg_gpu_dmabuf(benchmark::State& state) {
   if (!hca().error.empty()) return state.SkipWithError(hca().error.c_str());
   if (fabricbench::micro::skip_without_gpu(state)) return;
-  // Reached through the runtime, so the program starts on machines without libcuda.so.
-  using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
-  void* symbol = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &symbol, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      !symbol)
-    return state.SkipWithError("the CUDA driver has no cuMemGetHandleForAddressRange (dma-buf needs driver 515+)");
-  const auto get_handle = reinterpret_cast<GetHandle>(symbol);
-  // dma-buf export works on whole pages: register a page-rounded range of a 2 MiB-aligned allocation.
   const auto bytes = static_cast<std::size_t>(state.range(0));
-  const std::size_t span = (bytes + 4095) / 4096 * 4096;
-  fabricbench::cuda::DeviceBuffer buffer(span);
-  int fd = -1;
-  if (get_handle(&fd, reinterpret_cast<CUdeviceptr>(buffer.data()), span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) !=
-      CUDA_SUCCESS)
-    return state.SkipWithError("cuMemGetHandleForAddressRange failed: this GPU or kernel has no dma-buf export");
+  fabricbench::cuda::DeviceBuffer buffer(bytes);
+  fabricbench::cuda::DmabufRange range;
+  try {
+    range = fabricbench::cuda::DmabufRange::export_range(buffer.data(), bytes);
+  } catch (const std::exception& e) {
+    return state.SkipWithError(e.what());
+  }
   time_registrations(state, bytes, [&] {
-    return ibv_reg_dmabuf_mr(hca().pd.get(), 0, span, reinterpret_cast<std::uint64_t>(buffer.data()), fd, kAccess);
+    return ibv_reg_dmabuf_mr(hca().pd.get(), 0, bytes, reinterpret_cast<std::uint64_t>(buffer.data()), range.fd(),
+                             kAccess);
   });
-  ::close(fd);
 }
 #endif
 

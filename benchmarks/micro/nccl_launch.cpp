@@ -3,7 +3,8 @@
 // overhead under every multi-rank small-message number.
 #include <nccl.h>
 
-#include "collectives/nccl/cuda_resources.hpp"
+#include "collectives/nccl/nccl_check.hpp"
+#include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
 #include "micro_common.hpp"
 

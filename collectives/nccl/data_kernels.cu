@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "collectives/nccl/cuda_check.hpp"
+#include "gpu/cuda_check.hpp"
 #include "collectives/nccl/data_kernels.hpp"
 #include "collectives/pattern.hpp"
 

@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "collectives/backend.hpp"
-#include "collectives/nccl/cuda_resources.hpp"
+#include "collectives/nccl/nccl_check.hpp"
 #include "common/mpi.hpp"
+#include "gpu/cuda_resources.hpp"
 
 namespace fabricbench::collectives {
 

@@ -2,11 +2,13 @@
 // Pure parts of the verbs benchmarks: line-rate arithmetic, names, pattern, option checks.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <vector>
 
 #include "common/error.hpp"
 #include "verbs/device.hpp"
+#include "verbs/message_memory.hpp"
 #include "verbs/pair_benchmark.hpp"
 #include "verbs/verbs_options.hpp"
 
@@ -58,6 +60,44 @@ TEST(VerbsOptions, PerftestFlagsParseAndConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"--warn", "95", "--pass", "90"}).find("--warn"), std::string::npos);
   EXPECT_NE(usage_error({"-b"}, Metric::kLatency).find("latency"), std::string::npos);
   EXPECT_NE(usage_error({"--minbytes", "1M", "--maxbytes", "1K"}).find("--minbytes"), std::string::npos);
+  EXPECT_NE(usage_error({"--use_cuda=0", "--mem", "host"}).find("different memory"), std::string::npos);
+  EXPECT_NE(usage_error({"--use_cuda=0", "--use_cuda_dmabuf", "--mem", "staged"}).find("different memory"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--use_cuda=-1"}).find("--use_cuda=-1"), std::string::npos);
+}
+
+VerbsOptions parsed(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"fb_rdma_write_bw"};
+  argv.insert(argv.end(), args);
+  return parse_verbs_options("fb_rdma_write_bw", Metric::kBandwidth, static_cast<int>(argv.size()), argv.data(), true)
+      .options;
+}
+
+TEST(VerbsOptions, MemorySpellingsOfPerftestAndOurs) {
+  EXPECT_EQ(parsed({}).memory, MemoryKind::kHost);
+  EXPECT_EQ(parsed({"--use_cuda=1"}).memory, MemoryKind::kCuda);
+  EXPECT_EQ(parsed({"--use_cuda=1"}).gpu, 1);
+  EXPECT_EQ(parsed({"--use_cuda=0", "--use_cuda_dmabuf"}).memory, MemoryKind::kCudaDmabuf);
+  EXPECT_EQ(parsed({"--use_cuda=2", "--mem", "staged"}).memory, MemoryKind::kStaged);
+  EXPECT_EQ(parsed({"--use_cuda=2", "--mem", "staged"}).gpu, 2);
+  EXPECT_EQ(parsed({"--mem", "cuda-dmabuf"}).gpu, -1);  // by local rank
+  for (const char* name : {"host", "cuda", "cuda-dmabuf", "staged"})
+    EXPECT_STREQ(memory_kind_name(memory_kind(name)), name);
+}
+
+TEST(HostMemory, StoresLoadsAndClearsThroughTheWireAddress) {
+  auto memory = make_message_memory(MemoryKind::kHost, -1, 0, 8192);
+  ASSERT_TRUE(memory->host_visible());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(memory->wire()) % 4096, 0u);  // page-aligned, as the NIC likes
+  const std::vector<std::uint8_t> data{1, 2, 3, 4, 5};
+  memory->store(4096, data.data(), data.size());
+  EXPECT_EQ(memory->wire()[4096 + 4], 5);
+  std::vector<std::uint8_t> back(5);
+  memory->load(4096, back.data(), back.size());
+  EXPECT_EQ(back, data);
+  memory->clear(4097, 2);
+  memory->load(4096, back.data(), back.size());
+  EXPECT_EQ(back, (std::vector<std::uint8_t>{1, 0, 0, 4, 5}));
 }
 
 }  // namespace

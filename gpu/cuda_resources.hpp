@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Move-only owners of CUDA handles: device memory, streams, events, executable graphs.
+// Move-only owners of CUDA handles: device and pinned host memory, streams, events, graphs.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,13 +8,16 @@
 #include <memory>
 #include <type_traits>
 
-#include "collectives/nccl/cuda_check.hpp"
+#include "gpu/cuda_check.hpp"
 
 namespace fabricbench::cuda {
 
 namespace detail {
 struct FreeDevice {
   void operator()(void* p) const noexcept { FB_CUDA_CHECK_NOEXCEPT(cudaFree(p)); }
+};
+struct FreeHost {
+  void operator()(void* p) const noexcept { FB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(p)); }
 };
 struct DestroyStream {
   void operator()(CUstream_st* s) const noexcept { FB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s)); }
@@ -44,6 +47,23 @@ class DeviceBuffer {
 
  private:
   std::unique_ptr<void, detail::FreeDevice> memory_;
+  std::size_t bytes_ = 0;
+};
+
+/// Page-locked host memory from cudaMallocHost: what the GPU copies to and from at full PCIe speed.
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  explicit PinnedHostBuffer(std::size_t bytes) : bytes_(bytes) {
+    void* p = nullptr;
+    if (bytes > 0) FB_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    memory_.reset(p);
+  }
+  std::byte* data() const { return static_cast<std::byte*>(memory_.get()); }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  std::unique_ptr<void, detail::FreeHost> memory_;
   std::size_t bytes_ = 0;
 };
 

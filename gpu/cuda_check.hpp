@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA and NCCL error checking: a macro captures the call text and location, a function throws.
+// CUDA error checking: a macro captures the call text and location, a function throws.
 #pragma once
 
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include "common/error.hpp"
 
@@ -22,24 +21,10 @@ void check(cudaError_t rc, const char* call, const char* file, int line);
 /// For destructors: warns instead of throwing.
 void check_noexcept(cudaError_t rc, const char* call, const char* file, int line) noexcept;
 
+/// Makes `gpu` current; throws UsageError naming how many GPUs this node has when it does not exist.
+void select_gpu(int gpu, const std::string& flag);
+
 }  // namespace fabricbench::cuda
-
-namespace fabricbench::nccl {
-
-class NcclError : public Error {
- public:
-  NcclError(const std::string& what, ncclResult_t code) : Error(what), code_(code) {}
-  ncclResult_t code() const { return code_; }
-
- private:
-  ncclResult_t code_;
-};
-
-/// Throws NcclError carrying ncclGetErrorString and NCCL's own last error text (ncclGetLastError).
-void check(ncclResult_t rc, const char* call, const char* file, int line, ncclComm_t comm = nullptr);
-
-}  // namespace fabricbench::nccl
 
 #define FB_CUDA_CHECK(call) ::fabricbench::cuda::check((call), #call, __FILE__, __LINE__)
 #define FB_CUDA_CHECK_NOEXCEPT(call) ::fabricbench::cuda::check_noexcept((call), #call, __FILE__, __LINE__)
-#define FB_NCCL_CHECK(call) ::fabricbench::nccl::check((call), #call, __FILE__, __LINE__)
