@@ -132,6 +132,8 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
           row.batch = m.batch;
           row.stop_reason = m.stop_reason;
           row.time_s = m.summary;
+          row.slowest_rank = m.slowest_rank;
+          row.slowest_host = topology.host_of_rank.at(static_cast<std::size_t>(m.slowest_rank));
           const double algbw_bytes = static_cast<double>(c.algbw_elements(count, ranks) * size_of(dtype));
           row.busbw_factor = c.busbw_factor(ranks);
           if (m.summary.mean > 0) row.algbw_mean_bytes_per_s = algbw_bytes / m.summary.mean;

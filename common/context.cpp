@@ -78,6 +78,7 @@ nlohmann::json capture_context(const mpi::Topology& topology, const std::vector<
       {"ranks", topology.size},
       {"hosts", hosts},
       {"host_of_rank", topology.host_of_rank},
+      {"local_rank_of_rank", topology.local_rank_of_rank},
       {"mpi_library", mpi::library_version()},
       {"cpu_model", cpu_model()},
       {"kernel", std::string(system.sysname) + " " + system.release},

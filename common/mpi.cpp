@@ -52,6 +52,8 @@ Topology discover_topology() {
   std::vector<char> all(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * t.size);
   FB_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
                              MPI_COMM_WORLD));
+  t.local_rank_of_rank.resize(static_cast<std::size_t>(t.size));
+  FB_MPI_CHECK(MPI_Allgather(&t.local_rank, 1, MPI_INT, t.local_rank_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   for (int r = 0; r < t.size; ++r) {
     std::string host(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
     ++t.ranks_per_host[host];

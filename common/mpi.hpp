@@ -32,6 +32,7 @@ struct Topology {
   int local_size = 1;
   std::string host;                       ///< this rank's processor name
   std::vector<std::string> host_of_rank;  ///< index = world rank
+  std::vector<int> local_rank_of_rank;    ///< index = world rank; from MPI_Comm_split_type, never launcher variables
   std::map<std::string, int> ranks_per_host;
 
   /// "[rank 3 on node07]": the prefix of every message a rank prints.

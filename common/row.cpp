@@ -31,6 +31,8 @@ std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& r) {
       {"time_p999_s", r.time_s.p999},
       {"time_max_s", r.time_s.max},
       {"time_stdev_s", r.time_s.stdev},
+      {"slowest_rank", I{r.slowest_rank}},
+      {"slowest_host", r.slowest_host},
       {"algbw_mean_bytes_per_s", r.algbw_mean_bytes_per_s},
       {"busbw_mean_bytes_per_s", r.busbw_mean_bytes_per_s},
       {"algbw_median_bytes_per_s", r.algbw_median_bytes_per_s},

@@ -14,7 +14,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -34,6 +34,8 @@ struct ResultRow {
   std::uint64_t batch = 1;    ///< operations per sample (>1 when one op is below timer resolution)
   std::string stop_reason;    ///< iterations | noise | max-time
   Summary time_s;             ///< seconds per operation, after the rank reduction
+  int slowest_rank = -1;      ///< the rank whose timed samples took longest (-1: not measured)
+  std::string slowest_host;   ///< that rank's host: on a multi-node run, the node holding the others back
   double algbw_mean_bytes_per_s = 0;
   double busbw_mean_bytes_per_s = 0;
   double algbw_median_bytes_per_s = 0;

@@ -78,14 +78,29 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
 }
 
 std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
-                                 const std::function<double(int)>& run_batch, MPI_Comm comm, Watchdog& watchdog) {
+                                 const std::function<double(int)>& run_batch, MPI_Comm comm, Watchdog& watchdog,
+                                 double& local_seconds) {
   std::vector<double> local(samples);
   for (double& sample : local) {
     Watchdog::Scope wait(watchdog);
-    sample = run_batch(static_cast<int>(batch)) / static_cast<double>(batch);
+    const double seconds = run_batch(static_cast<int>(batch));
+    local_seconds += seconds;
+    sample = seconds / static_cast<double>(batch);
   }
   Watchdog::Scope wait(watchdog);
   return reduce_across_ranks(std::move(local), plan.policy, comm);
+}
+
+/// The rank with the most timed seconds: on a multi-node run, the node holding everyone back.
+int slowest_rank(double local_seconds, MPI_Comm comm, Watchdog& watchdog) {
+  struct {
+    double seconds;
+    int rank;
+  } mine{local_seconds, 0}, slowest{};
+  MPI_Comm_rank(comm, &mine.rank);
+  Watchdog::Scope wait(watchdog);
+  FB_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  return slowest.rank;
 }
 
 }  // namespace
@@ -102,14 +117,16 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   }
   Measurement m;
   double seconds_per_operation = 0;
+  double local_seconds = 0;
   m.batch = choose_batch(plan, run_batch, comm, watchdog, seconds_per_operation);
 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);
     if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
-    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, comm, watchdog);
+    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, comm, watchdog, local_seconds);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
+    m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
     return m;
   }
 
@@ -121,12 +138,15 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   const auto round = static_cast<std::size_t>(std::clamp(per_round, double(StopRule::kMinSamples), 1000.0));
   double measured = 0;
   while (true) {
-    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, comm, watchdog);
+    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, comm, watchdog, local_seconds);
     for (double s : fresh) measured += s * static_cast<double>(m.batch);
     m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
     m.summary = summarize(m.seconds_per_operation);
     m.stop_reason = rule.decide(m.summary, measured);
-    if (!m.stop_reason.empty()) return m;
+    if (!m.stop_reason.empty()) {
+      m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
+      return m;
+    }
   }
 }
 

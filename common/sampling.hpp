@@ -38,6 +38,7 @@ struct Measurement {
   std::uint64_t batch = 1;                    ///< operations per sample
   std::string stop_reason;                    ///< iterations | noise | max-time
   Summary summary;
+  int slowest_rank = 0;  ///< rank (of `comm`) whose timed samples added up to the most time
 };
 
 /// The adaptive stopping rule, separate so it can be tested: stop when the relative standard

@@ -19,6 +19,14 @@ nlohmann::json summarize_rows(const std::vector<ResultRow>& rows) {
   s["peak_size_bytes"] = peak->size_bytes;
   s["smallest_size_bytes"] = smallest->size_bytes;
   s["smallest_size_time_s"] = smallest->time_s.mean;
+  // Multi-node: how often each node held the others back (its rank had the most timed seconds).
+  nlohmann::json slowest = nlohmann::json::object();
+  bool several_hosts = false;
+  for (const ResultRow& r : rows) {
+    several_hosts = several_hosts || r.hosts > 1;
+    if (!r.slowest_host.empty()) slowest[r.slowest_host] = slowest.value(r.slowest_host, 0) + 1;
+  }
+  if (several_hosts && !slowest.empty()) s["slowest_host_rows"] = slowest;
   return s;
 }
 

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/reporter.hpp"
 
@@ -66,6 +69,16 @@ class TableReporter final : public Reporter {
     if (s.contains("smallest_size_time_s"))
       fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n", s["smallest_size_time_s"].get<double>() * 1e6,
                  s["smallest_size_bytes"].get<std::uint64_t>());
+    if (s.contains("slowest_host_rows")) {
+      std::vector<std::pair<int, std::string>> counts;
+      for (const auto& [host, rows] : s["slowest_host_rows"].items()) counts.emplace_back(rows.get<int>(), host);
+      std::sort(counts.rbegin(), counts.rend());
+      std::string others;
+      for (std::size_t i = 1; i < counts.size(); ++i)
+        others += fmt::format("{}{} {}", others.empty() ? "; then " : ", ", counts[i].second, counts[i].first);
+      fmt::print(out_, "# Slowest node          : {} in {} of {} rows{}\n", counts[0].second, counts[0].first,
+                 totals.rows, others);
+    }
     if (s.contains("ranks_at_end") && !s["ranks_at_end"].empty()) {
       const auto& rank0 = s["ranks_at_end"][0];
       std::string line = fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB",

@@ -36,6 +36,7 @@ struct PairResult {
   double mean, median, min, p99, p999, max, stdev;
   std::uint64_t samples, batch;
   std::int64_t wrong;
+  std::int32_t slowest_rank;  // world rank
 };
 
 std::string verdict_of(double best_gbps, const Hca& hca, const VerbsOptions& o) {
@@ -58,6 +59,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
   VerbsOptions o;
   Hca hca;
   std::unique_ptr<MessageMemory> memory;
+  Pairing pairing;
   try {
     ParsedVerbsCommandLine parsed = parse_verbs_options(program, metric, argc, argv, topology.rank == 0);
     if (parsed.help_text) {
@@ -69,6 +71,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
             fmt::format("{} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs (rank i "
                         "with rank i + k); got {}",
                         program, topology.size));
+      pairing = make_pairing(o.pairs, topology.host_of_rank);
       // GPU memory is pinned by the GPU driver, not against RLIMIT_MEMLOCK.
       if (o.memory == MemoryKind::kHost || o.memory == MemoryKind::kStaged) check_memlock(2 * o.sweep.max_bytes);
       hca = open_hca(o.device, o.port, o.gid_index);
@@ -84,10 +87,11 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
     return kExitOk;
   }
 
-  const int pairs = topology.size / 2;
-  const int pair = topology.rank % pairs;
+  const int pairs = static_cast<int>(pairing.members.size());
+  const int pair = pairing.pair_of_rank[static_cast<std::size_t>(topology.rank)];
   MPI_Comm pair_comm = MPI_COMM_NULL;
-  FB_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, pair, topology.rank, &pair_comm));
+  FB_MPI_CHECK(
+      MPI_Comm_split(MPI_COMM_WORLD, pair, pairing.role_of_rank[static_cast<std::size_t>(topology.rank)], &pair_comm));
   Watchdog watchdog(o.timeout_seconds, topology.label());
   PairConfig config{operation,       metric,          o.sweep.max_bytes, o.qps, static_cast<std::uint32_t>(o.tx_depth),
                     o.bidirectional, mtu_enum(o.mtu), o.timeout_seconds};
@@ -129,8 +133,8 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
                                 {"line_rate_gbps", hca.port.line_rate_gbps},
                                 {"nominal_rate", hca.port.nominal_rate}};
     header.title =
-        fmt::format("{}: {} pair(s) (rank i with i + {}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory",
-                    program, pairs, pairs, hca.name, static_cast<int>(hca.port.number), hca.gid_index, o.qps,
+        fmt::format("{}: {} pair(s) ({}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory", program,
+                    pairs, pairing.describe(), hca.name, static_cast<int>(hca.port.number), hca.gid_index, o.qps,
                     o.tx_depth, o.bidirectional ? "bidirectional" : "unidirectional", memory_description);
     header.planned_rows = sizes.size() * (pairs > 1 ? pairs + 1 : 1);
     reporters->begin(header);
@@ -170,7 +174,9 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
         FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, pair_comm));
       }
       const Summary& t = m.summary;
-      PairResult mine{t.mean, t.median, t.min, t.p99, t.p999, t.max, t.stdev, t.count, m.batch, wrong};
+      const int slowest_world_rank = pairing.members[static_cast<std::size_t>(pair)][m.slowest_rank == 0 ? 0 : 1];
+      PairResult mine{t.mean, t.median, t.min, t.p99, t.p999, t.max, t.stdev, t.count, m.batch, wrong,
+                      slowest_world_rank};
       std::vector<PairResult> all(static_cast<std::size_t>(topology.size));
       {
         Watchdog::Scope wait(watchdog);
@@ -179,7 +185,8 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
       if (reporters) {
         ResultRow total;
         for (int p = 0; p < pairs; ++p) {
-          const PairResult& r = all[static_cast<std::size_t>(p)];
+          const auto [initiator, target] = pairing.members[static_cast<std::size_t>(p)];
+          const PairResult& r = all[static_cast<std::size_t>(initiator)];
           ResultRow row;
           row.benchmark = program;
           row.backend = "verbs";
@@ -191,12 +198,17 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
           row.size_bytes = bytes;
           row.count = bytes;
           row.ranks = 2;
-          row.hosts = static_cast<int>(topology.host_of_rank[p] == topology.host_of_rank[p + pairs] ? 1 : 2);
+          row.hosts = topology.host_of_rank[static_cast<std::size_t>(initiator)] ==
+                              topology.host_of_rank[static_cast<std::size_t>(target)]
+                          ? 1
+                          : 2;
           row.rank_reduction = "max";
           row.samples = r.samples;
           row.batch = r.batch;
           row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
           row.time_s = Summary{r.samples, r.min, r.median, r.mean, r.p99, r.max, r.stdev, r.p999};
+          row.slowest_rank = r.slowest_rank;
+          row.slowest_host = topology.host_of_rank.at(static_cast<std::size_t>(r.slowest_rank));
           row.busbw_factor = 1;
           const double moved = static_cast<double>(bytes) * (o.bidirectional && !latency ? 2 : 1);
           if (r.mean > 0) row.algbw_mean_bytes_per_s = row.busbw_mean_bytes_per_s = moved / r.mean;
@@ -214,7 +226,11 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
             total.algbw_median_bytes_per_s += row.algbw_median_bytes_per_s;
             total.busbw_median_bytes_per_s += row.busbw_median_bytes_per_s;
             total.wrong += row.wrong;
-            if (row.time_s.mean > total.time_s.mean) total.time_s = row.time_s;  // the slowest pair's times
+            if (row.time_s.mean > total.time_s.mean) {  // the slowest pair's times
+              total.time_s = row.time_s;
+              total.slowest_rank = row.slowest_rank;
+              total.slowest_host = row.slowest_host;
+            }
           }
           reporters->add(row);
           ++rows;

@@ -29,7 +29,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
                            metric == Metric::kBandwidth ? "bandwidth" : "latency"),
                program);
   app.get_formatter()->column_width(34);
-  std::string size_text, min_text, max_text, memory_text;
+  std::string size_text, min_text, max_text, memory_text, pairs_text = "half";
   std::vector<std::string> tag_texts;
   bool all_sizes = false, report_gbits = false, use_cuda_dmabuf = false;
   std::optional<int> use_cuda;
@@ -45,6 +45,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n");
   app.add_option("-w,--warmup", o.warmup, "untimed messages per size [bw: tx depth, latency: 100]");
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
+  app.add_option("--pairs", pairs_text, "half: rank i with i + n/2; cross-node: every pair crosses nodes [half]");
   app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
   app.add_flag("-b,--bidirectional", o.bidirectional, "both ranks of a pair send at once (bandwidth)");
   app.add_option("-m,--mtu", o.mtu, "path MTU: 256..4096, capped at the port's [4096]");
@@ -124,6 +125,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
                                    use_cuda_dmabuf ? " --use_cuda_dmabuf" : "", memory_text));
   }
   o.memory = memory_kind(memory_text.empty() ? "host" : memory_text);
+  o.pairs = pair_mode(pairs_text);
 
   for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");

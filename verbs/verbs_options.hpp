@@ -9,6 +9,7 @@
 
 #include "common/sizes.hpp"
 #include "verbs/pair_benchmark.hpp"
+#include "verbs/pairing.hpp"
 
 namespace fabricbench::verbs {
 
@@ -20,6 +21,7 @@ struct VerbsOptions {
   int iterations = 0;                      ///< -n; 0 = the metric's default
   std::optional<double> duration_seconds;  ///< -D: measure each size this long instead of -n
   int warmup = 0;
+  PairMode pairs = PairMode::kHalf;  ///< --pairs
   int qps = 1;
   int tx_depth = 128;
   bool bidirectional = false;
