@@ -6,6 +6,9 @@
 # (slurmctld on mhnode1, one slurmd per host, munge) over them.
 #
 #   scripts/fake-cluster.sh [--hosts N] [--slots S] [--slurm] [--timeout SECONDS] -- COMMAND [ARGS...]
+#   scripts/fake-cluster.sh --loopback [--slots S] [--timeout SECONDS] -- COMMAND [ARGS...]
+#
+# --loopback makes no hosts: a one-node Slurm on this machine's loopback (node = this hostname).
 #
 # COMMAND runs on the real host with FB_CLUSTER_DIR (work folder: hostfile, slurm.conf, logs),
 # FB_CLUSTER_HOSTS ("mhnode1 mhnode2 ...") and, with --slurm, SLURM_CONF set. Inside it:
@@ -17,13 +20,14 @@
 # Not for numbers: all hosts share this machine's cores and kernel.
 set -euo pipefail
 
-hosts=3 slots=2 slurm=0 timeout_seconds=600
-usage="usage: scripts/fake-cluster.sh [--hosts N] [--slots S] [--slurm] [--timeout S] -- COMMAND..."
+hosts=3 slots=2 slurm=0 loopback=0 timeout_seconds=600
+usage="usage: scripts/fake-cluster.sh [--hosts N | --loopback] [--slots S] [--slurm] [--timeout S] -- COMMAND..."
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
     --slots) slots=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
+    --loopback) loopback=1 slurm=1; shift ;;
     --timeout) timeout_seconds=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "fake-cluster: unknown option '$1' ($usage)" >&2; exit 2 ;;
@@ -46,6 +50,10 @@ chmod 755 "$FB_CLUSTER_DIR"  # munged runs as the munge user and must reach its 
 switch="${FB_CLUSTER_NS_PREFIX}sw"
 names=()
 for ((i = 1; i <= hosts; i++)); do names+=("mhnode$i"); done
+export FB_CLUSTER_LOOPBACK=$loopback
+if ((loopback)); then
+  hosts=0 names=("$(hostname)")
+fi
 export FB_CLUSTER_HOSTS="${names[*]}"
 daemons=()  # PIDs started here, stopped by PID at the end
 
@@ -103,7 +111,7 @@ for ((i = 1; i <= hosts; i++)); do
   ip -n "$ns" link set eth0 up
   echo "mhnode$i slots=$slots" >> "$FB_CLUSTER_DIR/hostfile"
 done
-echo "fake-cluster: $hosts host(s) up: $FB_CLUSTER_HOSTS (127.1.0.1-$hosts)"
+((loopback)) || echo "fake-cluster: $hosts host(s) up: $FB_CLUSTER_HOSTS (127.1.0.1-$hosts)"
 
 # 2. Slurm over them (see scripts/fake-cluster/slurm.sh).
 if ((slurm)); then

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs, with apt, whatever fabricbench needs that is missing (Debian 12, Ubuntu 24.04).
 # Idempotent: installs nothing when everything is there. QEMU, busybox and perftest are for the
-# Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real RDMA device. CUDA and NCCL are not apt-installed here:
-# they come from NVIDIA's packages where GPUs are; the build leaves the NCCL backend out without them.
+# Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real RDMA device; Slurm and munge
+# are for the fake cluster (scripts/fake-cluster.sh), which starts its own daemons. CUDA and NCCL
+# are not apt-installed here: they come from NVIDIA's packages where GPUs are; the build leaves the
+# NCCL backend out without them.
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   libibverbs-dev
   qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils ibverbs-providers perftest
+  util-linux slurmctld slurmd slurm-client munge
   python3 python3-matplotlib
 )
 

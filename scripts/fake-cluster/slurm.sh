@@ -30,9 +30,14 @@ slurm_up() {
   slurm_wait 10 "munged start" test -S "$munge/munge.socket"
 
   export SLURM_CONF=$dir/slurm.conf
+  local controller_address=127.1.0.1 extra=
+  if ((loopback)); then  # one node on this machine's loopback
+    controller_address=127.0.0.1 extra=CommunicationParameters=NoInAddrAny
+  fi
   cat > "$SLURM_CONF" <<CONF
 ClusterName=fabricbench
-SlurmctldHost=$first(127.1.0.1)
+SlurmctldHost=$first($controller_address)
+$extra
 SlurmUser=root
 SlurmctldPort=16817
 SlurmdPort=16818
@@ -60,7 +65,9 @@ KillWait=5
 CONF
   local i=1
   for host in $FB_CLUSTER_HOSTS; do
-    echo "NodeName=$host NodeAddr=127.1.0.$i CPUs=$slots State=UNKNOWN" >> "$SLURM_CONF"
+    local address=127.1.0.$i
+    ((loopback)) && address=127.0.0.1
+    echo "NodeName=$host NodeAddr=$address CPUs=$slots State=UNKNOWN" >> "$SLURM_CONF"
     i=$((i + 1))
   done
   echo "PartitionName=fake Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >> "$SLURM_CONF"
@@ -74,6 +81,6 @@ CONF
     daemons+=($!)
   done
   slurm_wait 30 "every slurmd idle (sinfo)" \
-    "$here/fake-cluster/on" "$first" "test \$(sinfo -h -N -o %T | grep -c idle) -eq $hosts"
-  echo "fake-cluster: Slurm up (slurmctld on $first, $hosts slurmd, partition 'fake'); SLURM_CONF=$SLURM_CONF"
+    "$here/fake-cluster/on" "$first" "test \$(sinfo -h -N -o %T | grep -c idle) -eq $(wc -w <<< "$FB_CLUSTER_HOSTS")"
+  echo "fake-cluster: Slurm up (slurmctld on $first, $(wc -w <<< "$FB_CLUSTER_HOSTS") slurmd, partition 'fake'); SLURM_CONF=$SLURM_CONF"
 }
