@@ -66,6 +66,11 @@ class TableReporter final : public Reporter {
     if (s.contains("peak_busbw_bytes_per_s"))
       fmt::print(out_, "# Peak bus bandwidth    : {:.3f} GB/s at {} B\n",
                  s["peak_busbw_bytes_per_s"].get<double>() / 1e9, s["peak_size_bytes"].get<std::uint64_t>());
+    if (s.contains("plateau_busbw_bytes_per_s") && s["plateau_busbw_bytes_per_s"].get<double>() > 0)
+      fmt::print(out_, "# Plateau bus bandwidth : {:.3f} GB/s from {} B up; 50 % of peak at {} B, 90 % at {} B ({})\n",
+                 s["plateau_busbw_bytes_per_s"].get<double>() / 1e9, s["plateau_from_size_bytes"].get<std::uint64_t>(),
+                 s["size_at_50_percent_peak_bytes"].get<std::uint64_t>(),
+                 s["size_at_90_percent_peak_bytes"].get<std::uint64_t>(), s["series"].get<std::string>());
     if (s.contains("smallest_size_time_s"))
       fmt::print(out_, "# Smallest-size latency : {:.2f} us at {} B\n", s["smallest_size_time_s"].get<double>() * 1e6,
                  s["smallest_size_bytes"].get<std::uint64_t>());

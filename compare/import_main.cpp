@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// fb_import FILE --csv OUT.csv --json OUT.json: another tool's output (nccl-tests text/JSON,
+// perftest text/JSON, Google Benchmark JSON) rewritten as a fabricbench run, to store, plot or
+// use as a baseline.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
+#include "common/reporter.hpp"
+#include "common/summary.hpp"
+#include "compare/run_file.hpp"
+
+using namespace fabricbench;
+using namespace fabricbench::results;
+
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app("fb_import: rewrites nccl-tests, perftest or Google Benchmark output as a fabricbench run.",
+               "fb_import");
+  std::string input, format = "auto", csv_path, json_path;
+  app.add_option("input", input, "the file to import")->required();
+  app.add_option("--format", format, "input format [auto]");
+  app.add_option("--csv", csv_path, "write the rows as CSV here");
+  app.add_option("--json", json_path, "write context and rows as JSON here");
+  if (auto help = parse_or_help(app, argc, argv)) {
+    std::fputs(help->c_str(), stdout);
+    return kExitOk;
+  }
+  if (csv_path.empty() && json_path.empty()) throw UsageError("give --csv and/or --json: where to write the run");
+  if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
+  if (!json_path.empty()) check_writable_path(json_path, "--json");
+  const StoredRun run = load_run(input, format_from_name(format));
+  ReporterTee reporters;
+  if (!csv_path.empty()) reporters.attach(make_csv_reporter(csv_path));
+  if (!json_path.empty()) reporters.attach(make_json_reporter(json_path));
+  RunHeader header;
+  header.context = run.context;
+  header.context["imported_from"] = input;
+  header.planned_rows = run.rows.size();
+  reporters.begin(header);
+  std::int64_t wrong = 0;
+  for (const ResultRow& row : run.rows) {
+    reporters.add(row);
+    if (row.wrong > 0) wrong += row.wrong;
+  }
+  RunTotals totals;
+  totals.rows = run.rows.size();
+  totals.wrong_total = wrong;
+  totals.summary = summarize_rows(run.rows);
+  reporters.finish(totals);
+  std::printf("%zu rows imported from %s (%s)\n", run.rows.size(), input.c_str(), format_name(run.format));
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fb_import: error: %s\n", describe(e).c_str());
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/run_file.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/reporter.hpp"
+#include "compare/importers.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+constexpr std::array<std::pair<Format, const char*>, 7> kFormatNames{{
+    {Format::kFabricbenchJson, "fabricbench-json"},
+    {Format::kFabricbenchCsv, "fabricbench-csv"},
+    {Format::kNcclTestsJson, "nccl-tests-json"},
+    {Format::kNcclTestsText, "nccl-tests-text"},
+    {Format::kPerftestJson, "perftest-json"},
+    {Format::kPerftestText, "perftest-text"},
+    {Format::kGoogleBenchmarkJson, "gbench-json"},
+}};
+
+std::string_view trim_left(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  return text;
+}
+
+bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+nlohmann::json parse_json(std::string_view text, const std::string& name) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON, truncated or damaged (parse error at byte {})", name, e.byte));
+  }
+}
+
+Format detect(std::string_view text, const nlohmann::json* document) {
+  if (document) {
+    if (!document->is_object()) return Format::kAuto;
+    if (document->contains("schema_version") && document->contains("rows")) return Format::kFabricbenchJson;
+    if (document->contains("benchmarks") && document->contains("context")) return Format::kGoogleBenchmarkJson;
+    if (document->contains("results") && (document->contains("config") || document->contains("nccl_version")))
+      return Format::kNcclTestsJson;
+    if (document->contains("results") && document->contains("test_info"))
+      return Format::kPerftestJson;
+    return Format::kAuto;
+  }
+  if (text.starts_with("schema_version,")) return Format::kFabricbenchCsv;
+  if (contains(text, "# Collective test starting") || contains(text, "out-of-place") || contains(text, "nThread "))
+    return Format::kNcclTestsText;
+  if (contains(text, "#bytes") && (contains(text, "BW peak") || contains(text, "t_min"))) return Format::kPerftestText;
+  return Format::kAuto;
+}
+
+int schema_version_of(const nlohmann::json& value, const std::string& name) {
+  if (!value.is_number_integer()) throw InputError(fmt::format("{}: schema_version is not a number", name));
+  const int version = value.get<int>();
+  if (version > kSchemaVersion)
+    throw InputError(fmt::format("{}: schema version {} is newer than this build reads ({}): update fabricbench",
+                                 name, version, kSchemaVersion));
+  if (version < 1) throw InputError(fmt::format("{}: schema version {} does not exist", name, version));
+  return version;
+}
+
+StoredRun read_our_json(const nlohmann::json& document, const std::string& name) {
+  StoredRun run;
+  run.format = Format::kFabricbenchJson;
+  const int version = schema_version_of(document["schema_version"], name);
+  if (!document["rows"].is_array()) throw InputError(fmt::format("{}: 'rows' is not a list", name));
+  if (document.contains("context") && document["context"].is_object()) run.context = document["context"];
+  run.complete = document.value("complete", true) == true;
+  std::size_t index = 0;
+  for (const auto& row : document["rows"])
+    run.rows.push_back(row_from_json(row, version, fmt::format("{} row {}", name, ++index)));
+  return run;
+}
+
+/// A CSV cell as the JSON value of its column's type, so CSV rows share row_from_json.
+nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const std::string& where) {
+  if (std::holds_alternative<std::string>(kind)) return cell;
+  if (std::holds_alternative<double>(kind)) {
+    if (cell == "nan" || cell == "inf" || cell == "-inf") return std::stod(cell);
+    return number_field(cell, where, "");
+  }
+  const char* end = cell.data() + cell.size();
+  if (std::holds_alternative<std::int64_t>(kind)) {
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
+    if (ec != std::errc() || ptr != end) throw InputError(fmt::format("{}: '{}' is not an integer", where, cell));
+    return v;
+  }
+  std::uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
+  if (ec != std::errc() || ptr != end) throw InputError(fmt::format("{}: '{}' is not a count", where, cell));
+  return v;
+}
+
+StoredRun read_our_csv(std::string_view text, const std::string& name) {
+  StoredRun run;
+  run.format = Format::kFabricbenchCsv;
+  std::map<std::string, FieldValue> kinds;
+  for (auto& [column, value] : fields_of(ResultRow{})) kinds.emplace(column, value);
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = csv_split(line);
+  for (const char* required : {"schema_version", "benchmark", "collective", "size_bytes", "time_mean_s"})
+    if (std::find(header.begin(), header.end(), required) == header.end())
+      throw InputError(fmt::format("{}: the CSV header lacks the '{}' column: not a fabricbench result", name, required));
+  int version = -1;
+  std::size_t number = 1;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{} line {}", name, number);
+    const std::vector<std::string> cells = csv_split(line);
+    if (cells.size() != header.size())
+      throw InputError(
+          fmt::format("{}: {} fields where the header has {} (truncated?)", where, cells.size(), header.size()));
+    nlohmann::json row = nlohmann::json::object();
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const auto kind = kinds.find(header[i]);
+      if (kind != kinds.end()) row[header[i]] = typed_cell(kind->second, cells[i], where + " " + header[i]);
+    }
+    const int row_version = schema_version_of(row["schema_version"], where);
+    if (version >= 0 && row_version != version)
+      throw InputError(fmt::format("{}: schema version {} after rows of version {}: mixed files?", where,
+                                   row_version, version));
+    version = row_version;
+    run.rows.push_back(row_from_json(row, version, where));
+  }
+  return run;
+}
+
+template <class T>
+void take(const nlohmann::json& row, const char* key, T& field, const std::string& where) {
+  if (!row.contains(key) || row[key].is_null()) return;
+  try {
+    field = row[key].get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: '{}' has the wrong type", where, key));
+  }
+}
+
+}  // namespace
+
+const char* format_name(Format format) {
+  for (const auto& [f, name] : kFormatNames)
+    if (f == format) return name;
+  return "auto";
+}
+
+Format format_from_name(const std::string& name) {
+  if (name == "auto") return Format::kAuto;
+  std::string valid = "auto";
+  for (const auto& [f, n] : kFormatNames) {
+    if (name == n) return f;
+    valid += std::string(", ") + n;
+  }
+  throw UsageError(fmt::format("--format '{}': valid formats are {}", name, valid));
+}
+
+ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std::string& where) {
+  if (!row.is_object()) throw InputError(fmt::format("{}: a row is not an object", where));
+  for (const char* required : {"benchmark", "collective", "size_bytes", "time_mean_s"})
+    if (!row.contains(required)) throw InputError(fmt::format("{}: lacks '{}'", where, required));
+  ResultRow r;
+  take(row, "benchmark", r.benchmark, where);
+  take(row, "backend", r.backend, where);
+  take(row, "collective", r.collective, where);
+  take(row, "dtype", r.dtype, where);
+  take(row, "op", r.op, where);
+  take(row, "root", r.root, where);
+  take(row, "placement", r.placement, where);
+  take(row, "pair", r.pair, where);
+  take(row, "size_bytes", r.size_bytes, where);
+  take(row, "count", r.count, where);
+  take(row, "ranks", r.ranks, where);
+  take(row, "hosts", r.hosts, where);
+  take(row, "rank_reduction", r.rank_reduction, where);
+  take(row, "samples", r.samples, where);
+  take(row, "batch", r.batch, where);
+  take(row, "stop_reason", r.stop_reason, where);
+  take(row, "time_mean_s", r.time_s.mean, where);
+  take(row, "time_median_s", r.time_s.median, where);
+  take(row, "time_min_s", r.time_s.min, where);
+  take(row, "time_p99_s", r.time_s.p99, where);
+  take(row, "time_p999_s", r.time_s.p999, where);
+  take(row, "time_max_s", r.time_s.max, where);
+  take(row, "time_stdev_s", r.time_s.stdev, where);
+  take(row, "algbw_mean_bytes_per_s", r.algbw_mean_bytes_per_s, where);
+  take(row, "busbw_mean_bytes_per_s", r.busbw_mean_bytes_per_s, where);
+  take(row, "algbw_median_bytes_per_s", r.algbw_median_bytes_per_s, where);
+  take(row, "busbw_median_bytes_per_s", r.busbw_median_bytes_per_s, where);
+  take(row, "busbw_factor", r.busbw_factor, where);
+  take(row, "wrong", r.wrong, where);
+  take(row, "settings", r.settings, where);
+  take(row, "tags", r.tags, where);
+  if (schema_version >= 3) {
+    take(row, "slowest_rank", r.slowest_rank, where);
+    take(row, "slowest_host", r.slowest_host, where);
+  }
+  r.time_s.count = r.samples;
+  return r;
+}
+
+StoredRun parse_run(std::string_view text, const std::string& name, Format format) {
+  if (trim_left(text).empty()) throw InputError(fmt::format("{}: the file is empty", name));
+  const bool json_like = trim_left(text).front() == '{' || trim_left(text).front() == '[';
+  // perftest's --out_json is JSON-like but not JSON: recognised by its block name, read leniently.
+  const bool perftest_json = json_like && contains(text, "test_info") && contains(text, "results");
+  if (format == Format::kAuto && perftest_json && !nlohmann::json::accept(text)) format = Format::kPerftestJson;
+  nlohmann::json document;
+  if (json_like && format != Format::kPerftestJson) document = parse_json(text, name);
+  if (format == Format::kAuto) format = detect(text, json_like ? &document : nullptr);
+  StoredRun run;
+  try {
+    switch (format) {
+      case Format::kFabricbenchJson: run = read_our_json(document, name); break;
+      case Format::kFabricbenchCsv: run = read_our_csv(text, name); break;
+      case Format::kNcclTestsJson: run = import_nccl_tests_json(document, name); break;
+      case Format::kNcclTestsText: run = import_nccl_tests_text(text, name); break;
+      case Format::kPerftestJson: run = import_perftest_json_text(text, name); break;
+      case Format::kPerftestText: run = import_perftest_text(text, name); break;
+      case Format::kGoogleBenchmarkJson: run = import_google_benchmark_json(document, name); break;
+      case Format::kAuto:
+        throw InputError(fmt::format(
+            "{}: not a result this build reads (fabricbench CSV/JSON, nccl-tests text/JSON, perftest text/JSON, "
+            "Google Benchmark JSON); give --format if it is one of them",
+            name));
+    }
+  } catch (const nlohmann::json::exception& e) {  // a JSON of the right kind with a field of the wrong shape
+    throw InputError(fmt::format("{}: unexpected {} content: {}", name, format_name(format), e.what()));
+  }
+  if (run.rows.empty()) throw InputError(fmt::format("{}: no result rows in this {} file", name, format_name(format)));
+  run.path = name;
+  run.format = format;
+  return run;
+}
+
+StoredRun load_run(const std::string& path, Format format) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(fmt::format("{}: no such file{}", path,
+                                 std::filesystem::exists(path, ec) ? " (it is a folder or a device)" : ""));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot be read (permissions?)", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  StoredRun run = parse_run(text.str(), path, format);
+  if (run.format == Format::kFabricbenchCsv) {  // the context lives in the JSON written beside it
+    const std::string sibling = std::filesystem::path(path).replace_extension(".json").string();
+    if (std::filesystem::is_regular_file(sibling, ec)) {
+      try {
+        run.context = load_run(sibling, Format::kFabricbenchJson).context;
+      } catch (const InputError&) {
+        // a damaged companion leaves the CSV readable; the context is then unknown
+      }
+    }
+  }
+  return run;
+}
+
+}  // namespace fabricbench::results

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stored run, read back: fabricbench's own JSON or CSV, or what users already have from other
+// tools (nccl-tests text and JSON, perftest text and JSON, Google Benchmark JSON) imported into the
+// same row schema, so an old nccl-tests log can be the baseline of a new fabricbench run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/row.hpp"
+
+namespace fabricbench::results {
+
+/// A file that cannot be read as a run (missing, empty, truncated, foreign, a schema newer than
+/// this build): one line naming the file and what is wrong; exit 2.
+class InputError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
+enum class Format {
+  kAuto,
+  kFabricbenchJson,
+  kFabricbenchCsv,
+  kNcclTestsJson,
+  kNcclTestsText,
+  kPerftestJson,
+  kPerftestText,
+  kGoogleBenchmarkJson,
+};
+
+/// "fabricbench-json", "nccl-tests-text", ...: the --format spelling.
+const char* format_name(Format format);
+/// Throws UsageError listing the valid names.
+Format format_from_name(const std::string& name);
+
+struct StoredRun {
+  std::string path;
+  Format format = Format::kAuto;
+  /// Ours: the run's context. Imports: what the file tells (tool, version, hosts, ranks, argv).
+  nlohmann::json context = nlohmann::json::object();
+  std::vector<ResultRow> rows;
+  bool complete = true;  ///< false for the .partial JSON of an interrupted run
+};
+
+/// Reads and parses `path` (format detected from its content). For our CSV, the context comes
+/// from the JSON beside it (same name, .json) when there is one. Throws InputError.
+StoredRun load_run(const std::string& path, Format format = Format::kAuto);
+
+/// Parses `text`; `name` is used in messages. Never crashes on any input: throws InputError.
+StoredRun parse_run(std::string_view text, const std::string& name, Format format = Format::kAuto);
+
+/// One row of our JSON (or a CSV row converted to JSON values), of schema `schema_version`.
+ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std::string& where);
+
+}  // namespace fabricbench::results

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// Importers and readers against real files (perftest output from the Soft-RoCE VM, Google
+// Benchmark JSON from the H200, our own stored runs) and nccl-tests samples in its documented
+// formats; bad files each give one InputError.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compare/importers.hpp"
+#include "compare/run_file.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+const std::string kData = FABRICBENCH_TEST_DATA;
+
+const ResultRow& row_of_size(const StoredRun& run, std::uint64_t size, const std::string& placement = "") {
+  for (const ResultRow& r : run.rows)
+    if (r.size_bytes == size && (placement.empty() || r.placement == placement)) return r;
+  throw std::runtime_error("no row of size " + std::to_string(size));
+}
+
+std::string error_of(std::string_view text, Format format = Format::kAuto) {
+  try {
+    parse_run(text, "f", format);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PerftestText, BandwidthInGbitsPerSecond) {
+  const StoredRun run = load_run(kData + "/perftest/ib_write_bw_gbits.txt");
+  EXPECT_EQ(run.format, Format::kPerftestText);
+  ASSERT_EQ(run.rows.size(), 23u);  // -a: 2 B .. 8 MiB
+  const ResultRow& r = row_of_size(run, 65536);
+  EXPECT_EQ(r.benchmark, "ib_write_bw");
+  EXPECT_EQ(r.collective, "rdma_write");
+  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 1.11e9 / 8);       // BW average 1.11 Gb/sec
+  EXPECT_DOUBLE_EQ(r.time_s.min, 65536 / (1.29e9 / 8));          // from BW peak
+  EXPECT_NE(r.settings.find("device=rxe0"), std::string::npos);
+}
+
+TEST(PerftestText, BandwidthInMebibytesPerSecond) {
+  const StoredRun run = load_run(kData + "/perftest/ib_read_bw_mbs.txt");
+  ASSERT_EQ(run.rows.size(), 1u);
+  EXPECT_EQ(run.rows[0].benchmark, "ib_read_bw");
+  EXPECT_DOUBLE_EQ(run.rows[0].busbw_mean_bytes_per_s, 118.03 * 1048576);  // perftest's MB is 2^20 B
+}
+
+TEST(PerftestText, LatencyColumnsInMicroseconds) {
+  const StoredRun run = load_run(kData + "/perftest/ib_write_lat.txt");
+  const ResultRow& r = row_of_size(run, 2);
+  EXPECT_EQ(r.benchmark, "ib_write_lat");
+  EXPECT_DOUBLE_EQ(r.time_s.min, 10.68e-6);
+  EXPECT_DOUBLE_EQ(r.time_s.median, 11.10e-6);  // t_typical
+  EXPECT_DOUBLE_EQ(r.time_s.mean, 12.44e-6);
+  EXPECT_DOUBLE_EQ(r.time_s.stdev, 5.14e-6);
+  EXPECT_DOUBLE_EQ(r.time_s.p999, 52.02e-6);
+  EXPECT_EQ(r.samples, 200u);
+}
+
+TEST(PerftestJson, LenientReaderAndUnitFromMessageRate) {
+  const StoredRun gbits = load_run(kData + "/perftest/ib_write_bw_gbits.json");
+  EXPECT_EQ(gbits.format, Format::kPerftestJson);
+  ASSERT_EQ(gbits.rows.size(), 1u);
+  EXPECT_EQ(gbits.rows[0].size_bytes, 8388608u);
+  EXPECT_DOUBLE_EQ(gbits.rows[0].busbw_mean_bytes_per_s, 1.12e9 / 8);
+  const StoredRun mibs = load_run(kData + "/perftest/ib_read_bw_mbs.json");
+  EXPECT_DOUBLE_EQ(mibs.rows[0].busbw_mean_bytes_per_s, 118.03 * 1048576);
+  const StoredRun latency = load_run(kData + "/perftest/ib_write_lat.json");
+  EXPECT_EQ(latency.rows[0].size_bytes, 8388608u);  // perftest keeps the last size only
+  EXPECT_DOUBLE_EQ(latency.rows[0].time_s.median, 69461.14e-6);
+}
+
+TEST(PerftestText, MixedUnitsAreRefused) {
+  std::ifstream a(kData + "/perftest/ib_write_bw_gbits.txt"), b(kData + "/perftest/ib_read_bw_mbs.txt");
+  std::stringstream both;
+  both << a.rdbuf() << b.rdbuf();
+  EXPECT_NE(error_of(both.str()).find("mixed units"), std::string::npos) << error_of(both.str());
+}
+
+TEST(NcclTestsText, TableWithRootColumn) {
+  const StoredRun run = load_run(kData + "/nccl-tests/all_reduce_perf_2ranks.txt");
+  EXPECT_EQ(run.format, Format::kNcclTestsText);
+  ASSERT_EQ(run.rows.size(), 20u);  // 10 sizes x out-of-place, in-place
+  const ResultRow& r = row_of_size(run, 1048576, "out-of-place");
+  EXPECT_EQ(r.collective, "all_reduce");
+  EXPECT_EQ(r.dtype, "float");
+  EXPECT_EQ(r.op, "sum");
+  EXPECT_EQ(r.ranks, 2);
+  EXPECT_EQ(r.hosts, 2);
+  EXPECT_DOUBLE_EQ(r.time_s.mean, 104.20e-6);
+  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 10.06e9);
+  EXPECT_EQ(r.wrong, 0);
+  EXPECT_EQ(row_of_size(run, 1048576, "in-place").wrong, -1);  // N/A
+  EXPECT_EQ(run.context["rank_context"][0]["nccl_library_version"], 22807);
+  EXPECT_EQ(run.context["rank_context"][0]["gpus"][0]["gpu_name"], "NVIDIA H200");
+}
+
+TEST(NcclTestsText, OlderTableWithoutRootAndCollectiveFromFileName) {
+  const StoredRun run = load_run(kData + "/nccl-tests/all_gather_old.txt");
+  ASSERT_EQ(run.rows.size(), 6u);
+  EXPECT_EQ(run.rows[0].collective, "all_gather");
+  EXPECT_EQ(run.rows[0].root, -1);
+  EXPECT_EQ(run.rows[0].op, "none");
+  EXPECT_DOUBLE_EQ(row_of_size(run, 4194304, "in-place").busbw_mean_bytes_per_s, 39.59e9);
+}
+
+TEST(NcclTestsJson, ResultsAndDevices) {
+  const StoredRun run = load_run(kData + "/nccl-tests/all_reduce_perf.json");
+  EXPECT_EQ(run.format, Format::kNcclTestsJson);
+  ASSERT_EQ(run.rows.size(), 6u);
+  const ResultRow& r = row_of_size(run, 1048576, "out-of-place");
+  EXPECT_EQ(r.collective, "all_reduce");
+  EXPECT_EQ(r.ranks, 2);
+  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 10.06e9);
+  EXPECT_EQ(run.context["hosts"]["node02"], 1);
+  EXPECT_NE(error_of(R"({"version": 7, "results": [], "config": {}})").find("version 7"), std::string::npos);
+}
+
+TEST(GoogleBenchmarkJson, RealMicroBenchmarkRun) {
+  const StoredRun run = load_run(kData + "/gbench/host_memcpy_h200.json");
+  EXPECT_EQ(run.format, Format::kGoogleBenchmarkJson);
+  const ResultRow& r = row_of_size(run, 2048);
+  EXPECT_EQ(r.benchmark, "fb_micro_host_memcpy");
+  EXPECT_EQ(r.collective, "host_memcpy");
+  EXPECT_DOUBLE_EQ(r.time_s.mean, 0.027827887492613737e-6);
+  EXPECT_DOUBLE_EQ(r.algbw_mean_bytes_per_s, 73593506422.8384);
+}
+
+TEST(OurFiles, SchemaOneReferenceRunStillReads) {
+  // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
+  const StoredRun json = load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
+  const StoredRun csv = load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.csv");
+  EXPECT_EQ(json.format, Format::kFabricbenchJson);
+  EXPECT_EQ(csv.format, Format::kFabricbenchCsv);
+  ASSERT_EQ(json.rows.size(), csv.rows.size());
+  EXPECT_EQ(json.rows.back().size_bytes, csv.rows.back().size_bytes);
+  EXPECT_DOUBLE_EQ(json.rows.back().time_s.mean, csv.rows.back().time_s.mean);
+  EXPECT_EQ(csv.context["backend"], "nccl");  // from the JSON beside the CSV
+}
+
+TEST(BadFiles, EachGetsOneClearError) {
+  EXPECT_NE(error_of("").find("empty"), std::string::npos);
+  EXPECT_NE(error_of("   \n").find("empty"), std::string::npos);
+  EXPECT_NE(error_of("hello world\n").find("not a result"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [)").find("truncated"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 99, "rows": []})").find("newer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": []})").find("no result rows"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "x"}]})").find("lacks"), std::string::npos);
+  EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8\n").find("truncated"),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,eight,1\n").find("eight"),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8,1\n2,fb,x,8,1\n")
+                .find("mixed"),
+            std::string::npos);
+  EXPECT_NE(error_of(" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n 65536 100 1 1\n")
+                .find("title"),
+            std::string::npos);
+  try {
+    load_run("/nonexistent/run.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such file"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace fabricbench::results

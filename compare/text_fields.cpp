@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small text helpers of the importers.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "compare/importers.hpp"
+
+namespace fabricbench::results {
+
+std::vector<std::string> whitespace_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) fields.emplace_back(line.substr(start, i - start));
+  }
+  return fields;
+}
+
+double number_field(const std::string& text, const std::string& what, const std::string& name) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+    throw InputError(fmt::format("{}{}{}: '{}' is not a number", name, name.empty() ? "" : ": ", what, text));
+  return value;
+}
+
+}  // namespace fabricbench::results
