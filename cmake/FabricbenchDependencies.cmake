@@ -1,7 +1,8 @@
 # Finds every dependency and records what was found for the configure summary.
-set(FABRICBENCH_SUMMARY "")
+# A global property, so subdirectories (tests/, verbs/) can add lines too.
+set_property(GLOBAL PROPERTY FABRICBENCH_SUMMARY "")
 macro(fabricbench_note line)
-  list(APPEND FABRICBENCH_SUMMARY "${line}")
+  set_property(GLOBAL APPEND PROPERTY FABRICBENCH_SUMMARY "${line}")
 endmacro()
 
 set(MPI_CXX_SKIP_MPICXX ON)
@@ -43,7 +44,8 @@ include(FabricbenchCuda)
 function(fabricbench_print_summary)
   message(STATUS "")
   message(STATUS "fabricbench ${PROJECT_VERSION} (git ${FABRICBENCH_GIT_REVISION}) configuration:")
-  foreach(line IN LISTS FABRICBENCH_SUMMARY)
+  get_property(_summary GLOBAL PROPERTY FABRICBENCH_SUMMARY)
+  foreach(line IN LISTS _summary)
     message(STATUS "  ${line}")
   endforeach()
   message(STATUS "")

@@ -17,6 +17,9 @@ if(FABRICBENCH_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(fabricbench_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+if(FABRICBENCH_FUZZ)  # coverage for libFuzzer in every library the fuzz targets link
+  target_compile_options(fabricbench_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()
 
 # The git revision is baked in so every stored result names the code that produced it.
 execute_process(COMMAND git rev-parse --short=12 HEAD

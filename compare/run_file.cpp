@@ -38,6 +38,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& name) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON, truncated or damaged (parse error at byte {})", name, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (found by the fuzzer)
+    throw InputError(fmt::format("{}: damaged JSON: {}", name, e.what()));
   }
 }
 

@@ -439,6 +439,101 @@ def test_gpu(runner, _):
     print("forced NCCL failure (NCCL_NET=bogus): " + next(l for l in lines if "[rank 0 on " in l))
 
 
+def tool(runner, name, args, timeout=120):
+    """fb_compare / fb_import: plain processes, no mpirun."""
+    return subprocess.run([str(runner.bin_dir / name)] + [str(a) for a in args], env=runner.env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def planted(source, target, factor_at=None, factor=1.0, stdev=0.01):
+    """A copy of a real run with every row's noise set to `stdev` (relative) and, at size
+    `factor_at` out-of-place, bandwidth x factor (time / factor): a hand-made pair from real data."""
+    with open(source) as f:
+        document = json.load(f)
+    for row in document["rows"]:
+        if factor_at is not None and row["size_bytes"] == factor_at and row["placement"] == "out-of-place":
+            for key in row:
+                if key.endswith("bytes_per_s"):
+                    row[key] *= factor
+                elif key.startswith("time_") and key.endswith("_s"):
+                    row[key] /= factor
+        row["time_stdev_s"] = stdev * row["time_mean_s"]
+    with open(target, "w") as f:
+        json.dump(document, f)
+
+
+def test_compare(runner, _):
+    """fb_compare verdicts and exit codes on a real run and planted copies; fb_import of other
+    tools' files; named baselines; each bad file one line, exit 2, no output file."""
+    data = Path(__file__).resolve().parent / "data"
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        result = runner.run("all_reduce", 2, ["-b", "1K", "-e", "4M", "-f", "4", "-n", "10", "--csv", t / "real.csv",
+                                              "--json", t / "real.json"])
+        expect(result.returncode == 0, f"real run: exit {result.returncode}\n{result.stderr}")
+        result = tool(runner, "fb_compare", [t / "real.json", t / "real.csv"])
+        expect(result.returncode == 0 and "0 SLOWER" in result.stdout, f"run against itself: {result.returncode}\n{result.stdout}")
+        planted(t / "real.json", t / "base.json")
+        planted(t / "real.json", t / "drop.json", factor_at=1 << 20, factor=0.9)
+        planted(t / "real.json", t / "gain.json", factor_at=1 << 20, factor=1.25)
+        result = tool(runner, "fb_compare", [t / "base.json", t / "drop.json", "--markdown", t / "c.md",
+                                             "--csv", t / "c.csv", "--json", t / "c.json"])
+        verdicts = [r["verdict"] for r in json.load(open(t / "c.json"))["rows"]]
+        slower = [r for r in json.load(open(t / "c.json"))["rows"] if r["verdict"] == "SLOWER"]
+        expect(result.returncode == 1 and len(slower) == 1 and slower[0]["size_bytes"] == 1 << 20,
+               f"planted 10 % drop: exit {result.returncode}, verdicts {verdicts}")
+        expect("**SLOWER**" in open(t / "c.md").read() and len(read_csv(t / "c.csv")) == len(verdicts), "reports")
+        print(f"planted 10 % drop at 1 MiB: exit 1, exactly that row SLOWER of {len(verdicts)}")
+        result = tool(runner, "fb_compare", [t / "base.json", t / "gain.json", "--json", t / "g.json"])
+        gained = [r for r in json.load(open(t / "g.json"))["rows"] if r["verdict"] == "FASTER"]
+        expect(result.returncode == 0 and len(gained) == 1, f"planted gain: exit {result.returncode}")
+        print("planted 25 % gain at 1 MiB: exit 0, one row FASTER")
+        noisy_base, noisy_drop = t / "nb.json", t / "nd.json"
+        planted(t / "real.json", noisy_base, stdev=0.1)
+        planted(t / "real.json", noisy_drop, factor_at=1 << 20, factor=0.9, stdev=0.1)
+        result = tool(runner, "fb_compare", [noisy_base, noisy_drop])
+        expect(result.returncode == 0 and "0 SLOWER" in result.stdout and "1 UNSURE" in result.stdout,
+               f"drop inside the noise: exit {result.returncode}\n{result.stdout[-600:]}")
+        print("10 % drop inside 10 % noise: exit 0, UNSURE")
+
+        env = dict(runner.env, FABRICBENCH_BASELINES=str(t / "baselines"))
+        saved = subprocess.run([str(runner.bin_dir / "fb_compare"), "--save-baseline", "vm-np2", str(t / "base.json")],
+                               env=env, capture_output=True, text=True)
+        named = subprocess.run([str(runner.bin_dir / "fb_compare"), "@vm-np2", str(t / "drop.json")], env=env,
+                               capture_output=True, text=True)
+        expect(saved.returncode == 0 and named.returncode == 1, f"named baseline: {saved.stderr} {named.stderr}")
+        print("named baseline: saved, then @vm-np2 against the drop: exit 1")
+
+        for source in ["nccl-tests/all_reduce_perf_2ranks.txt", "nccl-tests/all_reduce_perf.json",
+                       "perftest/ib_write_bw_gbits.txt", "perftest/ib_write_lat.json", "gbench/host_memcpy_h200.json"]:
+            stem = source.replace("/", "_")
+            result = tool(runner, "fb_import", [data / source, "--csv", t / f"{stem}.csv", "--json", t / f"{stem}.json"])
+            expect(result.returncode == 0 and read_csv(t / f"{stem}.csv"), f"import {source}: {result.stderr}")
+            result = tool(runner, "fb_compare", [data / source, t / f"{stem}.json"])
+            expect(result.returncode == 0, f"{source} against its import: exit {result.returncode} {result.stderr}")
+        print("fb_import: nccl-tests text and JSON, perftest text and JSON, Google Benchmark JSON")
+
+        (t / "empty.json").write_text("")
+        (t / "truncated.json").write_text(open(t / "real.json").read()[:500])
+        (t / "foreign.txt").write_text("hello, world\n")
+        future = json.load(open(t / "real.json"))
+        future["schema_version"] = 99
+        (t / "future.json").write_text(json.dumps(future))
+        mixed = open(data / "perftest/ib_write_bw_gbits.txt").read() + open(data / "perftest/ib_read_bw_mbs.txt").read()
+        (t / "mixed.txt").write_text(mixed)
+        cases = {"missing": (t / "nope.json", "no such file"), "empty": (t / "empty.json", "empty"),
+                 "truncated": (t / "truncated.json", "truncated"), "foreign": (t / "foreign.txt", "not a result"),
+                 "future schema": (t / "future.json", "newer"), "mixed units": (t / "mixed.txt", "mixed units")}
+        for name, (path, fragment) in cases.items():
+            out = t / f"out-{name.replace(' ', '-')}.json"
+            result = tool(runner, "fb_compare", [t / "base.json", path, "--json", out])
+            lines = [l for l in result.stderr.splitlines() if l.strip()]
+            expect(result.returncode == 2 and len(lines) == 1 and fragment in lines[0] and not out.exists()
+                   and not Path(str(out) + ".partial").exists(),
+                   f"{name}: exit {result.returncode}, {lines}")
+            print(f"bad file ({name}): exit 2, {lines[0]}")
+
+
 GPU_MEMORY = ["cuda", "cuda-dmabuf", "staged"]
 VERBS_PROGRAMS = [f"rdma_{op}_{metric}" for op in ("write", "read", "send") for metric in ("bw", "lat")]
 
@@ -477,6 +572,7 @@ def test_gpu_verbs(runner, _):
 TESTS = {
     "gpu": test_gpu,
     "gpu-verbs": test_gpu_verbs,
+    "compare": test_compare,
     "correctness": test_correctness,
     "types": test_types,
     "fault-wrong": test_fault_wrong,

@@ -149,6 +149,7 @@ TEST(BadFiles, EachGetsOneClearError) {
   EXPECT_NE(error_of("hello world\n").find("not a result"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [)").find("truncated"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 99, "rows": []})").find("newer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [1e999]})").find("damaged"), std::string::npos);  // fuzzer
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": []})").find("no result rows"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "x"}]})").find("lacks"), std::string::npos);
   EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8\n").find("truncated"),

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Pictures of fabricbench runs, from their CSV or JSON files (never from console tables).
+
+  fbplot.py bandwidth RUN [RUN...] [--baseline RUN] [--metric busbw|algbw] --out PREFIX
+  fbplot.py latency   RUN [RUN...] [--baseline RUN] --out PREFIX
+  fbplot.py heatmap   RUN --out PREFIX          (multi-pair verbs run: pair x size)
+  fbplot.py report    RUN [--baseline RUN] [--compare-bin fb_compare] --out report.html
+
+bandwidth / latency / heatmap write PREFIX.png and PREFIX.svg. One line per run and series
+(collective, type, op, placement, pair, settings), labelled with the run's --tag labels or file
+name; with --baseline, a ratio panel (run / baseline) under the curves. report writes one HTML
+file with the pictures embedded and the tables: readable offline, mailable.
+Other tools' output (nccl-tests, perftest, Google Benchmark) goes through fb_import first.
+"""
+import argparse
+import base64
+import csv
+import html
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+NUMERIC = {"size_bytes", "count", "ranks", "hosts", "samples", "batch", "pair", "root", "wrong", "schema_version",
+           "slowest_rank"}
+
+
+class InputError(Exception):
+    pass
+
+
+def load_run(path):
+    """Rows (dicts with numbers converted) and context of one of our CSV or JSON files."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    text = path.read_text(errors="replace")
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty")
+    context = {}
+    if text.lstrip().startswith("{"):
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}: not valid JSON, truncated or damaged ({error.msg} at byte {error.pos})")
+        if not isinstance(document, dict) or "rows" not in document or "schema_version" not in document:
+            raise InputError(f"{path}: not a fabricbench run (run other tools' files through fb_import first)")
+        rows, context = document["rows"], document.get("context", {})
+    elif text.startswith("schema_version,"):
+        rows = list(csv.DictReader(io.StringIO(text)))
+        sibling = path.with_suffix(".json")
+        if sibling.is_file():
+            try:
+                context = json.loads(sibling.read_text()).get("context", {})
+            except (json.JSONDecodeError, AttributeError):
+                context = {}
+    else:
+        raise InputError(f"{path}: not a fabricbench CSV or JSON (other tools' files: fb_import first)")
+    out = []
+    for number, row in enumerate(rows, start=2):
+        if not isinstance(row, dict) or None in row or any(v is None for v in row.values()):
+            raise InputError(f"{path} row {number - 1}: truncated or ragged")
+        try:
+            converted = {}
+            for key, value in row.items():
+                if key in NUMERIC:
+                    converted[key] = int(float(value))
+                elif key.endswith("_s") or key.endswith("_per_s") or key == "busbw_factor":
+                    converted[key] = float(value)
+                else:
+                    converted[key] = value
+        except (TypeError, ValueError) as error:
+            raise InputError(f"{path} row {number - 1}: {error}")
+        for required in ("size_bytes", "time_mean_s", "collective"):
+            if required not in converted:
+                raise InputError(f"{path}: rows lack '{required}'")
+        converted.setdefault("pair", -1)
+        converted.setdefault("settings", "")
+        out.append(converted)
+    if not out:
+        raise InputError(f"{path}: no rows")
+    return {"path": path, "rows": out, "context": context or {}, "label": run_label(path, out)}
+
+
+def run_label(path, rows):
+    tags = rows[0].get("tags", "")
+    return tags.replace(";", ", ") if tags else path.stem
+
+
+def series_key(row):
+    if row.get("backend") == "verbs":  # bytes, no reduction: the memory is what varies
+        key = f"{row['collective']} {row.get('placement', '')}"
+    else:
+        key = f"{row['collective']} {row.get('dtype', '')} {row.get('op', '')} {row.get('placement', '')}"
+    key = key.replace("  ", " ")
+    if int(row.get("pair", -1)) >= 0:
+        key += f" pair {row['pair']}"
+    elif row.get("backend") == "verbs" and int(row.get("ranks", 2)) > 2:
+        key += " all pairs"
+    if row.get("settings") and row.get("backend") != "verbs":
+        key += f" [{row['settings']}]"
+    return key.strip()
+
+
+def human_bytes(value, _position=None):
+    value = int(round(value))
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale and value % scale == 0:
+            return f"{value // scale} {unit}"
+    return f"{value} B"
+
+
+def size_axis(axis, sizes):
+    """log2 axis with human size labels every few powers of two, so they stay readable."""
+    axis.set_xscale("log", base=2)
+    low, high = min(sizes), max(sizes)
+    exponents = list(range(int(math.floor(math.log2(low))), int(math.ceil(math.log2(high))) + 1))
+    step = max(1, math.ceil(len(exponents) / 10))
+    axis.xaxis.set_major_locator(FixedLocator([2.0 ** e for e in exponents[::step]]))
+    axis.xaxis.set_major_formatter(FuncFormatter(human_bytes))
+    axis.xaxis.set_minor_locator(NullLocator())
+    axis.set_xlim(low / 1.3, high * 1.3)
+    for label in axis.get_xticklabels():
+        label.set_rotation(30)
+        label.set_ha("right")
+
+
+def curves(runs, value_of):
+    """[(label, series, sizes, values)] for every run and series, sizes ascending."""
+    out = []
+    single_run = len(runs) == 1
+    for run in runs:
+        groups = {}
+        for row in run["rows"]:
+            value = value_of(row)
+            if value is not None and value > 0:
+                groups.setdefault(series_key(row), {})[row["size_bytes"]] = value
+        for series, points in groups.items():
+            sizes = sorted(points)
+            label = series if single_run else (f"{run['label']}" if len(groups) == 1 else f"{run['label']}: {series}")
+            out.append((label, series, sizes, [points[s] for s in sizes]))
+    return out
+
+
+def draw(runs, baseline, value_of, ylabel, title, out_prefix, log_y):
+    lines = curves(runs, value_of)
+    if not lines:
+        raise InputError("nothing to plot: no row has this metric above 0 (one-rank collectives have busbw 0: "
+                         "try --metric algbw or the latency plot)")
+    base_lines = {series: dict(zip(sizes, values)) for _, series, sizes, values in curves([baseline], value_of)} \
+        if baseline else {}
+    figure = plt.figure(figsize=(10, 7.5 if baseline else 6), dpi=110)
+    grid = figure.add_gridspec(2 if baseline else 1, 1, height_ratios=[3, 1.2] if baseline else [1], hspace=0.08)
+    top = figure.add_subplot(grid[0])
+    all_sizes = [s for _, _, sizes, _ in lines for s in sizes]
+    if baseline:
+        for series, points in base_lines.items():
+            sizes = sorted(points)
+            top.plot(sizes, [points[s] for s in sizes], color="0.45", linestyle="--", linewidth=1.6,
+                     label=f"baseline {baseline['label']}" + (f": {series}" if len(base_lines) > 1 else ""))
+    for label, _series, sizes, values in lines:
+        top.plot(sizes, values, marker="o", markersize=3.5, linewidth=1.8, label=label)
+    top.set_ylabel(ylabel)
+    if log_y:
+        top.set_yscale("log")
+    top.grid(True, which="major", alpha=0.35)
+    top.set_title(title)
+    top.legend(fontsize=8, loc="best")
+    size_axis(top, all_sizes)
+    if baseline:
+        plt.setp(top.get_xticklabels(), visible=False)
+        bottom = figure.add_subplot(grid[1], sharex=top)
+        for label, series, sizes, values in lines:
+            reference = base_lines.get(series) or (next(iter(base_lines.values())) if len(base_lines) == 1 else {})
+            pairs = [(s, v / reference[s]) for s, v in zip(sizes, values) if reference.get(s)]
+            if pairs:
+                bottom.plot([p[0] for p in pairs], [p[1] for p in pairs], marker="o", markersize=3, label=label)
+        bottom.axhline(1.0, color="0.45", linestyle="--", linewidth=1)
+        bottom.axhspan(0.95, 1.05, color="0.85", alpha=0.6, linewidth=0)
+        bottom.set_ylabel("run / baseline")
+        bottom.grid(True, alpha=0.35)
+        size_axis(bottom, all_sizes)
+        bottom.set_xlabel("message size (bytes per rank)")
+    else:
+        top.set_xlabel("message size (bytes per rank)")
+    save(figure, out_prefix)
+
+
+def save(figure, out_prefix):
+    out_prefix = Path(out_prefix)
+    out_prefix.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in (".png", ".svg"):
+        partial = out_prefix.with_name(out_prefix.name + suffix + ".partial")
+        figure.savefig(partial, format=suffix[1:], bbox_inches="tight")
+        os.replace(partial, out_prefix.with_name(out_prefix.name + suffix))
+    plt.close(figure)
+
+
+def bandwidth_of(metric):
+    key = f"{metric}_mean_bytes_per_s"
+    return lambda row: row.get(key, 0.0) / 1e9
+
+
+def latency_of(row):
+    return row["time_mean_s"] * 1e6
+
+
+def title_of(runs, what):
+    row = runs[0]["rows"][0]
+    context = runs[0]["context"]
+    hosts = context.get("hosts", {})
+    ranks = context.get("ranks", row.get("ranks", "?"))
+    where = f"{ranks} rank(s) on {len(hosts)} host(s)" if hosts else f"{ranks} rank(s)"
+    return f"{row.get('benchmark', row['collective'])} ({row.get('backend', '?')}): {what}, {where}"
+
+
+def plot_bandwidth(args):
+    runs = [load_run(p) for p in args.runs]
+    baseline = load_run(args.baseline) if args.baseline else None
+    if runs[0]["rows"][0].get("backend") == "verbs":  # RDMA people read link speeds in Gb/s
+        value_of, label, what = (lambda row: row.get("busbw_mean_bytes_per_s", 0.0) * 8 / 1e9,
+                                 "bandwidth (Gb/s, average)", "bandwidth against size")
+    else:
+        value_of, label, what = bandwidth_of(args.metric), f"{args.metric} (GB/s, 1e9 B/s)", f"{args.metric} against size"
+    draw(runs, baseline, value_of, label, title_of(runs, what), args.out, log_y=False)
+
+
+def plot_latency(args):
+    runs = [load_run(p) for p in args.runs]
+    baseline = load_run(args.baseline) if args.baseline else None
+    draw(runs, baseline, latency_of, "time per operation (us, mean)", title_of(runs, "latency against size"),
+         args.out, log_y=True)
+
+
+def plot_heatmap(args):
+    run = load_run(args.runs[0])
+    cells = {}
+    for row in run["rows"]:
+        if int(row.get("pair", -1)) >= 0:
+            cells[(int(row["pair"]), row["size_bytes"])] = row["busbw_mean_bytes_per_s"] * 8 / 1e9
+    pairs = sorted({p for p, _ in cells})
+    sizes = sorted({s for _, s in cells})
+    if len(pairs) < 2:
+        raise InputError(f"{run['path']}: a heat map needs a multi-pair verbs run (mpirun -np 4 or more)")
+    grid = [[cells.get((p, s), float("nan")) for s in sizes] for p in pairs]
+    figure, axis = plt.subplots(figsize=(max(6, 0.55 * len(sizes) + 2), max(2.5, 0.6 * len(pairs) + 1.5)), dpi=110)
+    image = axis.imshow(grid, aspect="auto", cmap="viridis")
+    axis.set_xticks(range(len(sizes)))
+    axis.set_xticklabels([human_bytes(s) for s in sizes], rotation=45, ha="right", fontsize=8)
+    axis.set_yticks(range(len(pairs)))
+    axis.set_yticklabels([f"pair {p}" for p in pairs])
+    axis.set_xlabel("message size")
+    axis.set_title(title_of([run], "bandwidth per pair"))
+    colorbar = figure.colorbar(image, ax=axis)
+    colorbar.set_label("Gb/s")
+    peak = max(v for row in grid for v in row if not math.isnan(v))
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            if not math.isnan(value) and len(sizes) <= 24:
+                axis.text(j, i, f"{value:.2g}", ha="center", va="center", fontsize=6,
+                          color="white" if value < 0.6 * peak else "black")
+    save(figure, args.out)
+
+
+def embedded_png(plotter, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = Path(tmp) / "figure"
+        plotter(argparse.Namespace(**{**vars(args), "out": prefix}))
+        return base64.b64encode(prefix.with_suffix(".png").read_bytes()).decode()
+
+
+def find_compare(explicit):
+    if explicit:
+        return explicit
+    here = Path(__file__).resolve().parent.parent / "build" / "bin" / "fb_compare"
+    return str(here) if here.exists() else shutil.which("fb_compare")
+
+
+def table(headers, rows):
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_report(args):
+    run = load_run(args.runs[0])
+    baseline = load_run(args.baseline) if args.baseline else None
+    latency = run["rows"][0].get("benchmark", "").endswith("_lat")
+    base_args = argparse.Namespace(runs=args.runs[:1], baseline=args.baseline, metric=args.metric, out=None)
+    figures = []
+    if not latency and any(r.get(f"{args.metric}_mean_bytes_per_s", 0) > 0 for r in run["rows"]):
+        figures.append(("Bandwidth against size", embedded_png(plot_bandwidth, base_args)))
+    figures.append(("Latency against size", embedded_png(plot_latency, base_args)))
+    if len({r.get("pair", -1) for r in run["rows"] if int(r.get("pair", -1)) >= 0}) > 1:
+        figures.append(("Bandwidth per pair", embedded_png(plot_heatmap, base_args)))
+    context = run["context"]
+    facts = [("file", str(run["path"])), ("benchmark", run["rows"][0].get("benchmark", "")),
+             ("start", context.get("start_time", "")), ("ranks", context.get("ranks", "")),
+             ("hosts", ", ".join(f"{h} ({n})" for h, n in context.get("hosts", {}).items())),
+             ("MPI", context.get("mpi_library", "")), ("fabricbench", context.get("fabricbench_version", "")),
+             ("git", context.get("git_revision", ""))]
+    rank_context = context.get("rank_context") or [{}]
+    if rank_context and rank_context[0].get("gpus"):
+        facts.append(("GPU", rank_context[0]["gpus"][0].get("gpu_name", "")))
+        facts.append(("NCCL", rank_context[0].get("nccl_library_version", "")))
+    rows = [[human_bytes(r["size_bytes"]), series_key(r), f"{r['time_mean_s'] * 1e6:.2f}",
+             f"{r.get('algbw_mean_bytes_per_s', 0) / 1e9:.3f}", f"{r.get('busbw_mean_bytes_per_s', 0) / 1e9:.3f}",
+             r.get("wrong", "")] for r in run["rows"]]
+    sections = [f"<h2>Context</h2>{table(['item', 'value'], [f for f in facts if f[1] != ''])}"]
+    if baseline:
+        compare = find_compare(args.compare_bin)
+        if compare:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "c.json"
+                result = subprocess.run([compare, str(baseline["path"]), str(run["path"]), "--json", str(out)],
+                                        capture_output=True, text=True)
+                if result.returncode in (0, 1) and out.exists():
+                    c = json.loads(out.read_text())
+                    counts = ", ".join(f"{n} {k}" for k, n in c["counts"].items())
+                    differences = "".join(f"<li>context differs - {html.escape(d['item'])}: "
+                                          f"{html.escape(d['baseline'])} &rarr; {html.escape(d['new'])}</li>"
+                                          for d in c["context_differences"])
+                    verdict = "REGRESSION" if c["regression"] else "no regression"
+                    sections.insert(0, f"<h2>Against {html.escape(str(baseline['path']))}: {verdict}</h2>"
+                                       f"<p>{counts}; geometric mean new/baseline {c['geomean_speedup']:.3f} over "
+                                       f"{c['geomean_rows']} rows</p><ul>{differences}</ul>" +
+                                    table(["size", "collective", "placement", "metric", "baseline", "new", "speedup",
+                                           "verdict"],
+                                          [[human_bytes(r["size_bytes"]), r["collective"], r["placement"], r["metric"],
+                                            f"{r['baseline']:.4g}", f"{r['new']:.4g}", f"{r['speedup']:.3f}",
+                                            r["verdict"]] for r in c["rows"]]))
+                else:
+                    sections.insert(0, f"<p>fb_compare failed: {html.escape(result.stderr.strip())}</p>")
+        else:
+            sections.insert(0, "<p>fb_compare not found (build it, or give --compare-bin): no verdicts.</p>")
+    sections.append("<h2>Rows</h2>" + table(["size", "series", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"],
+                                              rows))
+    pictures = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{png}'>"
+                       for t, png in figures)
+    document = f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>fabricbench: {html.escape(run['label'])}</title>
+<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}
+table{{border-collapse:collapse;font-size:13px;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
+th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
+<h1>fabricbench: {html.escape(title_of([run], run['label']))}</h1>{''.join(sections[:1])}{pictures}{''.join(sections[1:])}
+</body></html>
+"""
+    out = Path(args.out)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(document)
+    os.replace(partial, out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "report"])
+    parser.add_argument("runs", nargs="+", help="fabricbench CSV or JSON files")
+    parser.add_argument("--baseline", help="a run to draw as the reference, with a ratio panel")
+    parser.add_argument("--metric", default="busbw", choices=["busbw", "algbw"])
+    parser.add_argument("--compare-bin", help="fb_compare to call for the report's verdicts")
+    parser.add_argument("--out", required=True, help="PREFIX of PREFIX.png/.svg, or the report's .html")
+    args = parser.parse_args()
+    plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "report": render_report}
+    try:
+        plotters[args.what](args)
+    except InputError as error:
+        print(f"fbplot: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the libFuzzer targets with clang (build-fuzz/, or $FABRICBENCH_FUZZ_BUILD_DIR) and runs
+# each for a bounded time, seeded with real result files (tests/data, results/reference). Any
+# crash, sanitizer report or leak fails it; the crashing input is kept in the build folder.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 30)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+build_dir=${FABRICBENCH_FUZZ_BUILD_DIR:-build-fuzz}
+command -v clang++ >/dev/null || { echo "SKIP: clang++ missing (scripts/setup.sh installs clang)"; exit 77; }
+CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRICBENCH_FUZZ=ON \
+  -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_TESTS=OFF -DFABRICBENCH_WITH_CUDA=OFF > "$build_dir.configure.log" 2>&1 ||
+  { tail -20 "$build_dir.configure.log"; exit 1; }
+cmake --build "$build_dir" -j "$(nproc)" --target fuzz_result_readers > "$build_dir.build.log" 2>&1 ||
+  { grep -E "error" -A3 "$build_dir.build.log" | head -40; exit 1; }
+
+corpus=$build_dir/corpus/result_readers
+mkdir -p "$corpus"
+# Seeds: every real file, prefixed with the format byte 0 (detect), so runs start from valid input.
+find tests/data results/reference -type f \( -name '*.csv' -o -name '*.json' -o -name '*.txt' \) -size -256k |
+  while read -r file; do
+    { printf '\0'; cat "$file"; } > "$corpus/seed_$(echo "$file" | tr '/' '_')"
+  done
+echo "fuzz: result readers for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
+(cd "$build_dir" && ASAN_OPTIONS=detect_leaks=1 ./bin/fuzz_result_readers -max_total_time="$seconds" \
+  -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 corpus/result_readers 2>&1 | tail -15)

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Renders plots/fbplot.py's pictures and report from real stored runs (results/reference) and
+checks them: valid PNG of the expected size, not blank, SVG that parses, a self-contained HTML
+report; bad input gives one line and exit 2.
+
+    plots_check.py --repo REPO --compare-bin build/bin/fb_compare
+"""
+import argparse
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import matplotlib.image
+
+
+def check_png(path, min_width, min_height):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= min_width and height >= min_height, f"{path}: {width}x{height}, expected at least {min_width}x{min_height}"
+    pixels = matplotlib.image.imread(str(path))[:, :, :3]
+    inked = (pixels.sum(axis=2) < 2.9).mean()  # share of pixels that are not (near) white
+    assert pixels.std() > 0.05 and inked > 0.02, f"{path}: looks blank (std {pixels.std():.3f}, inked {inked:.3f})"
+    return f"{width}x{height}, {inked * 100:.0f} % inked"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--compare-bin", required=True)
+    options = parser.parse_args()
+    repo = Path(options.repo)
+    plot = [sys.executable, str(repo / "plots" / "fbplot.py")]
+    reference = repo / "results" / "reference"
+    cases = {
+        "bandwidth_with_baseline": ["bandwidth", reference / "vm-mpi-np2/adaptive-noise1.json",
+                                    "--baseline", reference / "vm-mpi-np2/fixed-n20.json"],
+        "latency_h200": ["latency", reference / "h200-1gpu-nccl/fixed.json", reference / "h200-1gpu-nccl/adaptive.json"],
+        "verbs_bandwidth": ["bandwidth", reference / "rxe-vm-verbs/write_bw.csv"],
+        "verbs_heatmap": ["heatmap", reference / "rxe-vm-verbs/write_bw_two_pairs.json"],
+    }
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in cases.items():
+            prefix = Path(tmp) / name
+            result = subprocess.run(plot + [str(a) for a in args] + ["--out", str(prefix)], capture_output=True, text=True)
+            try:
+                assert result.returncode == 0, f"exit {result.returncode}: {result.stderr.strip()}"
+                size = check_png(prefix.with_suffix(".png"), 500, 250)
+                ElementTree.parse(prefix.with_suffix(".svg"))
+                print(f"ok: {name}: PNG {size}, SVG parses")
+            except (AssertionError, ElementTree.ParseError, OSError) as error:
+                print(f"FAIL: {name}: {error}")
+                failures += 1
+        report = Path(tmp) / "report.html"
+        result = subprocess.run(plot + ["report", str(reference / "vm-mpi-np2/adaptive-noise1.json"), "--baseline",
+                                        str(reference / "vm-mpi-np2/fixed-n20.json"), "--compare-bin",
+                                        options.compare_bin, "--out", str(report)], capture_output=True, text=True)
+        text = report.read_text() if report.exists() else ""
+        if result.returncode == 0 and text.count("data:image/png;base64,") == 2 and "SAME" in text and "<table>" in text \
+                and "http" not in text.replace("http-equiv", ""):
+            print(f"ok: report: {len(text) // 1024} KiB, 2 embedded pictures, verdict table, no external links")
+        else:
+            print(f"FAIL: report: exit {result.returncode} {result.stderr.strip()}")
+            failures += 1
+        (Path(tmp) / "empty.json").write_text("")
+        for bad, fragment in [(Path(tmp) / "none.csv", "no such file"), (Path(tmp) / "empty.json", "empty"),
+                              (repo / "tests/data/perftest/ib_write_lat.txt", "fb_import")]:
+            result = subprocess.run(plot + ["bandwidth", str(bad), "--out", str(Path(tmp) / "bad")],
+                                    capture_output=True, text=True)
+            lines = result.stderr.strip().splitlines()
+            if result.returncode == 2 and len(lines) == 1 and fragment in lines[0] and not (Path(tmp) / "bad.png").exists():
+                print(f"ok: bad input -> {lines[0]}")
+            else:
+                print(f"FAIL: bad input {bad}: exit {result.returncode} {lines}")
+                failures += 1
+    print(f"plots: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
