@@ -9,6 +9,7 @@
 
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
+#include "common/error.hpp"
 #include "common/reduce_op.hpp"
 
 namespace fabricbench::collectives {
@@ -24,6 +25,15 @@ struct CallSpec {
   int root;
   std::uint64_t count;  ///< the collective's count argument
   Placement placement;
+};
+
+/// What the library actually did for a call: algorithm, protocol, channels (NCCL), and where
+/// that was learnt (its profiler plugin, or its TUNING log). Empty when unknown.
+struct ObservedPath {
+  std::string algorithm;
+  std::string protocol;
+  int channels = 0;
+  std::string source;
 };
 
 class Backend {
@@ -58,6 +68,28 @@ class Backend {
   virtual std::string settings() const { return {}; }
   /// What this rank runs on (GPU, library versions), for the run's JSON context.
   virtual nlohmann::json rank_context() const { return nlohmann::json::object(); }
+
+  /// Library tuning to apply from the next connect(): NCCL_ALGO / NCCL_PROTO ("" = leave alone).
+  /// Every rank must call with the same values.
+  virtual void set_tuning(const std::string& algorithm, const std::string& protocol);
+  /// Drops the communicator (after a failure: without waiting on peers) and joins a new one.
+  virtual void reconnect() { connect(); }
+  /// Gives up on the communicator without waiting for peers (after a refused setting).
+  virtual void abandon() noexcept {}
+  /// Forgets what was observed so far; observed_path() then covers what ran since.
+  virtual void begin_observation() {}
+  /// The path the library took for `call` since begin_observation().
+  virtual ObservedPath observed_path(const CallSpec& /*call*/) { return {}; }
+  /// This rank's digest of the library's log (NCCL INFO), JSON; null when there is none.
+  virtual nlohmann::json path_digest() const { return nullptr; }
+  /// Why the path could not be observed ("" when it could).
+  virtual std::string path_note() const { return {}; }
 };
+
+inline void Backend::set_tuning(const std::string& algorithm, const std::string& protocol) {
+  if (!algorithm.empty() || !protocol.empty())
+    throw UsageError(std::string("--algo/--proto are NCCL settings: the ") + std::string(name()) +
+                     " backend has none (use --backend nccl)");
+}
 
 }  // namespace fabricbench::collectives

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectives/backend_factory.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include "collectives/mpi_backend.hpp"
 #include "common/error.hpp"
 
@@ -24,12 +30,37 @@ bool gpu_present() {
 
 }  // namespace
 
+std::string nccl_log_file(const CollectiveOptions& o, const mpi::Topology& topology) {
+  namespace fs = std::filesystem;
+  const std::string name = fmt::format("nccl.rank{}.log", topology.rank);
+  if (!o.nccl_log_dir.empty()) return (fs::path(o.nccl_log_dir) / name).string();
+  if (!o.json_path.empty()) {
+    fs::path folder(o.json_path);
+    folder.replace_extension(".nccl-logs");
+    return (folder / name).string();
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  return (fs::path(tmp && *tmp ? tmp : "/tmp") /
+          fmt::format("fabricbench-nccl.{}.{}.log", topology.host, static_cast<long>(::getpid())))
+      .string();
+}
+
 std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Topology& topology) {
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
-    return std::make_unique<NcclBackend>(
-        topology, NcclSettings{o.gpus_per_process, o.gpu_offset, o.graph_iterations, o.timeout_seconds});
+    NcclSettings settings;
+    settings.gpus_per_process = o.gpus_per_process;
+    settings.gpu_offset = o.gpu_offset;
+    settings.graph_iterations = o.graph_iterations;
+    settings.timeout_seconds = o.timeout_seconds;
+    settings.observe_path = o.observe_path;
+    if (o.observe_path) {
+      settings.profiler_plugin = bundled_profiler_plugin();
+      settings.log_file = nccl_log_file(o, topology);
+      settings.log_is_temporary = o.nccl_log_dir.empty() && o.json_path.empty();
+    }
+    return std::make_unique<NcclBackend>(topology, settings);
 #else
     throw UsageError(
         "--backend nccl: this build has no NCCL backend (configure found no CUDA toolkit or NCCL; see its summary)");
@@ -38,6 +69,9 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
   if (o.graph_iterations > 0)
     throw UsageError("-G/--cudagraph needs --backend nccl: the mpi backend has no CUDA graphs");
   if (o.gpus_given) throw UsageError("-g/--ngpus needs --backend nccl: the mpi backend uses no GPU");
+  if (!o.algorithms.empty() || !o.protocols.empty())
+    throw UsageError("--algo/--proto are NCCL settings: they need --backend nccl");
+  if (!o.nccl_log_dir.empty()) throw UsageError("--nccl-logs needs --backend nccl");
   if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
   return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size);
 }

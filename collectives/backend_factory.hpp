@@ -15,4 +15,8 @@ namespace fabricbench::collectives {
 /// the requested backend is not in this build, has no device, or cannot take an option given.
 std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const mpi::Topology& topology);
 
+/// This rank's NCCL INFO log: in --nccl-logs, else in "<--json without .json>.nccl-logs/", else
+/// a temporary file (removed at the end).
+std::string nccl_log_file(const CollectiveOptions& options, const mpi::Topology& topology);
+
 }  // namespace fabricbench::collectives

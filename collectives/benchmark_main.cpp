@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "collectives/backend_factory.hpp"
+#include "collectives/nccl_path/nccl_log.hpp"
 #include "collectives/runner.hpp"
 #include "common/context.hpp"
 #include "common/error.hpp"
@@ -65,6 +67,85 @@ std::optional<Prepared> prepare_run(const std::string& program, const Collective
   return prepared;
 }
 
+using Tuning = std::pair<std::string, std::string>;  // NCCL_ALGO, NCCL_PROTO ("" = untouched)
+
+/// --algo x --proto, or the one "leave NCCL alone" setting.
+std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
+  const std::vector<std::string> algorithms = o.algorithms.empty() ? std::vector<std::string>{""} : o.algorithms;
+  const std::vector<std::string> protocols = o.protocols.empty() ? std::vector<std::string>{""} : o.protocols;
+  std::vector<Tuning> grid;
+  for (const std::string& a : algorithms)
+    for (const std::string& p : protocols) grid.emplace_back(a, p);
+  return grid;
+}
+
+/// "RING" vs "Ring", "NVLS_TREE" vs "NVLSTree": NCCL's log and its environment spell names apart.
+std::string canonical(std::string name) {
+  std::string out;
+  for (char c : name)
+    if (c != '_') out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Rows whose requested algo/proto (settings) differ from what NCCL was seen to use.
+nlohmann::json not_honoured(const std::vector<ResultRow>& rows, const std::vector<Tuning>& grid) {
+  nlohmann::json found = nlohmann::json::array();
+  for (const ResultRow& r : rows) {
+    if (r.algorithm.empty()) continue;
+    for (const auto& [algo, proto] : grid) {
+      const bool mine = (algo.empty() || r.settings.find("algo=" + algo) != std::string::npos) &&
+                        (proto.empty() || r.settings.find("proto=" + proto) != std::string::npos);
+      if (!mine || (algo.empty() && proto.empty())) continue;
+      if ((!algo.empty() && canonical(algo) != canonical(r.algorithm)) ||
+          (!proto.empty() && canonical(proto) != canonical(r.protocol)))
+        found.push_back({{"size_bytes", r.size_bytes},
+                         {"placement", r.placement},
+                         {"requested", r.settings},
+                         {"used", fmt::format("{}/{}", r.algorithm, r.protocol)}});
+      break;
+    }
+  }
+  return found;
+}
+
+/// Every rank's digest of its NCCL log, judged on rank 0 (empty elsewhere).
+nlohmann::json path_summary(Backend& backend, const mpi::Topology& topology, const std::string& log_folder) {
+  const nlohmann::json mine = {{"digest", backend.path_digest()}, {"note", backend.path_note()}};
+  const std::vector<std::string> all = mpi::gather_strings(mine.dump());
+  if (topology.rank != 0 || backend.name() != "nccl") return nullptr;
+  std::vector<nccl_path::LogDigest> digests;
+  std::set<std::string> notes;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const std::string& text : all) {
+    const nlohmann::json rank = nlohmann::json::parse(text);
+    if (!rank["digest"].is_null()) digests.push_back(nccl_path::digest_from_json(rank["digest"]));
+    if (!rank["note"].get<std::string>().empty()) notes.insert(rank["note"].get<std::string>());
+    nlohmann::json digest = rank["digest"];
+    if (digest.is_object()) digest.erase("tuning");  // per-call lines: in the rows already
+    ranks.push_back(digest);
+  }
+  const nccl_path::PathVerdict verdict = nccl_path::judge_path(digests, static_cast<int>(topology.ranks_per_host.size()));
+  return {{"verdict", verdict.lines}, {"worst", verdict.worst}, {"notes", notes}, {"log_folder", log_folder},
+          {"ranks", ranks}};
+}
+
+/// The refused setting as a row: its settings, NCCL's reason, no numbers.
+ResultRow refused_row(const std::string& program, const Collective& c, const Backend& backend,
+                      const CollectiveOptions& o, const std::string& reason) {
+  ResultRow row;
+  row.benchmark = program;
+  row.backend = std::string(backend.name());
+  row.collective = std::string(c.name);
+  row.dtype = std::string(name_of(o.combinations.front().first));
+  row.op = c.reduces ? std::string(name_of(o.combinations.front().second)) : "none";
+  row.placement = "out-of-place";
+  row.ranks = backend.ranks();
+  row.stop_reason = "refused: " + reason;
+  row.settings = backend.settings();
+  row.tags = join_tags(o.tags);
+  return row;
+}
+
 std::unique_ptr<ReporterTee> make_reporters(const CollectiveOptions& o) {
   auto tee = std::make_unique<ReporterTee>();
   tee->attach(make_table_reporter(stdout));
@@ -81,6 +162,9 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
   const CollectiveOptions& o = prepared->options;
   Backend& backend = *prepared->backend;
   Watchdog watchdog(o.timeout_seconds, topology.label());
+  const std::vector<Tuning> grid = tuning_grid(o);
+  const bool sweeping = grid.size() > 1 || !grid.front().first.empty() || !grid.front().second.empty();
+  backend.set_tuning(grid.front().first, grid.front().second);
   {
     watchdog.set_activity(fmt::format("connecting the {} backend", backend.name()));
     Watchdog::Scope wait(watchdog);
@@ -112,11 +196,42 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
                     backend.ranks(), topology.ranks_per_host.size(), name_of(o.rank_reduction),
                     o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
                                         : fmt::format("{} samples", o.iterations));
-    header.planned_rows = planned_rows(o);
+    header.planned_rows = planned_rows(o) * grid.size();
     reporters->begin(header);
   }
 
-  SweepResult result = run_sweep(program, c, backend, o, topology, reporters.get(), watchdog);
+  // One communicator per setting (NCCL reads NCCL_ALGO/NCCL_PROTO at init); a setting NCCL refuses
+  // becomes a refused row with its reason and the sweep goes on.
+  SweepResult result;
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    std::string error;
+    try {
+      if (i > 0) {
+        backend.set_tuning(grid[i].first, grid[i].second);
+        watchdog.set_activity(fmt::format("connecting with NCCL_ALGO={} NCCL_PROTO={}", grid[i].first, grid[i].second));
+        Watchdog::Scope wait(watchdog);
+        backend.reconnect();
+      }
+      SweepResult part = run_sweep(program, c, backend, o, topology, reporters.get(), watchdog);
+      result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
+      result.rows.insert(result.rows.end(), part.rows.begin(), part.rows.end());
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (!sweeping) throw;
+      error = describe(e);
+    }
+    if (!sweeping) continue;
+    error = mpi::agree_on_error(error);
+    if (error.empty()) continue;
+    backend.abandon();
+    ++refused;
+    if (reporters) reporters->add(refused_row(program, c, backend, o, error));
+  }
+  const bool logs_kept = o.observe_path && (!o.nccl_log_dir.empty() || !o.json_path.empty());
+  const nlohmann::json path = path_summary(
+      backend, topology, logs_kept ? std::filesystem::path(nccl_log_file(o, topology)).parent_path().string() : "");
 
   RunTotals totals;
   if (reporters) {
@@ -125,6 +240,9 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     totals.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totals.end_time = utc_timestamp();
     totals.summary = summarize_rows(result.rows);
+    if (!path.is_null()) totals.summary["nccl_path"] = path;
+    if (sweeping) totals.summary["not_honoured"] = not_honoured(result.rows, grid);
+    if (refused > 0) totals.summary["refused_settings"] = refused;
   }
   // Memory at the end of the sweep, per rank: host RSS must stay flat whatever the message size.
   nlohmann::json end_report = backend.rank_context();
@@ -135,6 +253,7 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     for (const std::string& text : end_reports) totals.summary["ranks_at_end"].push_back(nlohmann::json::parse(text));
     reporters->finish(totals);
   }
+  if (refused == grid.size()) return kExitFailure;  // NCCL ran none of the settings asked for
   return result.wrong_total > 0 ? kExitWrongResults : kExitOk;
 }
 

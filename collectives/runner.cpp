@@ -96,8 +96,10 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
             fault_pending = false;
           }
           backend.prepare(call);
+          backend.begin_observation();
           const Measurement m = measure(
               plan, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
+          const ObservedPath path = backend.observed_path(call);
 
           std::int64_t wrong = -1;
           if (checking) {
@@ -141,6 +143,9 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
           row.busbw_mean_bytes_per_s = row.algbw_mean_bytes_per_s * row.busbw_factor;
           row.busbw_median_bytes_per_s = row.algbw_median_bytes_per_s * row.busbw_factor;
           row.wrong = wrong;
+          row.algorithm = path.algorithm;
+          row.protocol = path.protocol;
+          row.channels = path.channels;
           row.settings = backend.settings();
           row.tags = join_tags(o.tags);
           if (reporter) reporter->add(row);

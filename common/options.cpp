@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "common/cli.hpp"
@@ -68,6 +70,40 @@ void check_timing(const CollectiveOptions& o) {
 
 }  // namespace
 
+const std::vector<std::string>& nccl_algorithms() {
+  static const std::vector<std::string> names{"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
+  return names;
+}
+
+const std::vector<std::string>& nccl_protocols() {
+  static const std::vector<std::string> names{"LL", "LL128", "Simple"};
+  return names;
+}
+
+std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
+                                         const std::string& flag) {
+  if (text == "all") return known;
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const auto match = std::find_if(known.begin(), known.end(), [&](const std::string& k) {
+      return k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+             });
+    });
+    if (match == known.end()) {
+      std::string valid;
+      for (const std::string& k : known) valid += (valid.empty() ? "" : ", ") + k;
+      throw UsageError(fmt::format("{}: unknown name '{}'; valid: {}, or all", flag, name, valid));
+    }
+    if (std::find(names.begin(), names.end(), *match) == names.end()) names.push_back(*match);
+    start = comma + 1;
+  }
+  return names;
+}
+
 std::pair<std::string, std::string> parse_tag(const std::string& text) {
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
@@ -131,6 +167,11 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
                                   "NCCL: GPUs driven by each process (one rank per GPU, as nccl-tests' -g) [1]");
   auto* gpu_offset_opt =
       app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
+  std::string algo_text, proto_text, path_text = "on";
+  app.add_option("--algo", algo_text, "NCCL: sweep NCCL_ALGO over these (Ring,Tree,...|all), one communicator each");
+  app.add_option("--proto", proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
+  app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
+  app.add_option("--path", path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
   app.add_option("--progress", o.progress,
                  "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
   app.add_option("--inject-fault", fault_text,
@@ -167,6 +208,11 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
     throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
 
+  if (!algo_text.empty()) o.algorithms = parse_name_list(algo_text, nccl_algorithms(), "--algo");
+  if (!proto_text.empty()) o.protocols = parse_name_list(proto_text, nccl_protocols(), "--proto");
+  if (path_text != "on" && path_text != "off")
+    throw UsageError(fmt::format("--path: '{}' is not on or off", path_text));
+  o.observe_path = path_text == "on";
   check_sweep(o, step_opt->count() > 0);
   check_timing(o);
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");

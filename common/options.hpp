@@ -50,6 +50,13 @@ struct CollectiveOptions {
   bool gpu_offset_given = false;
   bool gpus_given = false;
   std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
+  /// --algo / --proto: NCCL_ALGO x NCCL_PROTO values swept in-process, one communicator each;
+  /// empty = leave NCCL's choice (and the user's environment) alone.
+  std::vector<std::string> algorithms;
+  std::vector<std::string> protocols;
+  /// --nccl-logs: folder for each rank's NCCL INFO log; "" = beside --json, else a temporary one.
+  std::string nccl_log_dir;
+  bool observe_path = true;  ///< --path off: no profiler plugin, no log capture
   FaultInjection fault;
 
   // Filled by resolve():
@@ -87,6 +94,14 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
 /// Checks everything that needs the collective, backend and rank count, and expands "all" into
 /// `dtypes` / `ops`. Throws UsageError naming the flag(s).
 void resolve(CollectiveOptions& options, const ValidationContext& context);
+
+/// NCCL 2.28's algorithm and protocol names, as NCCL_ALGO / NCCL_PROTO spell them.
+const std::vector<std::string>& nccl_algorithms();
+const std::vector<std::string>& nccl_protocols();
+
+/// "Ring,tree" -> {"Ring", "Tree"}; "all" -> every known name. Throws UsageError naming `flag`.
+std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
+                                         const std::string& flag);
 
 /// Parses one --tag value ("key=value"); throws UsageError.
 std::pair<std::string, std::string> parse_tag(const std::string& text);

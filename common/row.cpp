@@ -39,6 +39,9 @@ std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& r) {
       {"busbw_median_bytes_per_s", r.busbw_median_bytes_per_s},
       {"busbw_factor", r.busbw_factor},
       {"wrong", I{r.wrong}},
+      {"algorithm", r.algorithm},
+      {"protocol", r.protocol},
+      {"channels", I{r.channels}},
       {"settings", r.settings},
       {"tags", r.tags},
   };

@@ -14,7 +14,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -42,6 +42,9 @@ struct ResultRow {
   double busbw_median_bytes_per_s = 0;
   double busbw_factor = 0;
   std::int64_t wrong = -1;  ///< wrong elements summed over ranks; -1 when not checked
+  std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
+  std::string protocol;     ///< NCCL: SIMPLE, LL, LL128; "" when unknown
+  int channels = 0;         ///< NCCL channels of the call; 0 when unknown
   std::string settings;     ///< backend settings requested, "k=v;k=v"
   std::string tags;         ///< user labels from --tag, "k=v;k=v"
 };

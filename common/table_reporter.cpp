@@ -33,15 +33,28 @@ class TableReporter final : public Reporter {
     fmt::print(out_, "#\n");
     fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:^37}   {:^37} {:>7}\n", "", "", "", "", "", "out-of-place",
                "in-place", "");
-    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
+    // NCCL rows end with the path NCCL took for the out-of-place calls.
+    const bool nccl = c.value("backend", std::string()) == "nccl";
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-               "#wrong", "noise");
-    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}\n",
-               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)");
+               "#wrong", "noise", nccl ? "path" : "");
+    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
+               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)",
+               nccl ? "(algo/proto/channels)" : "");
     std::fflush(out_);
   }
 
   void add(const ResultRow& row) override {
+    if (row.stop_reason.starts_with("refused")) {  // a setting NCCL would not run: the reason, no numbers
+      flush_pending();
+      fmt::print(out_, "# REFUSED [{}]: {}\n", row.settings, row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size())));
+      return;
+    }
+    if (row.settings != settings_) {  // a new setting of a sweep: a heading line
+      flush_pending();
+      settings_ = row.settings;
+      if (!settings_.empty()) fmt::print(out_, "# -- {} --\n", settings_);
+    }
     if (pending_ && !same_line(*pending_, row)) flush_pending();
     if (!pending_) {
       pending_ = row;
@@ -97,6 +110,20 @@ class TableReporter final : public Reporter {
       }
       fmt::print(out_, "{}\n", line);
     }
+    if (s.contains("not_honoured") && !s["not_honoured"].empty())
+      fmt::print(out_, "# NOT HONOURED          : {} row(s) where NCCL used another algorithm/protocol than asked, "
+                       "e.g. {} B asked [{}], used {}\n",
+                 s["not_honoured"].size(), s["not_honoured"][0]["size_bytes"].get<std::uint64_t>(),
+                 s["not_honoured"][0]["requested"].get<std::string>(), s["not_honoured"][0]["used"].get<std::string>());
+    if (s.contains("nccl_path")) {
+      const auto& p = s["nccl_path"];
+      fmt::print(out_, "# NCCL path ({})\n", p.value("worst", std::string("UNKNOWN")));
+      for (const auto& line : p["verdict"]) fmt::print(out_, "#   {}\n", line.get<std::string>());
+      for (const auto& note : p.value("notes", nlohmann::json::array()))
+        fmt::print(out_, "#   note: {}\n", note.get<std::string>());
+      if (p.contains("log_folder") && !p["log_folder"].get<std::string>().empty())
+        fmt::print(out_, "#   logs: {}\n", p["log_folder"].get<std::string>());
+    }
     fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
     std::fflush(out_);
   }
@@ -120,14 +147,18 @@ class TableReporter final : public Reporter {
     double noise = first.time_s.relative_noise();
     if (second) noise = std::max(noise, second->time_s.relative_noise());
     const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
-    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}\n", first.size_bytes, first.count,
+    const ResultRow& shown = out_of_place ? *out_of_place : first;
+    const std::string path =
+        shown.algorithm.empty() ? std::string() : fmt::format("{}/{}/{}", shown.algorithm, shown.protocol, shown.channels);
+    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}  {}\n", first.size_bytes, first.count,
                first.dtype, first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
-               in_place ? placement_cells(*in_place) : empty, noise * 100);
+               in_place ? placement_cells(*in_place) : empty, noise * 100, path);
     std::fflush(out_);
   }
 
   std::FILE* out_;
   std::optional<ResultRow> pending_;
+  std::string settings_;
 };
 
 }  // namespace

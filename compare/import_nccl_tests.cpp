@@ -99,7 +99,8 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
         const auto on = std::find(fields.begin(), fields.end(), "on");
         if (on != fields.end() && on + 1 != fields.end()) ++hosts[*(on + 1)];
         const auto bracket = line.find(']');
-        if (bracket != std::string::npos && gpu.empty()) gpu = line.substr(line.find_first_not_of(' ', bracket + 1));
+        const auto model = bracket == std::string::npos ? std::string::npos : line.find_first_not_of(' ', bracket + 1);
+        if (model != std::string::npos && gpu.empty()) gpu = line.substr(model);  // (found by the fuzzer)
       }
       for (std::size_t i = 0; i + 1 < fields.size(); ++i) {
         if (fields[i].starts_with("nccl-library=")) nccl_version = std::atol(fields[i].c_str() + 13);

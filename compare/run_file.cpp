@@ -209,6 +209,11 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
     take(row, "slowest_rank", r.slowest_rank, where);
     take(row, "slowest_host", r.slowest_host, where);
   }
+  if (schema_version >= 4) {
+    take(row, "algorithm", r.algorithm, where);
+    take(row, "protocol", r.protocol, where);
+    take(row, "channels", r.channels, where);
+  }
   r.time_s.count = r.samples;
   return r;
 }

@@ -534,6 +534,35 @@ def test_compare(runner, _):
             print(f"bad file ({name}): exit 2, {lines[0]}")
 
 
+def test_sweep(runner, _):
+    """fb_sweep: one real mpirun launch per setting (Open MPI's all_reduce algorithm x a PML, one
+    of which does not exist), merged into one run with the settings in its rows; the failed
+    launches recorded with their reason, not fatal."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = Path(tmp) / "sweep"
+        result = subprocess.run([str(runner.bin_dir / "fb_sweep"), "--var", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                                 "--var", "OMPI_MCA_coll_tuned_allreduce_algorithm=1,4", "--var", "OMPI_MCA_pml=ob1,bogus",
+                                 "--out", str(prefix), "--timeout", "120", "--",
+                                 runner.mpirun, "-np", "2", str(runner.bin_dir / "fb_all_reduce"),
+                                 "-b", "1K", "-e", "256K", "-f", "16", "-n", "5"],
+                                env=runner.env, capture_output=True, text=True, timeout=600)
+        expect(result.returncode == 1, f"fb_sweep: exit {result.returncode}, expected 1 (two launches fail)\n{result.stdout}\n{result.stderr}")
+        rows = read_csv(f"{prefix}.csv")
+        settings = {r["settings"] for r in rows}
+        expect(settings == {"OMPI_MCA_coll_tuned_use_dynamic_rules=1;OMPI_MCA_coll_tuned_allreduce_algorithm=1;OMPI_MCA_pml=ob1",
+                            "OMPI_MCA_coll_tuned_use_dynamic_rules=1;OMPI_MCA_coll_tuned_allreduce_algorithm=4;OMPI_MCA_pml=ob1"},
+               f"settings columns: {settings}")
+        expect(all(int(r["wrong"]) == 0 for r in rows) and len(rows) == 2 * 3 * 2, f"{len(rows)} rows")
+        launches = json.load(open(f"{prefix}.json"))["context"]["sweep"]["launches"]
+        failures = [l for l in launches if "failure" in l]
+        expect(len(launches) == 4 and len(failures) == 2 and all("bogus" in l["setting"] for l in failures),
+               f"launch record: {launches}")
+        table = [l for l in result.stdout.splitlines() if "all_reduce float sum out-of-place" in l]
+        expect(len(table) == 3 and all(l.split()[-2] == "failed" or "failed" in l for l in table), f"side by side: {table}")
+        print(f"fb_sweep: 4 launches, 2 failed with '{failures[0]['failure'][:80]}', {len(rows)} rows merged")
+        print("\n".join(table))
+
+
 GPU_MEMORY = ["cuda", "cuda-dmabuf", "staged"]
 VERBS_PROGRAMS = [f"rdma_{op}_{metric}" for op in ("write", "read", "send") for metric in ("bw", "lat")]
 
@@ -573,6 +602,7 @@ TESTS = {
     "gpu": test_gpu,
     "gpu-verbs": test_gpu_verbs,
     "compare": test_compare,
+    "sweep": test_sweep,
     "correctness": test_correctness,
     "types": test_types,
     "fault-wrong": test_fault_wrong,

@@ -71,22 +71,34 @@ expect_usage_error gpu_memory_without_gpu "no CUDA GPU" "$bin/fb_rdma_write_bw" 
 (ulimit -l 64 && expect_usage_error memlock_too_low "memlock limit is 64 KiB" \
   setpriv --bounding-set=-ipc_lock "$bin/fb_rdma_write_bw" -d rxe0 -s 1M) || failures=$((failures + 1))
 
-# A peer that stops answering (SIGSTOP, as a hung process would): a diagnosis within -T, not a hang.
+# A peer that stops answering (SIGSTOP, as a hung process would): the survivor must print its
+# diagnosis within -T, not hang. The stopped rank itself cannot act on mpirun's SIGTERM until it
+# is continued, so mpirun's exit is awaited only after SIGCONT (bounded either way).
 mpirun --oversubscribe -np 2 "$bin/fb_rdma_send_lat" -d rxe0 -s 2 -n 100000000 -T 5 > "$out/stuck.log" 2>&1 &
 launcher=$!
 sleep 6
-victim=$(pgrep -f "fb_rdma_send_lat" | sort -n | tail -1)
+victim=$(pgrep -f "^$bin/fb_rdma_send_lat" | sort -n | tail -1)
 kill -STOP "$victim"
 stopped_at=$(date +%s)
-wait "$launcher"
-rc=$?
+line=
+for _ in $(seq 80); do
+  line=$(grep -m1 -E 'did not (arrive|finish)' "$out/stuck.log") && break
+  sleep 0.5
+done
 elapsed=$(($(date +%s) - stopped_at))
 kill -CONT "$victim" 2>/dev/null
-line=$(grep -m1 -E 'did not (arrive|finish)' "$out/stuck.log")
-if [[ $rc -eq 0 || -z $line || $elapsed -gt 40 ]]; then
-  fail "stopped peer: exit $rc after ${elapsed} s, '$line'"
+for _ in $(seq 60); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.5; done
+if kill -0 "$launcher" 2>/dev/null; then
+  pkill -KILL -f "fb_rdma_send_lat" 2>/dev/null
+  rc=124
 else
-  echo "ok: stopped peer ended after ${elapsed} s -> $line"
+  wait "$launcher"
+  rc=$?
+fi
+if [[ $rc -eq 0 || -z $line || $elapsed -gt 40 ]]; then
+  fail "stopped peer: exit $rc, diagnosis after ${elapsed} s: '$line'"
+else
+  echo "ok: stopped peer: diagnosis ${elapsed} s after SIGSTOP, exit $rc -> $line"
 fi
 
 # perftest on the same device, beside ours: a benchmark printed, never asserted.

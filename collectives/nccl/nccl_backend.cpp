@@ -5,9 +5,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "collectives/nccl/data_kernels.hpp"
+#include "collectives/nccl_path/nccl_log.hpp"
 #include "common/error.hpp"
 
 namespace fabricbench::collectives {
@@ -89,7 +96,10 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
                     topology.host, rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc)));
   const int per_process = settings.gpus_per_process;
   const int wanted = topology.local_size * per_process + settings.gpu_offset;
-  if (wanted > devices) {
+  // NCCL_HOSTID makes NCCL take each rank for its own host, so ranks may share a GPU (over the
+  // network transport): how one GPU exercises multi-rank paths. GPUs are then dealt round robin.
+  const bool shared_gpus = std::getenv("NCCL_HOSTID") != nullptr;
+  if (wanted > devices && !shared_gpus) {
     const int fit = std::max(0, (devices - settings.gpu_offset) / per_process);
     throw UsageError(fmt::format(
         "{} rank(s) x {} GPU(s) each on host {} (GPU offset {}) need {} GPUs but it has {}: NCCL refuses two ranks on "
@@ -100,7 +110,7 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
   lanes_.resize(static_cast<std::size_t>(per_process));
   for (int i = 0; i < per_process; ++i) {
     Lane& lane = lanes_[static_cast<std::size_t>(i)];
-    lane.device = topology.local_rank * per_process + i + settings.gpu_offset;
+    lane.device = (topology.local_rank * per_process + i + settings.gpu_offset) % (shared_gpus ? devices : INT_MAX);
     lane.rank = topology.rank * per_process + i;
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
@@ -112,7 +122,93 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
   }
 }
 
+NcclBackend::~NcclBackend() {
+  lanes_.clear();  // communicators first: NCCL writes its last log lines as they go
+  std::error_code ec;
+  if (settings_.log_is_temporary && !settings_.log_file.empty()) std::filesystem::remove(settings_.log_file, ec);
+}
+
+std::string bundled_profiler_plugin() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  for (const auto& candidate : {exe.parent_path().parent_path() / "lib" / nccl_path::kProfilerLibrary,
+                                exe.parent_path() / nccl_path::kProfilerLibrary})
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  return {};
+}
+
+void NcclBackend::prepare_environment() {
+  auto user_set = [](const char* name) { return std::getenv(name) != nullptr; };
+  std::string plugin;
+  if (settings_.observe_path && !settings_.profiler_plugin.empty() && !user_set("NCCL_PROFILER_PLUGIN")) {
+    ::setenv("NCCL_PROFILER_PLUGIN", settings_.profiler_plugin.c_str(), 1);
+    plugin = settings_.profiler_plugin;
+  }
+  bool tuning_logged = false;
+  if (!settings_.observe_path) {
+    log_note_ = "--path off: NCCL's log was not captured";
+  } else if (user_set("NCCL_DEBUG") && !user_set("NCCL_DEBUG_FILE")) {
+    log_note_ = fmt::format(
+        "NCCL_DEBUG={} is your console choice: fabricbench leaves it and reads no log (unset it, or set "
+        "NCCL_DEBUG_FILE as well, for the transport report)",
+        std::getenv("NCCL_DEBUG"));
+  } else if (user_set("NCCL_DEBUG_FILE")) {
+    log_note_ = "NCCL_DEBUG_FILE is yours: its %h/%p names are not read back; set --nccl-logs instead";
+  } else if (!settings_.log_file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(settings_.log_file).parent_path(), ec);
+    // Setup lines only when the plugin reports each call: TUNING logs a line per call.
+    const char* subsystems = plugin.empty() ? "INIT,ENV,NET,GRAPH,TUNING" : "INIT,ENV,NET,GRAPH";
+    ::setenv("NCCL_DEBUG", "INFO", 1);
+    ::setenv("NCCL_DEBUG_FILE", settings_.log_file.c_str(), 1);
+    if (!user_set("NCCL_DEBUG_SUBSYS")) ::setenv("NCCL_DEBUG_SUBSYS", subsystems, 1);
+    const std::string chosen = std::getenv("NCCL_DEBUG_SUBSYS");
+    tuning_logged = chosen.find("TUNING") != std::string::npos || chosen.find("ALL") != std::string::npos;
+    log_path_ = settings_.log_file;
+  }
+  observer_ = PathObserver(plugin, log_path_, tuning_logged);
+  environment_ready_ = true;
+}
+
+void NcclBackend::set_tuning(const std::string& algorithm, const std::string& protocol) {
+  // NCCL reads NCCL_ALGO / NCCL_PROTO again at every communicator init (ncclTopoTuneModel).
+  algorithm_ = algorithm;
+  protocol_ = protocol;
+  for (const auto& [name, value] : {std::pair{"NCCL_ALGO", algorithm}, std::pair{"NCCL_PROTO", protocol}})
+    if (!value.empty()) ::setenv(name, value.c_str(), 1);
+}
+
+void NcclBackend::reconnect() {
+  graph_call_.reset();
+  for (Lane& lane : lanes_) {
+    lane.graph = cuda::GraphExec();  // captured against the old communicator
+    lane.comm = Communicator();      // destroyed (or already aborted)
+  }
+  connect();
+}
+
+ObservedPath NcclBackend::observed_path(const CallSpec& call) {
+  return observer_.observe(nccl_function_name(std::string(call.collective->name)), call.count, size_of(call.dtype));
+}
+
+nlohmann::json NcclBackend::path_digest() const {
+  if (log_path_.empty()) return nullptr;
+  std::ifstream log(log_path_);
+  std::stringstream text;
+  text << log.rdbuf();
+  return nccl_path::to_json(nccl_path::digest_log(text.str()));
+}
+
+std::string NcclBackend::path_note() const {
+  std::string note = log_note_;
+  const std::string observer = observer_.note();
+  if (!observer.empty()) note += (note.empty() ? "" : "; ") + observer;
+  return note;
+}
+
 void NcclBackend::connect() {
+  if (!environment_ready_) prepare_environment();
   ncclUniqueId id{};
   if (topology_.rank == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
   FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
@@ -376,6 +472,8 @@ std::string NcclBackend::settings() const {
   if (settings_.gpus_per_process > 1) text = fmt::format("gpus_per_process={}", settings_.gpus_per_process);
   if (settings_.graph_iterations > 0)
     text += fmt::format("{}graph_iterations={}", text.empty() ? "" : ";", settings_.graph_iterations);
+  if (!algorithm_.empty()) text += fmt::format("{}algo={}", text.empty() ? "" : ";", algorithm_);
+  if (!protocol_.empty()) text += fmt::format("{}proto={}", text.empty() ? "" : ";", protocol_);
   return text;
 }
 

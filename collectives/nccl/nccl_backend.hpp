@@ -11,6 +11,7 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/nccl/nccl_check.hpp"
+#include "collectives/nccl/path_observer.hpp"
 #include "common/mpi.hpp"
 #include "gpu/cuda_resources.hpp"
 
@@ -21,6 +22,10 @@ struct NcclSettings {
   int gpu_offset = 0;            ///< first GPU = local rank * gpus_per_process + offset
   int graph_iterations = 0;      ///< -G: >0 captures this many calls in a CUDA graph and replays it
   double timeout_seconds = 300;  ///< -T: a wait past this aborts the communicators
+  bool observe_path = true;      ///< load the profiler plugin and capture the INFO log
+  std::string log_file;          ///< this rank's NCCL INFO log ("" = none captured)
+  bool log_is_temporary = false; ///< removed when the backend goes (no --json, no --nccl-logs)
+  std::string profiler_plugin;   ///< fabricbench's profiler plugin ("" = not built or not found)
 };
 
 /// Owns a communicator: destroyed when healthy, aborted when a wait failed, so teardown never
@@ -66,6 +71,9 @@ class NcclBackend final : public Backend {
  public:
   /// Selects and checks the GPUs (local work only; connect() builds the communicators).
   NcclBackend(const mpi::Topology& topology, const NcclSettings& settings);
+  ~NcclBackend() override;
+  NcclBackend(const NcclBackend&) = delete;
+  NcclBackend& operator=(const NcclBackend&) = delete;
   void connect() override;
 
   std::string_view name() const override { return "nccl"; }
@@ -81,6 +89,13 @@ class NcclBackend final : public Backend {
   bool corrupt_output(const CallSpec& call) override;
   std::string settings() const override;
   nlohmann::json rank_context() const override;
+  void set_tuning(const std::string& algorithm, const std::string& protocol) override;
+  void reconnect() override;
+  void abandon() noexcept override { abort_all(); }
+  void begin_observation() override { observer_.begin(); }
+  ObservedPath observed_path(const CallSpec& call) override;
+  nlohmann::json path_digest() const override;
+  std::string path_note() const override;
 
  private:
   struct View {
@@ -96,11 +111,23 @@ class NcclBackend final : public Backend {
   void wait(const char* what);
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
+  /// Before the first NCCL call: the tuning, the profiler plugin and the INFO log, through
+  /// NCCL's environment variables - leaving every variable the user set alone.
+  void prepare_environment();
 
   const mpi::Topology& topology_;
   NcclSettings settings_;
   std::vector<Lane> lanes_;
   std::optional<CallSpec> graph_call_;
+  std::string algorithm_, protocol_;  // requested NCCL_ALGO / NCCL_PROTO ("" = untouched)
+  bool environment_ready_ = false;
+  std::string log_path_;  // the log this rank reads ("" = none)
+  std::string log_note_;  // why there is none
+  PathObserver observer_;
 };
+
+/// fabricbench's NCCL profiler plugin next to the running executable (../lib or the same folder);
+/// "" when it is not there.
+std::string bundled_profiler_plugin();
 
 }  // namespace fabricbench::collectives

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The preflight checks of one node, each a PASS / INFO / WARN / FAIL finding with a one-line
+// remedy: GPUs and driver, RDMA ports, RoCE GIDs, the GPUDirect RDMA path (nvidia-peermem or
+// dma-buf), memlock, GPU-NIC PCIe and NUMA affinity, PCIe ACS on the bridges between them, the
+// IOMMU mode, and NCCL_* variables naming devices or interfaces the node lacks.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "doctor/sys_tree.hpp"
+
+namespace fabricbench::doctor {
+
+enum class Status { kPass, kInfo, kWarn, kFail };
+const char* status_name(Status status);
+
+struct Finding {
+  std::string check;   ///< "gpus", "rdma-port", "acs"...
+  Status status = Status::kInfo;
+  std::string detail;  ///< what was found
+  std::string remedy;  ///< what to do ("" for PASS/INFO)
+};
+
+struct NodeReport {
+  std::string host;
+  std::vector<Finding> findings;
+  std::map<std::string, std::string> facts;  ///< driver, kernel, nccl: compared across nodes
+};
+
+/// `environment`: the NCCL_* variables of the run. `nccl_version`: the library this process
+/// would load ("" when none).
+NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
+                        const std::string& host, const std::string& nccl_version);
+
+/// Findings about the nodes together: versions that differ between them.
+std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes);
+
+/// The ACS Control register of a PCI config space (extended capability 0x000D); -1 when absent,
+/// -2 when the extended space is not readable (256 bytes: not root).
+int acs_control(const std::string& config);
+
+nlohmann::json to_json(const NodeReport& report);
+NodeReport report_from_json(const nlohmann::json& json);
+
+}  // namespace fabricbench::doctor

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// The doctor's checks against a tree recorded from a real machine (tests/data/doctor) and against
+// hand-made trees for what no machine here has: ports down, no subnet manager, RoCE without a v2
+// GID, NCCL variables naming missing devices, ACS on a PCIe switch, a low memlock limit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "doctor/checks.hpp"
+
+namespace fabricbench::doctor {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Finding* find(const NodeReport& r, const std::string& check, Status status) {
+  for (const Finding& f : r.findings)
+    if (f.check == check && f.status == status) return &f;
+  return nullptr;
+}
+
+/// A throw-away sysfs/procfs tree.
+class Tree {
+ public:
+  Tree() : root_(fs::temp_directory_path() / ("doctor-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
+    fs::create_directories(root_);
+  }
+  ~Tree() { fs::remove_all(root_); }
+  void file(const std::string& path, const std::string& content) {
+    fs::create_directories((root_ / path.substr(1)).parent_path());
+    std::ofstream(root_ / path.substr(1), std::ios::binary) << content;
+  }
+  void link(const std::string& path, const std::string& target) {
+    fs::create_directories((root_ / path.substr(1)).parent_path());
+    fs::create_directory_symlink(target, root_ / path.substr(1));
+  }
+  /// A PCI function at `device_path` (under /sys/devices), listed in /sys/bus/pci/devices.
+  void pci(const std::string& device_path, const std::string& vendor, const std::string& cls, const std::string& numa,
+           const std::string& config = "") {
+    const std::string bdf = fs::path(device_path).filename();
+    file(device_path + "/vendor", vendor + "\n");
+    file(device_path + "/class", cls + "\n");
+    file(device_path + "/numa_node", numa + "\n");
+    if (!config.empty()) file(device_path + "/config", config);
+    link("/sys/bus/pci/devices/" + bdf, "../../.." + device_path.substr(4));
+  }
+  void port(const std::string& hca, const std::string& state, const std::string& phys, const std::string& layer) {
+    const std::string p = "/sys/class/infiniband/" + hca + "/ports/1";
+    file(p + "/state", state + "\n");
+    file(p + "/phys_state", phys + "\n");
+    file(p + "/rate", "200 Gb/sec (4X HDR)\n");
+    file(p + "/link_layer", layer + "\n");
+  }
+  SysTree tree() const { return SysTree(root_); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path root_;
+};
+
+/// A PCI config space of 4 KiB with an ACS extended capability at 0x100 whose control is `control`.
+std::string config_with_acs(int control) {
+  std::string config(4096, '\0');
+  config[0x100] = 0x0d;  // capability id 0x000D, version 1, next 0
+  config[0x102] = 0x01;
+  config[0x106] = static_cast<char>(control & 0xff);
+  config[0x107] = static_cast<char>(control >> 8);
+  return config;
+}
+
+TEST(Doctor, RecordedDebianVm) {
+  const NodeReport r = inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/vm-debian12"), {}, "vm", "");
+  EXPECT_NE(find(r, "gpus", Status::kWarn), nullptr);  // no GPU on the CI machine
+  EXPECT_NE(find(r, "rdma", Status::kWarn), nullptr);  // and no RDMA device
+  const Finding* memlock = find(r, "memlock", Status::kFail);
+  ASSERT_NE(memlock, nullptr);  // recorded: 8 MiB, Debian's default
+  EXPECT_NE(memlock->detail.find("8388608"), std::string::npos);
+  EXPECT_EQ(r.facts.at("kernel").empty(), false);
+}
+
+TEST(Doctor, RecordedH200DeviceMachine) {
+  // Recorded on the nvidia-h200 machine (scripts/record-sysfs.sh): one H200, open kernel module.
+  const NodeReport r = inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/h200-device"), {}, "h200", "2.28.9");
+  const Finding* gpus = find(r, "gpus", Status::kPass);
+  ASSERT_NE(gpus, nullptr);
+  EXPECT_EQ(gpus->detail, "1 GPU(s): 0000:00:06.0; driver 580.159.04");
+  EXPECT_NE(find(r, "rdma", Status::kWarn), nullptr);  // no RDMA device there: a finding, not a crash
+  EXPECT_NE(find(r, "gdr", Status::kInfo), nullptr);
+  EXPECT_NE(find(r, "memlock", Status::kPass), nullptr);  // unlimited
+  EXPECT_EQ(r.facts.at("nvidia driver"), "580.159.04");
+}
+
+TEST(Doctor, PortStatesAsIbstatWouldSay) {
+  Tree t;
+  t.port("mlx5_0", "1: DOWN", "2: Polling", "InfiniBand");
+  t.port("mlx5_1", "2: INIT", "5: LinkUp", "InfiniBand");
+  t.port("mlx5_2", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  const NodeReport r = inspect_node(t.tree(), {}, "n", "");
+  int fails = 0;
+  for (const Finding& f : r.findings)
+    if (f.check == "rdma-port" && f.status == Status::kFail) {
+      ++fails;
+      if (f.detail.starts_with("mlx5_0")) {
+        EXPECT_NE(f.remedy.find("cable"), std::string::npos);
+      }
+      if (f.detail.starts_with("mlx5_1")) {
+        EXPECT_NE(f.remedy.find("subnet manager"), std::string::npos);
+      }
+    }
+  EXPECT_EQ(fails, 2);
+  EXPECT_NE(find(r, "rdma-port", Status::kPass), nullptr);
+}
+
+TEST(Doctor, RoceNeedsAV2Ipv4Gid) {
+  Tree t;
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "Ethernet");
+  t.file("/sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:0202:c9ff:fe00:0001\n");
+  t.file("/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/0", "IB/RoCE v1\n");
+  const NodeReport v1_only = inspect_node(t.tree(), {}, "n", "");
+  EXPECT_NE(find(v1_only, "roce-gid", Status::kFail), nullptr);
+  t.file("/sys/class/infiniband/mlx5_0/ports/1/gids/3", "0000:0000:0000:0000:0000:ffff:0a00:0001\n");
+  t.file("/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/3", "RoCE v2\n");
+  const NodeReport v2 = inspect_node(t.tree(), {{"NCCL_IB_GID_INDEX", "1"}}, "n", "");
+  EXPECT_NE(find(v2, "roce-gid", Status::kPass), nullptr);
+  const Finding* index = find(v2, "nccl-env", Status::kFail);
+  ASSERT_NE(index, nullptr);
+  EXPECT_NE(index->remedy.find("use one of 3"), std::string::npos);
+}
+
+TEST(Doctor, NcclVariablesNamingMissingDevices) {
+  Tree t;
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  t.file("/sys/class/net/eth0/.keep", "");
+  const NodeReport r = inspect_node(t.tree(), {{"NCCL_IB_HCA", "=mlx5_0:1,mlx5_9"}, {"NCCL_SOCKET_IFNAME", "ib"}}, "n", "");
+  int fails = 0;
+  for (const Finding& f : r.findings)
+    if (f.check == "nccl-env" && f.status == Status::kFail) {
+      ++fails;
+      EXPECT_TRUE(f.detail.find("mlx5_9") != std::string::npos || f.detail.find("names interface(s) ib") != std::string::npos)
+          << f.detail;
+    }
+  EXPECT_EQ(fails, 2);
+  EXPECT_NE(find(inspect_node(t.tree(), {{"NCCL_IB_HCA", "mlx5"}}, "n", ""), "nccl-env", Status::kPass), nullptr);
+}
+
+TEST(Doctor, GpuAndNicBehindOneSwitchWithAcsRedirecting) {
+  Tree t;
+  const std::string sw = "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0";  // root port, switch upstream
+  t.pci("/sys/devices/pci0000:10/0000:10:01.0", "0x8086", "0x060400", "0", config_with_acs(0));
+  t.pci(sw, "0x1000", "0x060400", "0", config_with_acs(0));
+  t.pci(sw + "/0000:12:00.0", "0x1000", "0x060400", "0", config_with_acs(0x001d));  // SV RR CR UF
+  t.pci(sw + "/0000:12:01.0", "0x1000", "0x060400", "0", config_with_acs(0));
+  t.pci(sw + "/0000:12:00.0/0000:13:00.0", "0x10de", "0x030200", "0");  // GPU
+  t.pci(sw + "/0000:12:01.0/0000:14:00.0", "0x15b3", "0x020700", "0");  // ConnectX
+  t.link("/sys/class/infiniband/mlx5_0", "../../devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:01.0/0000:14:00.0/infiniband/mlx5_0");
+  t.link(sw.substr(0) + "/0000:12:01.0/0000:14:00.0/infiniband/mlx5_0/device", "../../../0000:14:00.0");
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  t.file("/proc/driver/nvidia/version",
+         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)\n");
+  t.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
+  t.file("/sys/class/iommu/dmar0/.keep", "");
+  t.file("/proc/cmdline", "BOOT_IMAGE=/vmlinuz intel_iommu=on\n");
+  t.file("/proc/self/limits", "Max locked memory         65536                65536                bytes\n");
+  const NodeReport r = inspect_node(t.tree(), {}, "n", "2.28.9");
+  const Finding* affinity = find(r, "affinity", Status::kPass);
+  ASSERT_NE(affinity, nullptr);
+  EXPECT_NE(affinity->detail.find("GPU 0000:13:00.0 (NUMA 0) nearest RDMA device mlx5_0"), std::string::npos) << affinity->detail;
+  const Finding* acs = find(r, "acs", Status::kFail);
+  ASSERT_NE(acs, nullptr);
+  EXPECT_NE(acs->detail.find("0000:12:00.0 (ACSCtl 0x001d)"), std::string::npos) << acs->detail;
+  EXPECT_NE(find(r, "gdr", Status::kWarn), nullptr);      // no nvidia_peermem, kernel 6.8: dma-buf
+  EXPECT_NE(find(r, "iommu", Status::kWarn), nullptr);    // translated mode
+  EXPECT_NE(find(r, "memlock", Status::kFail), nullptr);  // 64 KiB
+  EXPECT_EQ(r.facts.at("nvidia driver"), "580.159.04");
+}
+
+TEST(Doctor, AcsControlFromConfigSpace) {
+  EXPECT_EQ(acs_control(std::string(256, '\0')), -2);  // non-root read: no extended space
+  EXPECT_EQ(acs_control(config_with_acs(0x5f)), 0x5f);
+  EXPECT_EQ(acs_control(std::string(4096, '\0')), -1);
+}
+
+TEST(Doctor, VersionsAcrossNodes) {
+  NodeReport a, b;
+  a.host = "node01", b.host = "node02";
+  a.facts = {{"nvidia driver", "580.159.04"}, {"nccl", "2.28.9"}};
+  b.facts = {{"nvidia driver", "570.86.15"}, {"nccl", "2.28.9"}};
+  const auto findings = compare_nodes({a, b});
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].check, "same-nccl");
+  EXPECT_EQ(findings[0].status, Status::kPass);
+  EXPECT_EQ(findings[1].status, Status::kFail);
+  EXPECT_NE(findings[1].detail.find("570.86.15 on node02; 580.159.04 on node01"), std::string::npos) << findings[1].detail;
+}
+
+}  // namespace
+}  // namespace fabricbench::doctor

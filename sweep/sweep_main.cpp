@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// fb_sweep: one launch per combination of environment settings NCCL reads only once per process
+// (NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL, NCCL_IB_HCA, NCCL_IB_QPS_PER_CONNECTION, NCCL_IB_GID_INDEX...),
+// the results merged into one run with the settings in its settings column, and the comparison
+// printed side by side. A launch that fails is recorded with its reason; the sweep goes on.
+//   fb_sweep --var NCCL_NET_GDR_LEVEL=LOC,PHB,SYS --out results/runs/gdr --
+//            mpirun -np 16 --hostfile hosts fb_all_reduce -b 1M -e 1G
+// Exit 0: every launch gave results; 1: some failed; 2: bad usage; 3: none gave results.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
+#include "common/reporter.hpp"
+#include "common/summary.hpp"
+#include "compare/run_file.hpp"
+#include "sweep/launch.hpp"
+
+namespace fs = std::filesystem;
+using namespace fabricbench;
+
+namespace {
+
+using Setting = std::vector<std::pair<std::string, std::string>>;
+
+struct Variable {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+Variable parse_variable(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+    throw UsageError(fmt::format("--var '{}': give NAME=value1,value2,...", text));
+  Variable v{text.substr(0, equals), {}};
+  std::string rest = text.substr(equals + 1);
+  for (std::size_t start = 0; start <= rest.size();) {
+    const std::size_t comma = std::min(rest.find(',', start), rest.size());
+    v.values.push_back(rest.substr(start, comma - start));
+    start = comma + 1;
+  }
+  for (const std::string& value : v.values)
+    if (value.empty() || value.find_first_of(";= ") != std::string::npos)
+      throw UsageError(fmt::format("--var {}: value '{}' is empty or holds ';', '=' or a space", v.name, value));
+  return v;
+}
+
+std::vector<Setting> combinations(const std::vector<Variable>& variables) {
+  std::vector<Setting> out{{}};
+  for (const Variable& v : variables) {
+    std::vector<Setting> next;
+    for (const Setting& s : out)
+      for (const std::string& value : v.values) {
+        Setting longer = s;
+        longer.emplace_back(v.name, value);
+        next.push_back(longer);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string setting_text(const Setting& s) {
+  std::string text;
+  for (const auto& [name, value] : s) text += fmt::format("{}{}={}", text.empty() ? "" : ";", name, value);
+  return text;
+}
+
+bool is_open_mpi_launcher(const std::string& program) {
+  const std::string name = fs::path(program).filename();
+  return name == "mpirun" || name == "mpiexec" || name == "orterun";
+}
+
+/// The launcher command line for one setting: Open MPI must be told to export each variable to
+/// remote ranks (-x); the benchmark gets its output files and the setting as tags.
+std::vector<std::string> command_for(const std::vector<std::string>& launcher, const Setting& setting,
+                                     const std::string& stem) {
+  std::vector<std::string> argv{launcher.front()};
+  if (is_open_mpi_launcher(launcher.front()))
+    for (const auto& [name, value] : setting) argv.insert(argv.end(), {"-x", name});
+  argv.insert(argv.end(), launcher.begin() + 1, launcher.end());
+  argv.insert(argv.end(), {"--csv", stem + ".csv", "--json", stem + ".json"});
+  for (const auto& [name, value] : setting) argv.insert(argv.end(), {"--tag", name + "=" + value});
+  return argv;
+}
+
+/// busbw (GB/s) per size and series, one column per setting: the comparison at a glance.
+void print_side_by_side(const std::vector<std::string>& columns, const std::vector<results::StoredRun*>& runs) {
+  std::map<std::pair<std::string, std::uint64_t>, std::map<std::size_t, const ResultRow*>> cells;
+  for (std::size_t c = 0; c < runs.size(); ++c)
+    if (runs[c])
+      for (const ResultRow& r : runs[c]->rows) {
+        ResultRow plain = r;
+        plain.settings.clear();
+        cells[{series_of(plain), r.size_bytes}][c] = &r;
+      }
+  std::string header = fmt::format("# {:<40} {:>10}", "series", "size");
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    fmt::print("# [{}] {}\n", c + 1, columns[c]);
+    header += fmt::format("  {:>18}", fmt::format("[{}]", c + 1));
+  }
+  fmt::print("{}\n", header);
+  for (const auto& [key, by_column] : cells) {
+    std::string line = fmt::format("  {:<40} {:>10}", key.first.substr(0, 40), key.second);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const auto found = by_column.find(c);
+      if (!runs[c]) {
+        line += fmt::format("  {:>18}", "failed");
+      } else if (found == by_column.end()) {
+        line += fmt::format("  {:>18}", "-");
+      } else {
+        const ResultRow& r = *found->second;
+        line += r.busbw_mean_bytes_per_s > 0 ? fmt::format("  {:>13.3f} GB/s", r.busbw_mean_bytes_per_s / 1e9)
+                                             : fmt::format("  {:>15.2f} us", r.time_s.mean * 1e6);
+      }
+    }
+    fmt::print("{}\n", line);
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app("fb_sweep: one launch per combination of NCCL (or any) environment settings, results merged.", "fb_sweep");
+  app.get_formatter()->column_width(30);
+  std::vector<std::string> variable_texts, launcher;
+  std::string out_prefix;
+  double timeout_seconds = 3600;
+  app.add_option("--var", variable_texts, "NAME=v1,v2,... (repeatable: every combination is launched)")->required();
+  app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->required();
+  app.add_option("--timeout", timeout_seconds, "seconds one launch may take [3600]");
+  app.add_option("launcher", launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")->required();
+  if (auto help = parse_or_help(app, argc, argv)) {
+    std::fputs(help->c_str(), stdout);
+    return kExitOk;
+  }
+  std::vector<Variable> variables;
+  std::set<std::string> names;
+  for (const std::string& text : variable_texts) {
+    variables.push_back(parse_variable(text));
+    if (!names.insert(variables.back().name).second)
+      throw UsageError(fmt::format("--var {} given twice: list its values in one --var", variables.back().name));
+  }
+  const std::string csv_path = out_prefix + ".csv", json_path = out_prefix + ".json", runs = out_prefix + ".runs";
+  check_writable_path(csv_path, "--out");
+  check_writable_path(json_path, "--out");
+  fs::create_directories(runs);
+
+  const std::vector<Setting> settings = combinations(variables);
+  std::vector<std::unique_ptr<results::StoredRun>> loaded(settings.size());
+  nlohmann::json record = nlohmann::json::array();
+  std::vector<std::string> columns;
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const std::string label = setting_text(settings[i]);
+    const std::string stem = fmt::format("{}/{}", runs, i);
+    const std::vector<std::string> command = command_for(launcher, settings[i], stem);
+    fmt::print("# [{}/{}] {}\n", i + 1, settings.size(), label);
+    std::fflush(stdout);
+    const sweep::LaunchResult result = sweep::launch(command, settings[i], stem + ".log", timeout_seconds);
+    nlohmann::json entry = {{"setting", label}, {"exit", result.exit_code}, {"seconds", result.seconds}, {"log", stem + ".log"}};
+    std::string reason;
+    if (result.exit_code == 0 || result.exit_code == 1) {  // 1: results with wrong elements, still results
+      try {
+        loaded[i] = std::make_unique<results::StoredRun>(results::load_run(stem + ".json"));
+      } catch (const UsageError&) {
+        reason = fmt::format("exit {} without results: {}", result.exit_code, result.last_error);
+      }
+    } else {
+      reason = fmt::format("exit {}: {}", result.exit_code, result.last_error);
+    }
+    if (!reason.empty()) {
+      ++failed;
+      entry["failure"] = reason;
+      fmt::print("#   failed: {}\n", reason);
+    }
+    record.push_back(entry);
+    columns.push_back(label);
+  }
+
+  ReporterTee reporters;
+  reporters.attach(make_csv_reporter(csv_path));
+  reporters.attach(make_json_reporter(json_path));
+  RunHeader header;
+  for (const auto& run_result : loaded)
+    if (run_result) {
+      header.context = run_result->context;  // the first launch that ran: hosts, versions...
+      break;
+    }
+  header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher}, {"launches", record}};
+  reporters.begin(header);
+  std::vector<ResultRow> merged;
+  std::vector<results::StoredRun*> by_column;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    by_column.push_back(loaded[i].get());
+    if (!loaded[i]) continue;
+    for (ResultRow row : loaded[i]->rows) {
+      row.settings += (row.settings.empty() ? "" : ";") + setting_text(settings[i]);
+      reporters.add(row);
+      merged.push_back(row);
+    }
+  }
+  RunTotals totals;
+  totals.rows = merged.size();
+  totals.summary = summarize_rows(merged);
+  totals.summary["failed_launches"] = failed;
+  reporters.finish(totals);
+  fmt::print("#\n");
+  print_side_by_side(columns, by_column);
+  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), failed, merged.size(), csv_path,
+             json_path);
+  if (failed == settings.size()) return kExitFailure;
+  return failed > 0 ? 1 : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "fb_sweep: error: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fb_sweep: error: %s\n", describe(e).c_str());
+    return kExitFailure;
+  }
+}
