@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 build_dir=${FABRICBENCH_FUZZ_BUILD_DIR:-build-fuzz}
 command -v clang++ >/dev/null || { echo "SKIP: clang++ missing (scripts/setup.sh installs clang)"; exit 77; }
+mkdir -p "$build_dir"
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRICBENCH_FUZZ=ON \
-  -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_TESTS=OFF -DFABRICBENCH_WITH_CUDA=OFF > "$build_dir.configure.log" 2>&1 ||
-  { tail -20 "$build_dir.configure.log"; exit 1; }
-cmake --build "$build_dir" -j "$(nproc)" --target fuzz_result_readers > "$build_dir.build.log" 2>&1 ||
-  { grep -E "error" -A3 "$build_dir.build.log" | head -40; exit 1; }
+  -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_TESTS=OFF -DFABRICBENCH_WITH_CUDA=OFF > "$build_dir/configure.log" 2>&1 ||
+  { tail -20 "$build_dir/configure.log"; exit 1; }
+cmake --build "$build_dir" -j "$(nproc)" --target fuzz_result_readers > "$build_dir/build.log" 2>&1 ||
+  { grep -E "error" -A3 "$build_dir/build.log" | head -40; exit 1; }
 
 corpus=$build_dir/corpus/result_readers
 mkdir -p "$corpus"
