@@ -87,23 +87,30 @@ std::string canonical(std::string name) {
   return out;
 }
 
+/// The value of `key` in a "k=v;k=v" settings text ("" when absent).
+std::string setting_value(const std::string& settings, const std::string& key) {
+  std::size_t start = 0;
+  while (start < settings.size()) {
+    const std::size_t end = std::min(settings.find(';', start), settings.size());
+    const std::string item = settings.substr(start, end - start);
+    if (item.starts_with(key + "=")) return item.substr(key.size() + 1);
+    start = end + 1;
+  }
+  return {};
+}
+
 /// Rows whose requested algo/proto (settings) differ from what NCCL was seen to use.
-nlohmann::json not_honoured(const std::vector<ResultRow>& rows, const std::vector<Tuning>& grid) {
+nlohmann::json not_honoured(const std::vector<ResultRow>& rows) {
   nlohmann::json found = nlohmann::json::array();
   for (const ResultRow& r : rows) {
     if (r.algorithm.empty()) continue;
-    for (const auto& [algo, proto] : grid) {
-      const bool mine = (algo.empty() || r.settings.find("algo=" + algo) != std::string::npos) &&
-                        (proto.empty() || r.settings.find("proto=" + proto) != std::string::npos);
-      if (!mine || (algo.empty() && proto.empty())) continue;
-      if ((!algo.empty() && canonical(algo) != canonical(r.algorithm)) ||
-          (!proto.empty() && canonical(proto) != canonical(r.protocol)))
-        found.push_back({{"size_bytes", r.size_bytes},
-                         {"placement", r.placement},
-                         {"requested", r.settings},
-                         {"used", fmt::format("{}/{}", r.algorithm, r.protocol)}});
-      break;
-    }
+    const std::string algo = setting_value(r.settings, "algo"), proto = setting_value(r.settings, "proto");
+    if ((!algo.empty() && canonical(algo) != canonical(r.algorithm)) ||
+        (!proto.empty() && canonical(proto) != canonical(r.protocol)))
+      found.push_back({{"size_bytes", r.size_bytes},
+                       {"placement", r.placement},
+                       {"requested", r.settings},
+                       {"used", fmt::format("{}/{}", r.algorithm, r.protocol)}});
   }
   return found;
 }
@@ -241,7 +248,7 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
     totals.end_time = utc_timestamp();
     totals.summary = summarize_rows(result.rows);
     if (!path.is_null()) totals.summary["nccl_path"] = path;
-    if (sweeping) totals.summary["not_honoured"] = not_honoured(result.rows, grid);
+    if (sweeping) totals.summary["not_honoured"] = not_honoured(result.rows);
     if (refused > 0) totals.summary["refused_settings"] = refused;
   }
   // Memory at the end of the sweep, per rank: host RSS must stay flat whatever the message size.

@@ -6,9 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <new>
 
 #include "common/mpi.hpp"
 
@@ -118,11 +117,17 @@ void PairBenchmark::post_receive(std::size_t qp, std::uint64_t bytes) {
 }
 
 void PairBenchmark::check_deadline(const char* waiting_for) {
-  if (config_.timeout_seconds > 0 && now_seconds() - wait_start_ > config_.timeout_seconds)
-    throw TimeoutError(
-        fmt::format("{} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or the "
-                    "link dropped (check ibstat, the peer's messages); raise -T if this is expected",
-                    waiting_for, config_.timeout_seconds, hca_.name));
+  if (config_.timeout_seconds <= 0 || now_seconds() - wait_start_ <= config_.timeout_seconds) return;
+  // Report and leave at once, without releasing the QPs: towards a peer that stopped answering,
+  // tearing them down can block in the kernel (Soft-RoCE retrying to a receiver that never
+  // reposts), which would turn this diagnosis into the very hang it reports.
+  std::fputs(fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or the "
+                         "link dropped (check ibstat, the peer's messages); raise -T if this is expected\n",
+                         config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name)
+                 .c_str(),
+             stderr);
+  std::fflush(stderr);
+  std::_Exit(kExitFailure);
 }
 
 int PairBenchmark::poll(ibv_cq* cq, ibv_wc* completions, int capacity) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "verbs/connection.hpp"
@@ -26,6 +27,7 @@ struct PairConfig {
   bool bidirectional = false;
   ibv_mtu mtu = IBV_MTU_4096;
   double timeout_seconds = 300;
+  std::string rank_label;  ///< "[rank 1 on node02]", for the diagnosis of a peer that stopped answering
 };
 
 class PairBenchmark {

@@ -94,7 +94,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
       MPI_Comm_split(MPI_COMM_WORLD, pair, pairing.role_of_rank[static_cast<std::size_t>(topology.rank)], &pair_comm));
   Watchdog watchdog(o.timeout_seconds, topology.label());
   PairConfig config{operation,       metric,          o.sweep.max_bytes, o.qps, static_cast<std::uint32_t>(o.tx_depth),
-                    o.bidirectional, mtu_enum(o.mtu), o.timeout_seconds};
+                    o.bidirectional, mtu_enum(o.mtu), o.timeout_seconds, topology.label()};
   watchdog.set_activity(fmt::format("connecting pair {} on {}", pair, hca.name));
   const std::string memory_description = memory->describe();
   std::optional<PairBenchmark> bench;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "collectives/nccl_path/nccl_log.hpp"
 
@@ -82,6 +84,26 @@ TEST(NcclLog, VerdictsForTheCasesUsersMeet) {
 
   EXPECT_EQ(judge_path({}, 2).worst, "UNKNOWN");
   EXPECT_EQ(judge_path({digest_log("h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n")}, 1).worst, "OK");
+}
+
+TEST(NcclLog, RealLogOfTwoRanksOverSocketOnAnH200) {
+  std::ifstream file(FABRICBENCH_TEST_DATA "/nccl-logs/h200-two-ranks-socket-tuning.rank0.log");
+  std::stringstream text;
+  text << file.rdbuf();
+  const LogDigest d = digest_log(text.str());
+  EXPECT_EQ(d.nccl_version, "2.28.3+cuda13.0");
+  EXPECT_EQ(d.network, "Socket");
+  EXPECT_TRUE(d.hcas.empty());                  // "NET/IB : Using [RO]; OOB ...": no HCA
+  EXPECT_TRUE(d.gdr_disabled_hcas.empty());     // the Socket line about eth0 is not an HCA's
+  EXPECT_EQ(d.transports.at("NET/Socket"), 4);  // 2 channels x send/receive
+  EXPECT_EQ(d.environment.at("NCCL_HOSTID"), "fakehost0");
+  ASSERT_EQ(d.tuning.size(), 96u);              // 4 sizes x 24 calls
+  EXPECT_EQ(d.tuning.back().algorithm, "RING");
+  EXPECT_EQ(d.tuning.back().protocol, "SIMPLE");
+  EXPECT_EQ(d.tuning.back().bytes, 2097152u);
+  EXPECT_EQ(d.tuning.back().channels, 2);
+  EXPECT_EQ(judge_path({d}, 2).worst, "FAIL");  // NCCL's view: two hosts on sockets
+  EXPECT_NE(judge_path({d}, 1).lines[0].find("intra-node traffic over the network"), std::string::npos);
 }
 
 }  // namespace
