@@ -86,7 +86,7 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
         r.time_s.median = r.time_s.mean;
         r.time_s.min = r.samples == 1 ? seconds : std::min(r.time_s.min, seconds);
         r.time_s.max = std::max(r.time_s.max, seconds);
-        r.batch = b.value("iterations", std::uint64_t{1});
+        r.batch = static_cast<std::uint64_t>(json_whole(b, "iterations", 1, 0, kMaxCount, name));
         if (b.contains("bytes_per_second")) r.algbw_mean_bytes_per_s = b["bytes_per_second"].get<double>();
       }
     } else if (aggregate == "mean") {

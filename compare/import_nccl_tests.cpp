@@ -122,10 +122,10 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
     const std::size_t per_placement = f.size() >= first + 16 ? 8 : 4;
     if (f.size() != first + per_placement && f.size() != first + 2 * per_placement)
       throw InputError(fmt::format("{}: {} fields, not an nccl-tests result line (truncated?)", where, f.size()));
-    const auto size = static_cast<std::uint64_t>(number_field(f[0], "size", where));
-    const auto count = static_cast<std::uint64_t>(number_field(f[1], "count", where));
+    const auto size = static_cast<std::uint64_t>(whole_field(f[0], 0, kMaxCount, "size", where));
+    const auto count = static_cast<std::uint64_t>(whole_field(f[1], 0, kMaxCount, "count", where));
     const std::string redop = has_redop ? f[3] : "none";
-    const int root = has_root ? static_cast<int>(number_field(f[4], "root", where)) : -1;
+    const int root = has_root ? static_cast<int>(whole_field(f[4], -1, 1 << 30, "root", where)) : -1;
     for (int slot = 0; slot < 2; ++slot) {
       const std::size_t at = first + static_cast<std::size_t>(slot) * per_placement;
       if (at + 3 >= f.size()) break;  // only one placement printed
@@ -133,7 +133,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
       p.time_us = number_field(f[at], "time", where);
       p.algbw = number_field(f[at + 1], "algbw", where);
       p.busbw = number_field(f[at + 2], "busbw", where);
-      p.wrong = f[at + 3] == "N/A" ? -1 : static_cast<std::int64_t>(number_field(f[at + 3], "#wrong", where));
+      p.wrong = f[at + 3] == "N/A" ? -1 : whole_field(f[at + 3], 0, kMaxCount, "#wrong", where);
       run.rows.push_back(make_row(program, collective, size, count, f[2], redop, root,
                                   slot == 0 ? "out-of-place" : "in-place", p, ranks, host_count, iterations));
     }
@@ -159,7 +159,7 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
   std::uint64_t iterations = 0;
   if (document.contains("config") && document["config"].is_object()) {
     const auto& config = document["config"];
-    iterations = config.value("iterations", 0u);
+    iterations = static_cast<std::uint64_t>(json_whole(config, "iterations", 0, 0, kMaxCount, name));
     if (config.contains("devices") && config["devices"].is_array())
       for (const auto& device : config["devices"]) {
         ++ranks;
@@ -172,7 +172,8 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
   if (!document["results"].is_array()) throw InputError(fmt::format("{}: 'results' is not a list", name));
   for (const auto& result : document["results"]) {
     const auto root_text = result.value("root", std::string("-1"));
-    const int root = static_cast<int>(number_field(whitespace_fields(root_text).empty() ? "-1" : whitespace_fields(root_text)[0], "root", name));
+    const auto root_words = whitespace_fields(root_text);
+    const int root = static_cast<int>(whole_field(root_words.empty() ? "-1" : root_words[0], -1, 1 << 30, "root", name));
     for (const char* key : {"out_of_place", "in_place"}) {
       if (!result.contains(key) || !result[key].is_object()) continue;
       const auto& body = result[key];
@@ -180,14 +181,16 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
       p.time_us = body.contains("time") ? body["time"].get<double>() : body.value("cpu_time", 0.0);
       p.algbw = body.value("alg_bw", 0.0);
       p.busbw = body.value("bus_bw", 0.0);
-      p.wrong = body.contains("nwrong") && body["nwrong"].is_number() ? static_cast<std::int64_t>(body["nwrong"].get<double>()) : -1;
-      run.rows.push_back(make_row(program, collective, result.value("size", 0ull), result.value("count", 0ull),
+      p.wrong = json_whole(body, "nwrong", -1, 0, kMaxCount, name);
+      run.rows.push_back(make_row(program, collective,
+                                  static_cast<std::uint64_t>(json_whole(result, "size", 0, 0, kMaxCount, name)),
+                                  static_cast<std::uint64_t>(json_whole(result, "count", 0, 0, kMaxCount, name)),
                                   result.value("type", std::string()), result.value("redop", std::string()), root,
                                   key == std::string("out_of_place") ? "out-of-place" : "in-place", p, ranks,
                                   host_count, iterations));
     }
   }
-  add_context(run, program, ranks, hosts, gpu, document.value("nccl_version", 0L));
+  add_context(run, program, ranks, hosts, gpu, static_cast<long>(json_whole(document, "nccl_version", 0, 0, 1e9, name)));
   run.context["source_format"] = fmt::format("nccl-tests JSON v{}", version);
   return run;
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <limits>
+#include <type_traits>
 
 #include "common/reporter.hpp"
 #include "compare/importers.hpp"
@@ -144,6 +146,15 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
 template <class T>
 void take(const nlohmann::json& row, const char* key, T& field, const std::string& where) {
   if (!row.contains(key) || row[key].is_null()) return;
+  if constexpr (std::is_integral_v<T>) {
+    // An integer column holding a float (or one out of range) would be undefined to convert.
+    if (row[key].is_number_float()) {
+      const double low = std::max(-kMaxCount, static_cast<double>(std::numeric_limits<T>::lowest()));
+      const double high = std::min(kMaxCount, static_cast<double>(std::numeric_limits<T>::max()));
+      field = static_cast<T>(whole_number(row[key].get<double>(), low, high, key, where));
+      return;
+    }
+  }
   try {
     field = row[key].get<T>();
   } catch (const nlohmann::json::exception&) {

@@ -31,4 +31,22 @@ double number_field(const std::string& text, const std::string& what, const std:
   return value;
 }
 
+std::int64_t whole_number(double value, double low, double high, const std::string& what, const std::string& name) {
+  if (!(value >= low && value <= high) || value != std::floor(value))
+    throw InputError(fmt::format("{}{}{}: {:g} is not a whole number in {:g}..{:g}", name, name.empty() ? "" : ": ",
+                                 what, value, low, high));
+  return static_cast<std::int64_t>(value);
+}
+
+std::int64_t whole_field(const std::string& text, double low, double high, const std::string& what,
+                         const std::string& name) {
+  return whole_number(number_field(text, what, name), low, high, what, name);
+}
+
+std::int64_t json_whole(const nlohmann::json& object, const char* key, std::int64_t fallback, double low, double high,
+                        const std::string& name) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return fallback;
+  return whole_number(object[key].get<double>(), low, high, key, name);
+}
+
 }  // namespace fabricbench::results

@@ -33,39 +33,33 @@ struct DestroyGraph {
 };
 }  // namespace detail
 
+/// Memory from one of CUDA's allocators, released by its matching free.
+template <cudaError_t (*Allocate)(void**, std::size_t), class Release>
+class Allocation {
+ public:
+  Allocation() = default;
+  explicit Allocation(std::size_t bytes) : bytes_(bytes) {
+    void* p = nullptr;
+    if (bytes > 0) check(Allocate(&p, bytes), "CUDA allocation", __FILE__, __LINE__);
+    memory_.reset(p);
+  }
+  std::byte* data() const { return static_cast<std::byte*>(memory_.get()); }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  std::unique_ptr<void, Release> memory_;
+  std::size_t bytes_ = 0;
+};
+
+namespace detail {
+inline cudaError_t malloc_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+inline cudaError_t malloc_host(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+}  // namespace detail
+
 /// Device memory from cudaMalloc on the current device.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    void* p = nullptr;
-    if (bytes > 0) FB_CUDA_CHECK(cudaMalloc(&p, bytes));
-    memory_.reset(p);
-  }
-  std::byte* data() const { return static_cast<std::byte*>(memory_.get()); }
-  std::size_t size() const { return bytes_; }
-
- private:
-  std::unique_ptr<void, detail::FreeDevice> memory_;
-  std::size_t bytes_ = 0;
-};
-
+using DeviceBuffer = Allocation<detail::malloc_device, detail::FreeDevice>;
 /// Page-locked host memory from cudaMallocHost: what the GPU copies to and from at full PCIe speed.
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  explicit PinnedHostBuffer(std::size_t bytes) : bytes_(bytes) {
-    void* p = nullptr;
-    if (bytes > 0) FB_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    memory_.reset(p);
-  }
-  std::byte* data() const { return static_cast<std::byte*>(memory_.get()); }
-  std::size_t size() const { return bytes_; }
-
- private:
-  std::unique_ptr<void, detail::FreeHost> memory_;
-  std::size_t bytes_ = 0;
-};
+using PinnedHostBuffer = Allocation<detail::malloc_host, detail::FreeHost>;
 
 using Stream = std::unique_ptr<CUstream_st, detail::DestroyStream>;
 using Event = std::unique_ptr<CUevent_st, detail::DestroyEvent>;

@@ -152,6 +152,13 @@ TEST(BadFiles, EachGetsOneClearError) {
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [1e999]})").find("damaged"), std::string::npos);  // fuzzer
   EXPECT_NE(error_of("# nThread 1\n#  Rank  0 Group  0 Pid 1 on h device 0 [0x07]\n").find("no result lines"),
             std::string::npos);  // a device line ending at its bracket (fuzzer)
+  // Negative or fractional sizes: converting them to integers would be undefined (fuzzer).
+  EXPECT_NE(error_of("# out-of-place\n  -24288 2 float sum -1 1 1 1 0 1 1 1 0\n").find("not a whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "b", "collective": "c", "size_bytes": -5.5,
+                         "time_mean_s": 1}]})")
+                .find("not a whole number"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": []})").find("no result rows"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "x"}]})").find("lacks"), std::string::npos);
   EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8\n").find("truncated"),
