@@ -3,7 +3,8 @@
 # Installs, with apt, whatever fabricbench needs that is missing (Debian 12, Ubuntu 24.04).
 # Idempotent: installs nothing when everything is there. QEMU, busybox and perftest are for the
 # Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real RDMA device; Slurm and munge
-# are for the fake cluster (scripts/fake-cluster.sh), which starts its own daemons. CUDA and NCCL
+# are for the fake cluster (scripts/fake-cluster.sh), which starts its own daemons; clang and its
+# runtime (libFuzzer) for the fuzz pass over the result readers (scripts/fuzz.sh). CUDA and NCCL
 # are not apt-installed here: they come from NVIDIA's packages where GPUs are; the build leaves the
 # NCCL backend out without them.
 set -euo pipefail
@@ -16,6 +17,7 @@ packages=(
   libibverbs-dev
   qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils ibverbs-providers perftest
   util-linux slurmctld slurmd slurm-client munge
+  clang libclang-rt-dev
   python3 python3-matplotlib
 )
 
