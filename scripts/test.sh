@@ -12,6 +12,6 @@ echo "== ctest: every test"
 (cd build && ctest --output-on-failure -j 2)
 
 echo "== ctest: unit tests under ASan/UBSan"
-FABRICBENCH_BUILD_DIR=build-asan FABRICBENCH_TARGETS="common_unit_tests collectives_unit_tests verbs_unit_tests" scripts/build.sh -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_WITH_CUDA=OFF \
+FABRICBENCH_BUILD_DIR=build-asan FABRICBENCH_TARGETS="common_unit_tests collectives_unit_tests verbs_unit_tests results_unit_tests doctor_unit_tests" scripts/build.sh -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_WITH_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=Debug
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -L unit)

@@ -76,7 +76,10 @@ expect_usage_error gpu_memory_without_gpu "no CUDA GPU" "$bin/fb_rdma_write_bw" 
 # is continued, so mpirun's exit is awaited only after SIGCONT (bounded either way).
 mpirun --oversubscribe -np 2 "$bin/fb_rdma_send_lat" -d rxe0 -s 2 -n 100000000 -T 5 > "$out/stuck.log" 2>&1 &
 launcher=$!
-sleep 6
+# Stop the peer once the pair measures (the table header is out), not during MPI start-up, which
+# takes longer than a fixed sleep on a loaded VM.
+for _ in $(seq 120); do grep -q "t_typical" "$out/stuck.log" && break; sleep 0.5; done
+sleep 3
 victim=$(pgrep -f "^$bin/fb_rdma_send_lat" | sort -n | tail -1)
 kill -STOP "$victim"
 stopped_at=$(date +%s)
@@ -96,7 +99,7 @@ else
   rc=$?
 fi
 if [[ $rc -eq 0 || -z $line || $elapsed -gt 40 ]]; then
-  fail "stopped peer: exit $rc, diagnosis after ${elapsed} s: '$line'"
+  fail "stopped peer: exit $rc, diagnosis after ${elapsed} s: '$line'; victim '$victim'; log: $(tail -c 600 "$out/stuck.log")"
 else
   echo "ok: stopped peer: diagnosis ${elapsed} s after SIGSTOP, exit $rc -> $line"
 fi
