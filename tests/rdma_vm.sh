@@ -29,8 +29,10 @@ PY
 run() {  # NAME EXPECTED_ROWS MPIRUN_ARGS...
   local name=$1 rows=$2
   shift 2
-  if ! mpirun --oversubscribe "$@" --csv "$out/$name.csv" > "$out/$name.log" 2>&1; then
-    fail "$name: exit $? $(tail -3 "$out/$name.log")"
+  mpirun --oversubscribe "$@" --csv "$out/$name.csv" > "$out/$name.log" 2>&1
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then
+    fail "$name: exit $rc: $(grep -m3 -E 'error:|timeout:|failed' "$out/$name.log" | tr '\n' ' ')"
   elif ! check_csv "$out/$name.csv" "$rows"; then
     fail "$name: CSV check"
   else
