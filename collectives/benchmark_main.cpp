@@ -117,9 +117,10 @@ nlohmann::json not_honoured(const std::vector<ResultRow>& rows) {
 
 /// Every rank's digest of its NCCL log, judged on rank 0 (empty elsewhere).
 nlohmann::json path_summary(Backend& backend, const mpi::Topology& topology, const std::string& log_folder) {
+  if (backend.name() != "nccl") return nullptr;  // the same on every rank: none gathers
   const nlohmann::json mine = {{"digest", backend.path_digest()}, {"note", backend.path_note()}};
   const std::vector<std::string> all = mpi::gather_strings(mine.dump());
-  if (topology.rank != 0 || backend.name() != "nccl") return nullptr;
+  if (topology.rank != 0) return nullptr;
   std::vector<nccl_path::LogDigest> digests;
   std::set<std::string> notes;
   nlohmann::json ranks = nlohmann::json::array();

@@ -33,4 +33,16 @@ int run_mpi_program(int argc, char** argv,
   }
 }
 
+int run_tool(const char* program, const std::function<int()>& body, int other_errors) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, describe(e).c_str());
+    return other_errors;
+  }
+}
+
 }  // namespace fabricbench

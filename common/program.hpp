@@ -16,4 +16,9 @@ namespace fabricbench {
 int run_mpi_program(int argc, char** argv,
                     const std::function<int(const std::string& program, const mpi::Topology& topology)>& body);
 
+/// The same for the tools that start no MPI (fb_compare, fb_import, fb_sweep): runs `body`, and
+/// an exception prints "program: error: ..." and returns 2 for a UsageError, `other_errors` for
+/// anything else.
+int run_tool(const char* program, const std::function<int()>& body, int other_errors);
+
 }  // namespace fabricbench

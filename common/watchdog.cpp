@@ -52,17 +52,19 @@ void Watchdog::watch() {
   }
 }
 
-void Watchdog::expire(double waited_seconds) {
-  // mutex_ is held by watch(): activity_ is stable here.
-  std::fputs(fmt::format("{} timeout: {} did not finish within {:g} s (waited {:.1f} s). A peer "
-                         "rank is stuck or dead, or the fabric stalled: check the other ranks' "
-                         "messages and the hosts' health; raise -T if the operation is legitimately "
-                         "this slow.\n",
-                         label_, activity_, timeout_seconds_, waited_seconds)
-                 .c_str(),
-             stderr);
+void report_and_exit(const std::string& line) noexcept {
+  std::fputs((line + "\n").c_str(), stderr);
   std::fflush(stderr);
   std::_Exit(kExitFailure);
+}
+
+void Watchdog::expire(double waited_seconds) {
+  // mutex_ is held by watch(): activity_ is stable here.
+  report_and_exit(fmt::format("{} timeout: {} did not finish within {:g} s (waited {:.1f} s). A peer "
+                              "rank is stuck or dead, or the fabric stalled: check the other ranks' "
+                              "messages and the hosts' health; raise -T if the operation is legitimately "
+                              "this slow.",
+                              label_, activity_, timeout_seconds_, waited_seconds));
 }
 
 }  // namespace fabricbench

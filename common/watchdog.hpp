@@ -12,6 +12,11 @@
 
 namespace fabricbench {
 
+/// Prints `line` (a timeout diagnosis) to stderr and ends the process with exit code 3 at once,
+/// without unwinding: the stuck call cannot be returned from, and tearing down what waits on a
+/// dead peer (MPI, RDMA queue pairs) can block in its turn.
+[[noreturn]] void report_and_exit(const std::string& line) noexcept;
+
 /// A thread that checks, a few times a second, whether the wait in progress started more than
 /// `timeout_seconds` ago. If so it prints "<label> timeout: <activity> ..." to stderr and ends the
 /// process with kExitFailure: the blocked main thread cannot be unblocked portably, and under

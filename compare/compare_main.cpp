@@ -10,6 +10,7 @@
 
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
+#include "common/program.hpp"
 #include "common/sizes.hpp"
 #include "compare/compare_report.hpp"
 
@@ -132,13 +133,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "fb_compare: error: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb_compare: error: %s\n", describe(e).c_str());
-    return kExitUsage;  // everything here is about the files given
-  }
+  // Everything that can go wrong here is about the files given: exit 2.
+  return run_tool("fb_compare", [&] { return run(argc, argv); }, kExitUsage);
 }

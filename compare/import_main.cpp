@@ -8,6 +8,7 @@
 
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
+#include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "compare/run_file.hpp"
@@ -58,10 +59,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb_import: error: %s\n", describe(e).c_str());
-    return kExitUsage;
-  }
+  return run_tool("fb_import", [&] { return run(argc, argv); }, kExitUsage);
 }

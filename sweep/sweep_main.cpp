@@ -15,6 +15,7 @@
 
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
+#include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "compare/run_file.hpp"
@@ -218,13 +219,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "fb_sweep: error: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb_sweep: error: %s\n", describe(e).c_str());
-    return kExitFailure;
-  }
+  return run_tool("fb_sweep", [&] { return run(argc, argv); }, kExitFailure);
 }

@@ -6,10 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 #include "common/mpi.hpp"
+#include "common/watchdog.hpp"
 
 namespace fabricbench::verbs {
 namespace {
@@ -121,13 +120,9 @@ void PairBenchmark::check_deadline(const char* waiting_for) {
   // Report and leave at once, without releasing the QPs: towards a peer that stopped answering,
   // tearing them down can block in the kernel (Soft-RoCE retrying to a receiver that never
   // reposts), which would turn this diagnosis into the very hang it reports.
-  std::fputs(fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or the "
-                         "link dropped (check ibstat, the peer's messages); raise -T if this is expected\n",
-                         config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name)
-                 .c_str(),
-             stderr);
-  std::fflush(stderr);
-  std::_Exit(kExitFailure);
+  report_and_exit(fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or "
+                              "the link dropped (check ibstat, the peer's messages); raise -T if this is expected",
+                              config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name));
 }
 
 int PairBenchmark::poll(ibv_cq* cq, ibv_wc* completions, int capacity) {
