@@ -45,7 +45,10 @@ std::string SysTree::resolve(const std::string& path) const {
   const auto root = std::filesystem::weakly_canonical(root_, ec);
   const auto relative = real.lexically_relative(root);
   if (relative.empty() || relative.native().starts_with("..")) return path;
-  return "/" + relative.string();
+  // Appended, not `"/" + text`: GCC 12 at -O3 flags that temporary with a false -Wrestrict.
+  std::string absolute = "/";
+  absolute += relative.string();
+  return absolute;
 }
 
 }  // namespace fabricbench::doctor
