@@ -12,9 +12,14 @@ function(fabricbench_add_unit_test name)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 120)
 endfunction()
 
-# fabricbench_add_collective(NAME): one executable fb_NAME from benchmarks/fb_NAME.cpp.
+# fabricbench_add_collective(NAME): the executable fb_NAME, its main written from
+# benchmarks/collective_main.cpp.in.
 function(fabricbench_add_collective name)
-  add_executable(fb_${name} fb_${name}.cpp)
+  set(FB_NAME ${name})
+  fabricbench_descriptor_name(${name} FB_DESCRIPTOR)
+  configure_file(${PROJECT_SOURCE_DIR}/benchmarks/collective_main.cpp.in
+    ${FABRICBENCH_GENERATED_DIR}/benchmarks/fb_${name}.cpp @ONLY)
+  add_executable(fb_${name} ${FABRICBENCH_GENERATED_DIR}/benchmarks/fb_${name}.cpp)
   target_link_libraries(fb_${name} PRIVATE fabricbench_collectives fabricbench_warnings)
   set_target_properties(fb_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
   install(TARGETS fb_${name} RUNTIME DESTINATION bin)

@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// A collective is a constant descriptor: its name, how a requested size becomes element counts and
-// buffer sizes, and its bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md).
+// A collective is one constant descriptor, written with designated initialisers in its own file
+// under collectives/catalog/: sizes and bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md),
+// where each output element comes from, which buffer views in-place and out-of-place calls use,
+// and its NCCL and MPI calls. The backends, the data checks and the tests read nothing else.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#if defined(__CUDACC__)
+#define FB_HD __host__ __device__
+#else
+#define FB_HD
+#endif
+
 namespace fabricbench::collectives {
 
-enum class Kind { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+struct NcclCall;  // collectives/nccl/nccl_call.hpp (NCCL builds only)
+struct MpiCall;   // collectives/mpi_call.hpp
 
 /// Elements per rank in each buffer.
 struct BufferCounts {
@@ -17,30 +26,85 @@ struct BufferCounts {
   std::uint64_t recv = 0;
 };
 
-struct Collective {
-  Kind kind;
-  std::string_view name;
-  bool reduces;   ///< takes a reduction op
-  bool has_root;  ///< takes a root rank
-  /// The count argument of the call for a requested size of `bytes` (the larger buffer per rank).
-  /// Gather-type collectives divide by the rank count and round down, as nccl-tests does.
-  std::uint64_t (*count_for)(std::uint64_t bytes, std::size_t element_bytes, int ranks);
-  BufferCounts (*buffers)(std::uint64_t count, int ranks);
-  /// Elements per rank that algbw counts (algbw = this * element size / time).
-  std::uint64_t (*algbw_elements)(std::uint64_t count, int ranks);
-  /// busbw = algbw * factor: comparable to link speed whatever the rank count.
-  double (*busbw_factor)(int ranks);
+/// One call as the descriptor's functions see it.
+struct Shape {
+  int rank = 0;
+  int ranks = 1;
+  int root = 0;
+  std::uint64_t count = 0;  ///< the collective's count argument
 };
 
-extern const Collective kAllReduce;
-extern const Collective kAllGather;
-extern const Collective kReduceScatter;
-extern const Collective kBroadcast;
-extern const Collective kReduce;
-extern const Collective kAllToAll;
-extern const Collective kSendRecv;
+/// Where output element `i` (counted from the output view's start) of `rank` comes from: data
+/// only, so the GPU check kernels evaluate it too.
+struct SourceRule {
+  enum class From : std::uint8_t {
+    kAllRanks,    ///< the reduction over every rank
+    kRoot,        ///< the root's input
+    kPrevious,    ///< rank - 1's input (a ring shift)
+    kChunkOwner,  ///< chunk i / count of the output holds rank (i / count)'s input
+  };
+  From from = From::kAllRanks;
+  /// The input index starts at rank * count (reduce_scatter, scatter, alltoall).
+  bool own_chunk = false;
+};
+
+/// A span of a buffer, in elements.
+struct Span {
+  std::uint64_t offset = 0;
+  std::uint64_t elements = 0;
+};
+
+enum class Library { kMpi, kNccl };
+
+struct Collective {
+  std::string_view name{};
+  bool reduces = false;   ///< takes a reduction op
+  bool has_root = false;  ///< takes a root rank
+  /// The count argument for a requested size of `bytes` (the larger buffer per rank). The
+  /// gather-type collectives divide by the rank count and round down, as nccl-tests does.
+  std::uint64_t (*count_for)(std::uint64_t bytes, std::size_t element_bytes, int ranks) = nullptr;
+  BufferCounts (*buffers)(std::uint64_t count, int ranks) = nullptr;
+  /// Elements per rank that algbw counts (algbw = this * element size / time).
+  std::uint64_t (*algbw_elements)(std::uint64_t count, int ranks) = nullptr;
+  /// busbw = algbw * factor: comparable to link speed whatever the rank count.
+  double (*busbw_factor)(int ranks) = nullptr;
+
+  SourceRule source{};
+  bool output_on_root_only = false;  ///< only the root holds a result (reduce, gather)
+  /// In place, the input sits in the receive buffer from this element on.
+  std::uint64_t (*in_place_input_offset)(const Shape&) = nullptr;  ///< null: 0
+  /// The output view in the receive buffer; null: all of it. MPI and NCCL place some in-place
+  /// results differently (reduce_scatter), hence `library`.
+  Span (*output)(const Shape&, bool in_place, Library library) = nullptr;
+
+  void (*mpi)(const MpiCall&) = nullptr;
+  void (*nccl)(const NcclCall&) = nullptr;  ///< null in builds without NCCL
+  /// NCCL's name for the call in its profiler and TUNING log; empty for point-to-point groups.
+  std::string_view nccl_function{};
+};
 
 /// Bytes per rank of the larger buffer: the size a row reports.
 std::uint64_t reported_bytes(const Collective& c, std::uint64_t count, std::size_t element_bytes, int ranks);
+
+/// The span of the receive buffer holding this rank's result (elements 0 when it holds none).
+Span output_span(const Collective& c, const Shape& shape, bool in_place, Library library);
+
+/// Where the input lives: out of place the send buffer from 0, in place the receive buffer.
+Span input_span(const Collective& c, const Shape& shape, bool in_place);
+
+// The building blocks the catalog composes.
+namespace shapes {
+std::uint64_t whole_buffer(std::uint64_t bytes, std::size_t element_bytes, int ranks);
+std::uint64_t per_rank_share(std::uint64_t bytes, std::size_t element_bytes, int ranks);
+BufferCounts same(std::uint64_t count, int ranks);
+BufferCounts gathered(std::uint64_t count, int ranks);   ///< send count, receive count x ranks
+BufferCounts scattered(std::uint64_t count, int ranks);  ///< send count x ranks, receive count
+BufferCounts exchanged(std::uint64_t count, int ranks);  ///< count x ranks both ways
+std::uint64_t count_only(std::uint64_t count, int ranks);
+std::uint64_t count_times_ranks(std::uint64_t count, int ranks);
+double one(int ranks);
+double ring_share(int ranks);  ///< (n - 1) / n
+std::uint64_t own_chunk_offset(const Shape& shape);  ///< rank * count
+}  // namespace shapes
 
 }  // namespace fabricbench::collectives

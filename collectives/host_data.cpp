@@ -60,7 +60,7 @@ std::uint64_t count_wrong_host(const DataLayout& l, const void* output, std::uin
     const bool negative = allows_negative(l.dtype);
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < elements; ++i) {
-      const Source s = source_of(l.kind, i, l.rank, l.ranks, l.root, l.count);
+      const Source s = source_of(l.source, i, l.rank, l.ranks, l.root, l.count);
       const std::int64_t code =
           s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index) : input_code(l.op, negative, s.rank, s.index);
       if constexpr (std::is_integral_v<T>) {

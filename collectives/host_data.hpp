@@ -12,7 +12,7 @@ namespace fabricbench::collectives {
 
 /// One call's shape, as the data fill and check see it.
 struct DataLayout {
-  Kind kind;
+  SourceRule source;
   DataType dtype;
   ReduceOp op;
   int rank;

@@ -43,7 +43,6 @@ MPI_Op mpi_op(ReduceOp op) {
 
 // Poison for outputs, so an element the collective never wrote is counted wrong.
 constexpr int kPoisonByte = 0xA5;
-constexpr int kTag = 4242;
 
 }  // namespace
 
@@ -81,90 +80,59 @@ void MpiBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   recv_ = HostBuffer(recv_bytes);
 }
 
+Shape MpiBackend::shape_of(const CallSpec& call) const { return {rank_, ranks_, call.root, call.count}; }
+
+std::byte* MpiBackend::at(const CallSpec& call, std::byte* base, const Span& span) const {
+  return base + span.offset * size_of(call.dtype);
+}
+
 void MpiBackend::prepare(const CallSpec& call) {
   const Collective& c = *call.collective;
-  const BufferCounts counts = c.buffers(call.count, ranks_);
-  const std::size_t element = size_of(call.dtype);
-  const DataLayout layout{c.kind, call.dtype, call.op, rank_, ranks_, call.root, call.count};
-  std::memset(recv_.data(), kPoisonByte, counts.recv * element);
-
-  if (call.placement == Placement::kOutOfPlace) {
-    fill_input_host(layout, send_.data(), 0, counts.send);
-    return;
-  }
-  // In place, MPI reads the input from the receive buffer: where depends on the collective.
-  switch (c.kind) {
-    case Kind::kAllGather: fill_input_host(layout, recv_.data() + rank_ * call.count * element, 0, call.count); break;
-    case Kind::kBroadcast:
-      if (rank_ == call.root) fill_input_host(layout, recv_.data(), 0, call.count);
-      break;
-    default: fill_input_host(layout, recv_.data(), 0, counts.send); break;
-  }
-}
-
-MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
-  const Collective& c = *call.collective;
-  const BufferCounts counts = c.buffers(call.count, ranks_);
-  switch (c.kind) {
-    case Kind::kReduce: return {recv_.data(), rank_ == call.root ? call.count : 0};
-    case Kind::kBroadcast:  // out of place, MPI_Bcast on the root reads its send buffer
-      if (call.placement == Placement::kOutOfPlace && rank_ == call.root) return {send_.data(), call.count};
-      return {recv_.data(), call.count};
-    default: return {recv_.data(), counts.recv};
-  }
-}
-
-void MpiBackend::run_once(const CallSpec& call) {
+  const Shape shape = shape_of(call);
   const bool in_place = call.placement == Placement::kInPlace;
-  const int count = static_cast<int>(call.count);
-  const MPI_Datatype type = mpi_type(call.dtype);
-  void* send = in_place ? MPI_IN_PLACE : send_.data();
-  void* recv = recv_.data();
-  switch (call.collective->kind) {
-    case Kind::kAllReduce: FB_MPI_CHECK(MPI_Allreduce(send, recv, count, type, mpi_op(call.op), comm_)); break;
-    case Kind::kAllGather: FB_MPI_CHECK(MPI_Allgather(send, count, type, recv, count, type, comm_)); break;
-    case Kind::kReduceScatter:
-      FB_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, count, type, mpi_op(call.op), comm_));
-      break;
-    case Kind::kBroadcast: {
-      void* buffer = (!in_place && rank_ == call.root) ? send_.data() : recv;
-      FB_MPI_CHECK(MPI_Bcast(buffer, count, type, call.root, comm_));
-      break;
-    }
-    case Kind::kReduce:
-      if (in_place && rank_ != call.root) send = recv;  // MPI_IN_PLACE is for the root only
-      FB_MPI_CHECK(MPI_Reduce(send, recv, count, type, mpi_op(call.op), call.root, comm_));
-      break;
-    case Kind::kAllToAll: FB_MPI_CHECK(MPI_Alltoall(send, count, type, recv, count, type, comm_)); break;
-    case Kind::kSendRecv: {
-      const int next = (rank_ + 1) % ranks_;
-      const int previous = (rank_ - 1 + ranks_) % ranks_;
-      if (in_place)
-        FB_MPI_CHECK(MPI_Sendrecv_replace(recv, count, type, next, kTag, previous, kTag, comm_, MPI_STATUS_IGNORE));
-      else
-        FB_MPI_CHECK(MPI_Sendrecv(send_.data(), count, type, next, kTag, recv, count, type, previous, kTag, comm_,
-                                  MPI_STATUS_IGNORE));
-      break;
-    }
-  }
+  const DataLayout layout{c.source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
+  std::memset(recv_.data(), kPoisonByte, c.buffers(call.count, ranks_).recv * size_of(call.dtype));
+  const Span in = input_span(c, shape, in_place);
+  fill_input_host(layout, at(call, in_place ? recv_.data() : send_.data(), in), 0, in.elements);
+}
+
+MpiCall MpiBackend::make_call(const CallSpec& call) {
+  const Collective& c = *call.collective;
+  const Shape shape = shape_of(call);
+  const bool in_place = call.placement == Placement::kInPlace;
+  MpiCall m;
+  m.in = at(call, in_place ? recv_.data() : send_.data(), input_span(c, shape, in_place));
+  m.recv = recv_.data();
+  m.out = at(call, recv_.data(), output_span(c, shape, in_place, Library::kMpi));
+  m.in_place = in_place;
+  m.count = static_cast<int>(call.count);
+  m.type = mpi_type(call.dtype);
+  m.op = c.reduces ? mpi_op(call.op) : MPI_OP_NULL;
+  m.shape = shape;
+  m.comm = comm_;
+  return m;
 }
 
 double MpiBackend::run(const CallSpec& call, int operations) {
+  // Everything but the calls themselves is settled before the clock starts.
+  const MpiCall m = make_call(call);
+  void (*const issue)(const MpiCall&) = call.collective->mpi;
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < operations; ++i) run_once(call);
+  for (int i = 0; i < operations; ++i) issue(m);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::uint64_t MpiBackend::count_wrong(const CallSpec& call) {
-  const View out = output_view(call);
-  const DataLayout layout{call.collective->kind, call.dtype, call.op, rank_, ranks_, call.root, call.count};
-  return count_wrong_host(layout, out.data, out.elements);
+  const Collective& c = *call.collective;
+  const Span out = output_span(c, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
+  const DataLayout layout{c.source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
+  return count_wrong_host(layout, at(call, recv_.data(), out), out.elements);
 }
 
 bool MpiBackend::corrupt_output(const CallSpec& call) {
-  const View out = output_view(call);
+  const Span out = output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
   if (out.elements == 0) return false;
-  corrupt_first_host(call.dtype, out.data);
+  corrupt_first_host(call.dtype, at(call, recv_.data(), out));
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "collectives/backend.hpp"
+#include "collectives/mpi_call.hpp"
 
 namespace fabricbench::collectives {
 
@@ -44,12 +45,9 @@ class MpiBackend final : public Backend {
   bool corrupt_output(const CallSpec& call) override;
 
  private:
-  struct View {
-    std::byte* data;
-    std::uint64_t elements;
-  };
-  View output_view(const CallSpec& call) const;
-  void run_once(const CallSpec& call);
+  Shape shape_of(const CallSpec& call) const;
+  std::byte* at(const CallSpec& call, std::byte* base, const Span& span) const;
+  MpiCall make_call(const CallSpec& call);
 
   MPI_Comm comm_;
   int rank_;

@@ -13,12 +13,6 @@
 #include "collectives/collective.hpp"
 #include "common/reduce_op.hpp"
 
-#if defined(__CUDACC__)
-#define FB_HD __host__ __device__
-#else
-#define FB_HD
-#endif
-
 namespace fabricbench::collectives {
 
 /// The input element `index` of `rank`'s send buffer, as an integer code.
@@ -48,18 +42,16 @@ struct Source {
 };
 
 /// `count` is the collective's count argument (per-peer chunk for alltoall, per-rank share for
-/// the gather-type collectives).
-FB_HD inline Source source_of(Kind kind, std::uint64_t out_index, int rank, int ranks, int root, std::uint64_t count) {
-  switch (kind) {
-    case Kind::kAllGather: return {static_cast<int>(out_index / count), out_index % count};
-    case Kind::kReduceScatter: return {-1, static_cast<std::uint64_t>(rank) * count + out_index};
-    case Kind::kBroadcast: return {root, out_index};
-    case Kind::kAllToAll:  // chunk p of my output is chunk `rank` of p's input
-      return {static_cast<int>(out_index / count), static_cast<std::uint64_t>(rank) * count + out_index % count};
-    case Kind::kSendRecv: return {(rank - 1 + ranks) % ranks, out_index};
-    case Kind::kAllReduce:
-    case Kind::kReduce:
-    default: return {-1, out_index};
+/// the gather-type collectives); `out_index` counts from the start of the output view.
+FB_HD inline Source source_of(SourceRule rule, std::uint64_t out_index, int rank, int ranks, int root,
+                              std::uint64_t count) {
+  const std::uint64_t base = rule.own_chunk ? static_cast<std::uint64_t>(rank) * count : 0;
+  switch (rule.from) {
+    case SourceRule::From::kRoot: return {root, base + out_index};
+    case SourceRule::From::kPrevious: return {(rank - 1 + ranks) % ranks, base + out_index};
+    case SourceRule::From::kChunkOwner: return {static_cast<int>(out_index / count), base + out_index % count};
+    case SourceRule::From::kAllRanks:
+    default: return {-1, base + out_index};
   }
 }
 
@@ -83,8 +75,5 @@ FB_HD inline std::int64_t reduced_code(ReduceOp op, bool allows_negative, int ra
 FB_HD inline double max_input_magnitude(ReduceOp op) {
   return op == ReduceOp::kMin || op == ReduceOp::kMax ? 8.0 : 5.0;
 }
-
-/// Does `rank` hold an output to check? Only the root does for reduce.
-FB_HD inline bool has_output(Kind kind, int rank, int root) { return kind != Kind::kReduce || rank == root; }
 
 }  // namespace fabricbench::collectives

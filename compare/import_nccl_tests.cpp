@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "collectives/catalog_list.hpp"  // generated: FB_COLLECTIVE_NAMES
 #include "compare/importers.hpp"
 
 namespace fabricbench::results {
@@ -19,8 +20,11 @@ std::string collective_of(std::string program, const std::string& file_name) {
   if (program.ends_with("_perf")) program.resize(program.size() - 5);
   if (program.ends_with("_perf_mpi")) program.resize(program.size() - 9);
   if (!program.empty()) return program;
-  for (const char* known : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "sendrecv", "reduce"})
-    if (file_name.find(known) != std::string::npos) return known;
+  // Longest first: "reduce" is inside "all_reduce" and "reduce_scatter".
+  std::vector<std::string_view> known{FB_COLLECTIVE_NAMES};
+  std::sort(known.begin(), known.end(), [](auto a, auto b) { return a.size() > b.size(); });
+  for (std::string_view name : known)
+    if (file_name.find(name) != std::string::npos) return std::string(name);
   return "unknown";
 }
 

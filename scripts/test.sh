@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # README command 2 (and CI): install what is missing, build with warnings as errors, run every
-# test with ctest, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# test with ctest, build the plain Release configuration users build, then the unit tests again
+# under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,6 +11,13 @@ source scripts/mpi-env.sh
 
 echo "== ctest: every test"
 (cd build && ctest --output-on-failure -j 2)
+
+# What users and packagers type: Release, default options (warnings stay warnings there).
+echo "== plain build: cmake -DCMAKE_BUILD_TYPE=Release with default options"
+mkdir -p build-release
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release > build-release/configure.log
+cmake --build build-release -j "$(nproc)" > build-release/build.log 2>&1 || { tail -40 build-release/build.log; exit 1; }
+echo "plain build: ok ($(grep -c "warning:" build-release/build.log || true) compiler warning(s))"
 
 echo "== ctest: unit tests under ASan/UBSan"
 FABRICBENCH_BUILD_DIR=build-asan FABRICBENCH_TARGETS="common_unit_tests collectives_unit_tests verbs_unit_tests results_unit_tests doctor_unit_tests" scripts/build.sh -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_WITH_CUDA=OFF \

@@ -3,7 +3,7 @@
 # Runs under scripts/fake-cluster.sh --hosts 3 --slurm (3 fake hosts x 2 ranks, a real Slurm):
 # every collective (MPI backend) through mpirun and through srun --mpi=pmix, one sbatch job and one
 # salloc + mpirun, verbs pairing across nodes, and a node whose ranks are killed mid-run.
-#   scripts/fake-cluster.sh --hosts 3 --slurm -- bash tests/multinode.sh BIN_DIR
+#   scripts/fake-cluster.sh --hosts 3 --slurm -- bash tests/multinode.sh BIN_DIR all_reduce,gather,...
 set -uo pipefail
 bin=$(cd "${1:?usage: tests/multinode.sh BIN_DIR}" && pwd)
 repo=$(pwd)
@@ -34,7 +34,8 @@ check_run() {  # NAME: checks $out/NAME.{csv,json}
 addresses=$("$on" "$first" "ip -o -4 addr show | awk '{print \$2, \$4}'" | tr '\n' ' ')
 [[ $addresses == "lo 127.0.0.1/32 eth0 127.1.0.1/24 " ]] || fail "addresses of $first: $addresses"
 
-for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+IFS=, read -r -a collectives <<< "${2:?usage: multinode.sh BIN_DIR COLLECTIVE,...}"
+for collective in "${collectives[@]}"; do
   name=mpirun_$collective
   if "$across" -np 6 "$bin/fb_$collective" "${sweep[@]}" --csv "$out/$name.csv" --json "$out/$name.json" > "$out/$name.log" 2>&1; then
     check_run "$name"

@@ -54,7 +54,7 @@ __global__ void check_kernel(DataLayout l, bool negative, const T* out, std::uin
   unsigned long long local = 0;
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < elements;
        i += std::uint64_t(gridDim.x) * blockDim.x) {
-    const Source s = source_of(l.kind, i, l.rank, l.ranks, l.root, l.count);
+    const Source s = source_of(l.source, i, l.rank, l.ranks, l.root, l.count);
     const std::int64_t code =
         s.reduced() ? reduced_code(l.op, negative, l.ranks, s.index) : input_code(l.op, negative, s.rank, s.index);
     const bool average = l.op == ReduceOp::kAvg && s.reduced();

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "collectives/nccl/data_kernels.hpp"
+#include "collectives/nccl/nccl_call.hpp"
 #include "collectives/nccl_path/nccl_log.hpp"
 #include "common/error.hpp"
 
@@ -189,7 +190,7 @@ void NcclBackend::reconnect() {
 }
 
 ObservedPath NcclBackend::observed_path(const CallSpec& call) {
-  return observer_.observe(nccl_function_name(std::string(call.collective->name)), call.count, size_of(call.dtype));
+  return observer_.observe(std::string(call.collective->nccl_function), call.count, size_of(call.dtype));
 }
 
 nlohmann::json NcclBackend::path_digest() const {
@@ -254,24 +255,21 @@ void NcclBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   }
 }
 
+Shape NcclBackend::shape_of(const Lane& lane, const CallSpec& call) const {
+  return {lane.rank, ranks(), call.root, call.count};
+}
+
 NcclBackend::View NcclBackend::input_view(const Lane& lane, const CallSpec& call) const {
-  const BufferCounts counts = call.collective->buffers(call.count, ranks());
-  if (call.placement == Placement::kOutOfPlace) return {lane.send.data(), counts.send};
-  if (call.collective->kind == Kind::kAllGather)
-    return {lane.recv.data() + lane.rank * call.count * size_of(call.dtype), call.count};
-  return {lane.recv.data(), counts.send};
+  const bool in_place = call.placement == Placement::kInPlace;
+  const Span span = input_span(*call.collective, shape_of(lane, call), in_place);
+  std::byte* base = in_place ? lane.recv.data() : lane.send.data();
+  return {base + span.offset * size_of(call.dtype), span.elements};
 }
 
 NcclBackend::View NcclBackend::output_view(const Lane& lane, const CallSpec& call) const {
-  const BufferCounts counts = call.collective->buffers(call.count, ranks());
-  switch (call.collective->kind) {
-    case Kind::kReduce: return {lane.recv.data(), lane.rank == call.root ? call.count : 0};
-    case Kind::kReduceScatter:  // in place, NCCL writes my share where it sits in the input
-      if (call.placement == Placement::kInPlace)
-        return {lane.recv.data() + lane.rank * call.count * size_of(call.dtype), call.count};
-      return {lane.recv.data(), call.count};
-    default: return {lane.recv.data(), counts.recv};
-  }
+  const Span span = output_span(*call.collective, shape_of(lane, call), call.placement == Placement::kInPlace,
+                                Library::kNccl);
+  return {lane.recv.data() + span.offset * size_of(call.dtype), span.elements};
 }
 
 void NcclBackend::prepare(const CallSpec& call) {
@@ -282,52 +280,25 @@ void NcclBackend::prepare(const CallSpec& call) {
     FB_CUDA_CHECK(cudaMemsetAsync(lane.recv.data(), kPoisonByte, std::max(counts.recv, counts.send) * element,
                                   lane.stream.get()));
     const View in = input_view(lane, call);
-    const DataLayout layout{call.collective->kind, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    const DataLayout layout{call.collective->source, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
     fill_input_device(layout, in.data, 0, in.elements, lane.stream.get());
   }
   wait("filling the input");
 }
 
 void NcclBackend::enqueue(Lane& lane, const CallSpec& call) {
-  const bool in_place = call.placement == Placement::kInPlace;
-  const View in = input_view(lane, call);
-  const View out = output_view(lane, call);
-  const ncclDataType_t type = nccl_type(call.dtype);
-  ncclComm_t comm = lane.comm.get();
-  cudaStream_t stream = lane.stream.get();
-  const std::size_t count = call.count;
-  const std::size_t chunk_bytes = call.count * size_of(call.dtype);
-  std::byte* recv = lane.recv.data();
-  std::byte* send = in_place ? recv : lane.send.data();
-  const int rank = lane.rank;
-  const int n = ranks();
-  switch (call.collective->kind) {
-    case Kind::kAllReduce:
-      FB_NCCL_CHECK(ncclAllReduce(in.data, recv, count, type, nccl_op(call.op), comm, stream));
-      break;
-    case Kind::kAllGather: FB_NCCL_CHECK(ncclAllGather(in.data, recv, count, type, comm, stream)); break;
-    case Kind::kReduceScatter:
-      FB_NCCL_CHECK(ncclReduceScatter(in.data, out.data, count, type, nccl_op(call.op), comm, stream));
-      break;
-    case Kind::kBroadcast: FB_NCCL_CHECK(ncclBroadcast(send, recv, count, type, call.root, comm, stream)); break;
-    case Kind::kReduce:
-      FB_NCCL_CHECK(ncclReduce(send, recv, count, type, nccl_op(call.op), call.root, comm, stream));
-      break;
-    case Kind::kAllToAll:  // point-to-point in a group, as nccl-tests does
-      FB_NCCL_CHECK(ncclGroupStart());
-      for (int peer = 0; peer < n; ++peer) {
-        FB_NCCL_CHECK(ncclSend(send + peer * chunk_bytes, count, type, peer, comm, stream));
-        FB_NCCL_CHECK(ncclRecv(recv + peer * chunk_bytes, count, type, peer, comm, stream));
-      }
-      FB_NCCL_CHECK(ncclGroupEnd());
-      break;
-    case Kind::kSendRecv:
-      FB_NCCL_CHECK(ncclGroupStart());
-      FB_NCCL_CHECK(ncclSend(send, count, type, (rank + 1) % n, comm, stream));
-      FB_NCCL_CHECK(ncclRecv(recv, count, type, (rank - 1 + n) % n, comm, stream));
-      FB_NCCL_CHECK(ncclGroupEnd());
-      break;
-  }
+  NcclCall c;
+  c.in = input_view(lane, call).data;
+  c.recv = lane.recv.data();
+  c.out = output_view(lane, call).data;
+  c.count = call.count;
+  c.chunk_bytes = call.count * size_of(call.dtype);
+  c.type = nccl_type(call.dtype);
+  c.op = nccl_op(call.op);
+  c.shape = shape_of(lane, call);
+  c.comm = lane.comm.get();
+  c.stream = lane.stream.get();
+  call.collective->nccl(c);
 }
 
 void NcclBackend::enqueue_all(const CallSpec& call) {
@@ -443,7 +414,7 @@ std::uint64_t NcclBackend::count_wrong(const CallSpec& call) {
     Lane& lane = lanes_[i];
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     const View out = output_view(lane, call);
-    const DataLayout layout{call.collective->kind, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    const DataLayout layout{call.collective->source, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
     auto* counter = reinterpret_cast<unsigned long long*>(lane.wrong_counter.data());
     FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, lane.stream.get()));
     count_wrong_device(layout, out.data, out.elements, counter, lane.stream.get());

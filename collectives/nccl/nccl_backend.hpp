@@ -102,6 +102,7 @@ class NcclBackend final : public Backend {
     std::byte* data;
     std::uint64_t elements;
   };
+  Shape shape_of(const Lane& lane, const CallSpec& call) const;
   View input_view(const Lane& lane, const CallSpec& call) const;
   View output_view(const Lane& lane, const CallSpec& call) const;
   void enqueue(Lane& lane, const CallSpec& call);

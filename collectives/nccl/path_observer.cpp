@@ -15,16 +15,6 @@
 
 namespace fabricbench::collectives {
 
-std::string nccl_function_name(const std::string& collective) {
-  static const std::map<std::string, std::string> names{{"all_reduce", "AllReduce"},
-                                                        {"all_gather", "AllGather"},
-                                                        {"reduce_scatter", "ReduceScatter"},
-                                                        {"broadcast", "Broadcast"},
-                                                        {"reduce", "Reduce"}};
-  const auto found = names.find(collective);
-  return found == names.end() ? std::string() : found->second;
-}
-
 PathObserver::PathObserver(std::string plugin_path, std::string log_path, bool tuning_logged)
     : plugin_path_(std::move(plugin_path)), log_path_(std::move(log_path)), tuning_logged_(tuning_logged) {}
 

@@ -38,7 +38,4 @@ class PathObserver {
   int communicators_ = 0;
 };
 
-/// NCCL's name of a collective's function ("all_reduce" -> "AllReduce"); "" for point-to-point ones.
-std::string nccl_function_name(const std::string& collective);
-
 }  // namespace fabricbench::collectives

@@ -2,7 +2,7 @@
 // Bus-bandwidth factors and byte counts against hand-worked cases (nccl-tests doc/PERFORMANCE.md).
 #include <gtest/gtest.h>
 
-#include "collectives/collective.hpp"
+#include "collectives/catalog.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -19,12 +19,35 @@ TEST(BusBandwidth, FactorsForOneTwoThreeAndEightRanks) {
       {&kAllReduce, 8, 1.75},    {&kAllGather, 1, 0.0},         {&kAllGather, 2, 0.5},
       {&kAllGather, 3, 2.0 / 3}, {&kAllGather, 8, 0.875},       {&kReduceScatter, 1, 0.0},
       {&kReduceScatter, 2, 0.5}, {&kReduceScatter, 3, 2.0 / 3}, {&kReduceScatter, 8, 0.875},
-      {&kAllToAll, 1, 0.0},      {&kAllToAll, 2, 0.5},          {&kAllToAll, 3, 2.0 / 3},
-      {&kAllToAll, 8, 0.875},    {&kBroadcast, 1, 1.0},         {&kBroadcast, 8, 1.0},
-      {&kReduce, 3, 1.0},        {&kSendRecv, 8, 1.0},
+      {&kAlltoall, 1, 0.0},      {&kAlltoall, 2, 0.5},          {&kAlltoall, 3, 2.0 / 3},
+      {&kAlltoall, 8, 0.875},    {&kBroadcast, 1, 1.0},         {&kBroadcast, 8, 1.0},
+      {&kReduce, 3, 1.0},        {&kSendrecv, 8, 1.0},          {&kGather, 1, 0.0},
+      {&kGather, 4, 0.75},       {&kScatter, 2, 0.5},           {&kScatter, 8, 0.875},
   };
   for (const Case& c : cases)
     EXPECT_DOUBLE_EQ(c.collective->busbw_factor(c.ranks), c.factor) << c.collective->name << " n=" << c.ranks;
+}
+
+TEST(ByteCounts, GatherAndScatterCountEveryRanksShare) {
+  // 1000 B of float over 3 ranks: 83 elements each (rounded down), 249 at the root; algbw counts
+  // all 249, as nccl-tests' gather and scatter do.
+  for (const Collective* c : {&kGather, &kScatter}) {
+    const std::uint64_t count = c->count_for(1000, 4, 3);
+    EXPECT_EQ(count, 83u) << c->name;
+    EXPECT_EQ(reported_bytes(*c, count, 4, 3), 996u) << c->name;
+    EXPECT_EQ(c->algbw_elements(count, 3), 249u) << c->name;
+  }
+  EXPECT_EQ(kGather.buffers(83, 3).recv, 249u);
+  EXPECT_EQ(kScatter.buffers(83, 3).send, 249u);
+}
+
+TEST(Catalog, EveryCollectiveIsCompleteAndFoundByName) {
+  for (const Collective* c : all_collectives()) {
+    EXPECT_EQ(find_collective(c->name), c);
+    EXPECT_TRUE(c->count_for && c->buffers && c->algbw_elements && c->busbw_factor && c->mpi) << c->name;
+  }
+  EXPECT_EQ(find_collective("gather"), &kGather);
+  EXPECT_EQ(find_collective("no_such"), nullptr);
 }
 
 TEST(ByteCounts, AllReduceOfOneMegabyteFloatOnFourRanks) {
@@ -50,16 +73,16 @@ TEST(ByteCounts, GatherTypesShareTheSizeAmongRanksAndRoundDown) {
   EXPECT_EQ(kReduceScatter.buffers(count, 3).recv, 83u);
 
   // alltoall: count is the chunk for each peer; each rank sends and receives count * n.
-  const std::uint64_t chunk = kAllToAll.count_for(1 << 20, 8, 8);
+  const std::uint64_t chunk = kAlltoall.count_for(1 << 20, 8, 8);
   EXPECT_EQ(chunk, 16384u);
-  EXPECT_EQ(kAllToAll.buffers(chunk, 8).send, 131072u);
-  EXPECT_EQ(reported_bytes(kAllToAll, chunk, 8, 8), 1u << 20);
+  EXPECT_EQ(kAlltoall.buffers(chunk, 8).send, 131072u);
+  EXPECT_EQ(reported_bytes(kAlltoall, chunk, 8, 8), 1u << 20);
 }
 
 TEST(ByteCounts, RootedAndPointToPointMoveTheWholeBuffer) {
   EXPECT_EQ(kBroadcast.count_for(4096, 8, 5), 512u);
   EXPECT_EQ(kReduce.algbw_elements(512, 5), 512u);
-  EXPECT_EQ(kSendRecv.buffers(512, 5).recv, 512u);
+  EXPECT_EQ(kSendrecv.buffers(512, 5).recv, 512u);
 }
 
 TEST(ByteCounts, SizesBelowOneElementPerRankGiveZeroCount) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/catalog.hpp"
 #include "collectives/host_data.hpp"
 
 namespace fabricbench::collectives {
@@ -34,23 +35,44 @@ TEST(Pattern, ReducedCodesHandWorkedForThreeRanks) {
 
 TEST(Pattern, SourcesOfEachCollective) {
   // all_gather, 3 ranks, count 4: output 9 is rank 2's element 1.
-  EXPECT_EQ(source_of(Kind::kAllGather, 9, 0, 3, 0, 4).rank, 2);
-  EXPECT_EQ(source_of(Kind::kAllGather, 9, 0, 3, 0, 4).index, 1u);
+  EXPECT_EQ(source_of(kAllGather.source, 9, 0, 3, 0, 4).rank, 2);
+  EXPECT_EQ(source_of(kAllGather.source, 9, 0, 3, 0, 4).index, 1u);
   // reduce_scatter: rank 1's output 2 is the reduction of input 1*4+2.
-  EXPECT_TRUE(source_of(Kind::kReduceScatter, 2, 1, 3, 0, 4).reduced());
-  EXPECT_EQ(source_of(Kind::kReduceScatter, 2, 1, 3, 0, 4).index, 6u);
+  EXPECT_TRUE(source_of(kReduceScatter.source, 2, 1, 3, 0, 4).reduced());
+  EXPECT_EQ(source_of(kReduceScatter.source, 2, 1, 3, 0, 4).index, 6u);
   // alltoall: rank 1's output chunk 2, element 3 is rank 2's input 1*4+3.
-  EXPECT_EQ(source_of(Kind::kAllToAll, 11, 1, 3, 0, 4).rank, 2);
-  EXPECT_EQ(source_of(Kind::kAllToAll, 11, 1, 3, 0, 4).index, 7u);
+  EXPECT_EQ(source_of(kAlltoall.source, 11, 1, 3, 0, 4).rank, 2);
+  EXPECT_EQ(source_of(kAlltoall.source, 11, 1, 3, 0, 4).index, 7u);
   // sendrecv: rank 0 receives from rank 2 of 3.
-  EXPECT_EQ(source_of(Kind::kSendRecv, 5, 0, 3, 0, 4).rank, 2);
-  EXPECT_EQ(source_of(Kind::kBroadcast, 5, 0, 3, 1, 4).rank, 1);
-  EXPECT_FALSE(has_output(Kind::kReduce, 0, 1));
+  EXPECT_EQ(source_of(kSendrecv.source, 5, 0, 3, 0, 4).rank, 2);
+  EXPECT_EQ(source_of(kBroadcast.source, 5, 0, 3, 1, 4).rank, 1);
+  EXPECT_EQ(output_span(kReduce, Shape{0, 3, 1, 4}, false, Library::kMpi).elements, 0u);
+  EXPECT_EQ(output_span(kReduce, Shape{1, 3, 1, 4}, false, Library::kNccl).elements, 4u);
+}
+
+TEST(Pattern, GatherAndScatterHandWorked) {
+  // gather, 3 ranks, count 4, root 1: the root's output 9 is rank 2's element 1; others hold none.
+  EXPECT_EQ(source_of(kGather.source, 9, 1, 3, 1, 4).rank, 2);
+  EXPECT_EQ(source_of(kGather.source, 9, 1, 3, 1, 4).index, 1u);
+  EXPECT_EQ(output_span(kGather, Shape{0, 3, 1, 4}, false, Library::kMpi).elements, 0u);
+  EXPECT_EQ(output_span(kGather, Shape{1, 3, 1, 4}, false, Library::kMpi).elements, 12u);
+  // In place the input sits at rank x count of the receive buffer.
+  EXPECT_EQ(input_span(kGather, Shape{2, 3, 1, 4}, true).offset, 8u);
+  // scatter, root 1: rank 2's output 3 is the root's input 2*4+3; in place it lands at 2*4.
+  EXPECT_EQ(source_of(kScatter.source, 3, 2, 3, 1, 4).rank, 1);
+  EXPECT_EQ(source_of(kScatter.source, 3, 2, 3, 1, 4).index, 11u);
+  EXPECT_EQ(output_span(kScatter, Shape{2, 3, 1, 4}, true, Library::kNccl).offset, 8u);
+  EXPECT_EQ(output_span(kScatter, Shape{2, 3, 1, 4}, false, Library::kMpi).offset, 0u);
+}
+
+TEST(Pattern, ReduceScatterInPlaceOutputDiffersBetweenLibraries) {
+  EXPECT_EQ(output_span(kReduceScatter, Shape{2, 3, 0, 4}, true, Library::kNccl).offset, 8u);
+  EXPECT_EQ(output_span(kReduceScatter, Shape{2, 3, 0, 4}, true, Library::kMpi).offset, 0u);
 }
 
 TEST(HostCheck, AcceptsTheExactResultAndCountsEachWrongElement) {
   // An all_reduce result of 2 ranks built by hand from the input codes.
-  const DataLayout layout{Kind::kAllReduce, DataType::kInt32, ReduceOp::kSum, 0, 2, 0, 64};
+  const DataLayout layout{kAllReduce.source, DataType::kInt32, ReduceOp::kSum, 0, 2, 0, 64};
   std::vector<std::int32_t> out(64);
   for (std::uint64_t i = 0; i < out.size(); ++i)
     out[i] = static_cast<std::int32_t>(input_code(ReduceOp::kSum, true, 0, i) + input_code(ReduceOp::kSum, true, 1, i));
@@ -62,7 +84,7 @@ TEST(HostCheck, AcceptsTheExactResultAndCountsEachWrongElement) {
 
 TEST(HostCheck, Int8SumWrapsLikeTheReduction) {
   // 64 ranks of codes 1..5 overflow int8; the expected value wraps modulo 256 as MPI's does.
-  const DataLayout layout{Kind::kAllReduce, DataType::kInt8, ReduceOp::kSum, 0, 64, 0, 1};
+  const DataLayout layout{kAllReduce.source, DataType::kInt8, ReduceOp::kSum, 0, 64, 0, 1};
   const std::int64_t exact = reduced_code(ReduceOp::kSum, true, 64, 0);
   ASSERT_GT(exact, 127);
   const auto wrapped = static_cast<std::int8_t>(exact);
@@ -73,7 +95,7 @@ TEST(HostCheck, FloatToleranceGrowsWithRanksButStaysTight) {
   EXPECT_DOUBLE_EQ(tolerance(DataType::kInt32, ReduceOp::kSum, 8, 100), 0);
   EXPECT_LT(tolerance(DataType::kFloat32, ReduceOp::kSum, 8, 40), 1e-4);
   EXPECT_GT(tolerance(DataType::kFloat32, ReduceOp::kSum, 8, 40), tolerance(DataType::kFloat32, ReduceOp::kSum, 2, 40));
-  const DataLayout layout{Kind::kAllReduce, DataType::kFloat32, ReduceOp::kSum, 0, 2, 0, 1};
+  const DataLayout layout{kAllReduce.source, DataType::kFloat32, ReduceOp::kSum, 0, 2, 0, 1};
   const float off = static_cast<float>(reduced_code(ReduceOp::kSum, true, 2, 0)) + 0.01f;
   EXPECT_EQ(count_wrong_host(layout, &off, 1), 1u);
 }

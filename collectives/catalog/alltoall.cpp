@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/catalog/catalog_file.hpp"
+
+namespace fabricbench::collectives {
+using namespace shapes;
+
+// count is the chunk for each peer; output chunk p is chunk `rank` of p's input.
+const Collective kAlltoall{
+    .name = "alltoall",
+    .count_for = per_rank_share, .buffers = exchanged, .algbw_elements = count_times_ranks,
+    .busbw_factor = ring_share,
+    .source = {.from = SourceRule::From::kChunkOwner, .own_chunk = true},
+    .mpi = [](const MpiCall& c) {
+      FB_MPI_CHECK(MPI_Alltoall(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm)); },
+    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {  // point-to-point in a group, as nccl-tests does
+      FB_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < c.shape.ranks; ++peer) {
+        FB_NCCL_CHECK(ncclSend(c.in + peer * c.chunk_bytes, c.count, c.type, peer, c.comm, c.stream));
+        FB_NCCL_CHECK(ncclRecv(c.recv + peer * c.chunk_bytes, c.count, c.type, peer, c.comm, c.stream));
+      }
+      FB_NCCL_CHECK(ncclGroupEnd()); }),
+};
+
+}  // namespace fabricbench::collectives

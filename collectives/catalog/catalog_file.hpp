@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a descriptor file of the catalog includes: the descriptor, its building blocks, both call
+// structs. FB_NCCL_ONLY keeps the NCCL call out of builds without NCCL.
+#pragma once
+
+#include "collectives/catalog.hpp"
+#include "collectives/collective.hpp"
+#include "collectives/mpi_call.hpp"
+
+#if FABRICBENCH_HAVE_NCCL
+#include "collectives/nccl/nccl_call.hpp"
+#define FB_NCCL_ONLY(...) __VA_ARGS__
+#else
+#define FB_NCCL_ONLY(...) nullptr
+#endif

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/catalog/catalog_file.hpp"
+
+namespace fabricbench::collectives {
+using namespace shapes;
+
+namespace {
+constexpr int kTag = 4242;
+int next(const Shape& s) { return (s.rank + 1) % s.ranks; }
+int previous(const Shape& s) { return (s.rank - 1 + s.ranks) % s.ranks; }
+}  // namespace
+
+// A ring shift: each rank sends to the next and receives from the previous.
+const Collective kSendrecv{
+    .name = "sendrecv",
+    .count_for = whole_buffer, .buffers = same, .algbw_elements = count_only, .busbw_factor = one,
+    .source = {.from = SourceRule::From::kPrevious},
+    .mpi = [](const MpiCall& c) {
+      if (c.in_place)
+        FB_MPI_CHECK(MPI_Sendrecv_replace(c.recv, c.count, c.type, next(c.shape), kTag, previous(c.shape), kTag,
+                                          c.comm, MPI_STATUS_IGNORE));
+      else
+        FB_MPI_CHECK(MPI_Sendrecv(c.in, c.count, c.type, next(c.shape), kTag, c.recv, c.count, c.type,
+                                  previous(c.shape), kTag, c.comm, MPI_STATUS_IGNORE)); },
+    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
+      FB_NCCL_CHECK(ncclGroupStart());
+      FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, next(c.shape), c.comm, c.stream));
+      FB_NCCL_CHECK(ncclRecv(c.recv, c.count, c.type, previous(c.shape), c.comm, c.stream));
+      FB_NCCL_CHECK(ncclGroupEnd()); }),
+};
+
+}  // namespace fabricbench::collectives
