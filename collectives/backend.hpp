@@ -64,6 +64,8 @@ class Backend {
   virtual std::uint64_t count_wrong(const CallSpec& call) = 0;
   /// Makes one element of this rank's output wrong (fault injection); false if it has none.
   virtual bool corrupt_output(const CallSpec& call) = 0;
+  /// Makes the library fail for real, as a device error mid-run would (fault injection): throws.
+  virtual void plant_error() { throw Error("planted failure (--inject-fault error)"); }
   /// "key=value;..." of settings that shape the numbers (for the settings column).
   virtual std::string settings() const { return {}; }
   /// What this rank runs on (GPU, library versions), for the run's JSON context.

@@ -164,12 +164,32 @@ std::unique_ptr<ReporterTee> make_reporters(const CollectiveOptions& o) {
   return tee;
 }
 
+int measure_run(const std::string& program, const Collective& c, const Prepared& prepared, Backend& backend,
+                Watchdog& watchdog, int argc, char** argv, const mpi::Topology& topology);
+
 int run(const std::string& program, const Collective& c, int argc, char** argv, const mpi::Topology& topology) {
   std::optional<Prepared> prepared = prepare_run(program, c, argc, argv, topology);
   if (!prepared) return kExitOk;
-  const CollectiveOptions& o = prepared->options;
-  Backend& backend = *prepared->backend;
-  Watchdog watchdog(o.timeout_seconds, topology.label());
+  // Declared before the backend it guards, so it still watches while the backend is torn down.
+  Watchdog watchdog(prepared->options.timeout_seconds, topology.label());
+  std::unique_ptr<Backend> backend = std::move(prepared->backend);
+  try {
+    return measure_run(program, c, *prepared, *backend, watchdog, argc, argv, topology);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The message first: aborting the communicators is the next thing that could block.
+    print_failure(program, topology, e);
+    watchdog.set_activity("aborting the communicators after the error above");
+    Watchdog::Scope wait(watchdog);
+    backend->abandon();
+    throw ReportedError(kExitFailure);
+  }
+}
+
+int measure_run(const std::string& program, const Collective& c, const Prepared& prepared, Backend& backend,
+                Watchdog& watchdog, int argc, char** argv, const mpi::Topology& topology) {
+  const CollectiveOptions& o = prepared.options;
   const std::vector<Tuning> grid = tuning_grid(o);
   const bool sweeping = grid.size() > 1 || !grid.front().first.empty() || !grid.front().second.empty();
   backend.set_tuning(grid.front().first, grid.front().second);
@@ -184,7 +204,7 @@ int run(const std::string& program, const Collective& c, int argc, char** argv, 
       rethrow_with_context(fmt::format("connecting the {} backend", backend.name()));
     }
   }
-  backend.reserve(prepared->send_bytes, prepared->recv_bytes);
+  backend.reserve(prepared.send_bytes, prepared.recv_bytes);
   const std::vector<std::string> rank_contexts = mpi::gather_strings(backend.rank_context().dump());
 
   std::unique_ptr<ReporterTee> reporters;

@@ -95,6 +95,11 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
             if (topology.rank == o.fault.rank) hang_forever(watchdog, what);
             fault_pending = false;
           }
+          // Mid-run: after the first row, so communicators are live and peers are busy.
+          if (fault_pending && o.fault.kind == FaultInjection::Kind::kError && !result.rows.empty()) {
+            fault_pending = false;
+            if (topology.rank == o.fault.rank) backend.plant_error();
+          }
           backend.prepare(call);
           backend.begin_observation();
           const Measurement m = measure(
@@ -106,7 +111,8 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
             Watchdog::Scope wait(watchdog);
             backend.prepare(call);
             backend.run(call, 1);
-            if (fault_pending && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
+            const bool corrupting = fault_pending && o.fault.kind == FaultInjection::Kind::kWrongElement;
+            if (corrupting && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
             auto local = static_cast<long long>(backend.count_wrong(call));
             long long total = 0;
             FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));

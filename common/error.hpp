@@ -26,6 +26,17 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+/// A failure whose message was printed already (before a teardown that might block): the one
+/// place that stops exceptions only exits with `code`.
+class ReportedError : public Error {
+ public:
+  explicit ReportedError(int code) : Error("reported already"), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
 /// Exit codes of every fabricbench executable.
 enum ExitCode : int {
   kExitOk = 0,

@@ -23,8 +23,11 @@ FaultInjection parse_fault(const std::string& text) {
     fault.kind = FaultInjection::Kind::kWrongElement;
   } else if (kind == "hang") {
     fault.kind = FaultInjection::Kind::kHang;
+  } else if (kind == "error") {
+    fault.kind = FaultInjection::Kind::kError;
   } else {
-    throw UsageError(fmt::format("--inject-fault: unknown fault '{}'; valid: wrong:RANK, hang:RANK", text));
+    throw UsageError(
+        fmt::format("--inject-fault: unknown fault '{}'; valid: wrong:RANK, hang:RANK, error:RANK", text));
   }
   if (colon != std::string::npos) {
     const std::string rank = text.substr(colon + 1);
@@ -175,7 +178,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--progress", o.progress,
                  "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
   app.add_option("--inject-fault", fault_text,
-                 "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part");
+                 "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
+                 "makes that rank's library fail at the second row");
 
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);

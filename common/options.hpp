@@ -17,8 +17,8 @@ namespace fabricbench {
 
 /// Deliberate faults, for proving that the checks and the watchdog fire on the real binaries.
 struct FaultInjection {
-  enum class Kind { kNone, kWrongElement, kHang } kind = Kind::kNone;
-  int rank = 0;  ///< the rank that corrupts its result or stops taking part
+  enum class Kind { kNone, kWrongElement, kHang, kError } kind = Kind::kNone;
+  int rank = 0;  ///< the rank that corrupts its result, stops taking part, or fails mid-run
 };
 
 struct CollectiveOptions {

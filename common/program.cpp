@@ -9,6 +9,11 @@
 
 namespace fabricbench {
 
+void print_failure(const std::string& program, const mpi::Topology& topology, const std::exception& e) {
+  std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
+  std::fflush(stderr);
+}
+
 int run_mpi_program(int argc, char** argv,
                     const std::function<int(const std::string& program, const mpi::Topology& topology)>& body) {
   const std::string program = std::filesystem::path(argv[0]).filename().string();
@@ -21,9 +26,11 @@ int run_mpi_program(int argc, char** argv,
     } catch (const UsageError& e) {
       if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
       return kExitUsage;
+    } catch (const ReportedError& e) {
+      MPI_Abort(MPI_COMM_WORLD, e.code());
+      return e.code();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
-      std::fflush(stderr);
+      print_failure(program, topology, e);
       MPI_Abort(MPI_COMM_WORLD, kExitFailure);
       return kExitFailure;
     }

@@ -16,6 +16,10 @@ namespace fabricbench {
 int run_mpi_program(int argc, char** argv,
                     const std::function<int(const std::string& program, const mpi::Topology& topology)>& body);
 
+/// "[rank r on host] program: error: <chain>" on stderr, flushed. For code that must report
+/// before it tears anything down (then throws ReportedError).
+void print_failure(const std::string& program, const mpi::Topology& topology, const std::exception& e);
+
 /// The same for the tools that start no MPI (fb_compare, fb_import, fb_sweep): runs `body`, and
 /// an exception prints "program: error: ..." and returns 2 for a UsageError, `other_errors` for
 /// anything else.

@@ -213,6 +213,30 @@ def test_fault_hang(runner, _):
     print(f"hang ended after {elapsed:.1f} s: {first}")
 
 
+def mid_run_failure(run, label, timeout_seconds):
+    """One rank's library fails after the first row: the run must end (every rank) within the
+    timeout, non-zero, with that rank's message, and leave no result file. Returns seconds taken."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run(["-b", "8", "-e", "64M", "-f", "4", "-T", str(timeout_seconds), "--inject-fault", "error:1",
+                      "--csv", f"{tmp}/r.csv", "--json", f"{tmp}/r.json"])
+        elapsed = time.monotonic() - start
+        expect(result.returncode != 0, f"{label}: exit 0 after a planted failure")
+        expect("[rank 1 " in result.stderr and "error:" in result.stderr,
+               f"{label}: no message from the failing rank\n{result.stderr[-2000:]}")
+        expect(elapsed < timeout_seconds + 30, f"{label}: took {elapsed:.1f} s with -T {timeout_seconds}")
+        expect(not Path(f"{tmp}/r.csv").exists() and not Path(f"{tmp}/r.json").exists(),
+               f"{label}: result files written by a failed run")
+    first = next(line for line in result.stderr.splitlines() if "[rank 1 " in line)
+    print(f"{label}: ended after {elapsed:.1f} s, exit {result.returncode}: {first}")
+    return elapsed
+
+
+def test_fault_error(runner, _):
+    """A library failure on one rank mid-run: message first, then every rank ends."""
+    mid_run_failure(lambda args: runner.run("all_reduce", 2, args, timeout=120), "mpi mid-run failure", 10)
+
+
 BAD_INPUT = [
     # (collective, ranks, args, fragment the one-line message must contain)
     ("all_reduce", 2, ["-b", "1M", "-e", "1K"], "-b/--minbytes"),
@@ -420,6 +444,9 @@ def test_gpu(runner, _):
                     expect(rows and all(int(r["wrong"]) == 0 and int(r["ranks"]) == ranks for r in rows),
                            f"{collective} on {ranks} ranks sharing the GPU: {rows}")
                     print(f"{collective}: {ranks} ranks sharing the GPU (NCCL_HOSTID), {len(rows)} rows correct")
+    if gpus == 1:
+        mid_run_failure(lambda args: runner.run_shared_gpu("all_reduce", 2, nccl + args, timeout=180),
+                        "nccl mid-run failure, 2 ranks sharing the GPU", 20)
     with tempfile.TemporaryDirectory() as tmp:
         result = runner.run("all_reduce", gpus, nccl + ["-b", "8", "-e", "1M", "-f", "8", "-G", "10", "--csv", f"{tmp}/g.csv"])
         expect(result.returncode == 0, f"graph mode: exit {result.returncode}\n{result.stderr}")
@@ -632,6 +659,7 @@ TESTS = {
     "fault-wrong": test_fault_wrong,
     "fault-hang": test_fault_hang,
     "bad-input": test_bad_input,
+    "fault-error": test_fault_error,
     "interrupted": test_interrupted,
     "adaptive": test_adaptive,
 }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -78,8 +79,14 @@ std::string uuid_text(const cudaUUID_t& uuid) {
 }  // namespace
 
 Communicator::~Communicator() {
-  if (comm_ && ncclCommDestroy(comm_) != ncclSuccess)
-    std::fputs("fabricbench: warning: ncclCommDestroy failed\n", stderr);
+  if (!comm_) return;
+  // Unwinding means something failed: a peer may be inside a collective, and ncclCommDestroy
+  // would wait for it.
+  if (std::uncaught_exceptions() > 0) {
+    ncclCommAbort(comm_);
+    return;
+  }
+  if (ncclCommDestroy(comm_) != ncclSuccess) std::fputs("fabricbench: warning: ncclCommDestroy failed\n", stderr);
 }
 
 void Communicator::abort() noexcept {
@@ -214,13 +221,21 @@ void NcclBackend::connect() {
   if (topology_.rank == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
   FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
   // Several GPUs in one process must join inside one group, or the first init waits for the rest.
+  // Each handle is owned from the moment NCCL hands it out, so a failure part-way (a later init, the
+  // group end) aborts the ones already made instead of leaking them.
   std::vector<ncclComm_t> comms(lanes_.size(), nullptr);
-  FB_NCCL_CHECK(ncclGroupStart());
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    FB_CUDA_CHECK(cudaSetDevice(lanes_[i].device));
-    FB_NCCL_CHECK(ncclCommInitRank(&comms[i], ranks(), id, lanes_[i].rank));
+  try {
+    FB_NCCL_CHECK(ncclGroupStart());
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      FB_CUDA_CHECK(cudaSetDevice(lanes_[i].device));
+      FB_NCCL_CHECK(ncclCommInitRank(&comms[i], ranks(), id, lanes_[i].rank));
+    }
+    FB_NCCL_CHECK(ncclGroupEnd());
+  } catch (...) {
+    for (ncclComm_t comm : comms)
+      if (comm) ncclCommAbort(comm);
+    throw;
   }
-  FB_NCCL_CHECK(ncclGroupEnd());
   for (std::size_t i = 0; i < lanes_.size(); ++i) lanes_[i].comm = Communicator(comms[i]);
 }
 
@@ -320,7 +335,10 @@ void NcclBackend::wait(const char* what) {
     while (done < lanes_.size()) {
       const cudaError_t state = cudaStreamQuery(lanes_[done].stream.get());
       if (state == cudaErrorNotReady) break;
-      if (state != cudaSuccess) FB_CUDA_CHECK(state);
+      if (state != cudaSuccess) {
+        abort_all();  // peers may be inside this collective: never leave a live communicator behind
+        FB_CUDA_CHECK(state);
+      }
       ++done;
     }
     if (done == lanes_.size()) return;
@@ -436,6 +454,14 @@ bool NcclBackend::corrupt_output(const CallSpec& call) {
     return true;
   }
   return false;
+}
+
+void NcclBackend::plant_error() {
+  // A real error from the CUDA runtime, raised where a failing kernel's would be: in the wait.
+  Lane& lane = lanes_.front();
+  const cudaError_t rc = cudaMemcpyAsync(nullptr, lane.send.data(), 1, cudaMemcpyDeviceToDevice, lane.stream.get());
+  abort_all();
+  FB_CUDA_CHECK(rc);
 }
 
 std::string NcclBackend::settings() const {

@@ -92,6 +92,7 @@ class NcclBackend final : public Backend {
   void set_tuning(const std::string& algorithm, const std::string& protocol) override;
   void reconnect() override;
   void abandon() noexcept override { abort_all(); }
+  void plant_error() override;
   void begin_observation() override { observer_.begin(); }
   ObservedPath observed_path(const CallSpec& call) override;
   nlohmann::json path_digest() const override;
