@@ -224,7 +224,9 @@ int measure_run(const std::string& program, const Collective& c, const Prepared&
                     backend.ranks(), topology.ranks_per_host.size(), name_of(o.rank_reduction),
                     o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
                                         : fmt::format("{} samples", o.iterations));
-    header.planned_rows = planned_rows(o) * grid.size();
+    header.planned_rows = planned_rows(c, o, backend.ranks()) * grid.size();
+    if (std::string note = repeated_sizes_note(c, o, backend.ranks()); !note.empty()) header.notes.push_back(note);
+    header.context["notes"] = header.notes;
     reporters->begin(header);
   }
 

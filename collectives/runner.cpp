@@ -47,8 +47,31 @@ std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
 
 }  // namespace
 
-std::size_t planned_rows(const CollectiveOptions& o) {
-  return o.combinations.size() * make_sweep(o.sweep).size() * std::size(kPlacements);
+std::vector<std::uint64_t> sweep_counts(const Collective& c, const SweepSpec& sweep, DataType dtype, int ranks) {
+  std::vector<std::uint64_t> counts;
+  for (std::uint64_t bytes : make_sweep(sweep)) {
+    const std::uint64_t count = c.count_for(bytes, size_of(dtype), ranks);
+    if (counts.empty() || counts.back() != count) counts.push_back(count);  // sizes only grow
+  }
+  return counts;
+}
+
+std::size_t planned_rows(const Collective& c, const CollectiveOptions& o, int ranks) {
+  std::size_t rows = 0;
+  for (const auto& [dtype, op] : o.combinations) rows += sweep_counts(c, o.sweep, dtype, ranks).size();
+  return rows * std::size(kPlacements);
+}
+
+std::string repeated_sizes_note(const Collective& c, const CollectiveOptions& o, int ranks) {
+  const std::size_t requested = make_sweep(o.sweep).size();
+  for (DataType dtype : o.dtypes) {
+    const std::size_t measured = sweep_counts(c, o.sweep, dtype, ranks).size();
+    if (measured < requested)
+      return fmt::format("{} of the {} requested sizes round to an element count already measured ({}, {} B "
+                         "each): each count is measured once",
+                         requested - measured, requested, name_of(dtype), size_of(dtype));
+  }
+  return {};
 }
 
 std::pair<std::uint64_t, std::uint64_t> buffer_needs(const Collective& c, const CollectiveOptions& o, int ranks,
@@ -74,7 +97,6 @@ std::pair<std::uint64_t, std::uint64_t> buffer_needs(const Collective& c, const 
 SweepResult run_sweep(const std::string& program, const Collective& c, Backend& backend, const CollectiveOptions& o,
                       const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog) {
   const SamplingPlan plan = sampling_plan(o);
-  const std::vector<std::uint64_t> sizes = make_sweep(o.sweep);
   const int root = c.has_root ? o.root : -1;
   const bool checking = o.check > 0;
   const int ranks = backend.ranks();
@@ -83,8 +105,7 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
   result.wrong_total = checking ? 0 : -1;
 
   for (const auto& [dtype, op] : o.combinations) {
-    for (std::uint64_t requested : sizes) {
-      const std::uint64_t count = c.count_for(requested, size_of(dtype), ranks);
+    for (std::uint64_t count : sweep_counts(c, o.sweep, dtype, ranks)) {
       const std::uint64_t bytes = reported_bytes(c, count, size_of(dtype), ranks);
       for (Placement placement : kPlacements) {
         const CallSpec call{&c, dtype, op, std::max(root, 0), count, placement};

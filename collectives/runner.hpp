@@ -23,8 +23,15 @@ struct SweepResult {
   std::vector<ResultRow> rows;   ///< identical on every rank
 };
 
+/// The count arguments the sweep measures for `dtype`: one per requested size, less sizes that
+/// round to a count already measured (-f 1.01 on small sizes, gather-type division by ranks).
+std::vector<std::uint64_t> sweep_counts(const Collective& collective, const SweepSpec& sweep, DataType dtype, int ranks);
+
 /// Rows the sweep will produce (for progress).
-std::size_t planned_rows(const CollectiveOptions& options);
+std::size_t planned_rows(const Collective& collective, const CollectiveOptions& options, int ranks);
+
+/// "" or a note for the run's header: how many requested sizes repeat after rounding.
+std::string repeated_sizes_note(const Collective& collective, const CollectiveOptions& options, int ranks);
 
 /// Largest send and receive buffers (bytes per rank) of the sweep; receive is at least the send
 /// size, since in-place calls read their input from it. Throws UsageError when a count exceeds

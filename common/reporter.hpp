@@ -18,6 +18,7 @@ struct RunHeader {
   nlohmann::json context;  ///< environment capture (common/context.hpp)
   std::string title;       ///< "fb_all_reduce (mpi backend, 4 ranks on 1 host)"
   std::size_t planned_rows = 0;
+  std::vector<std::string> notes;  ///< what the plan changed from what was asked ("3 sizes repeat ...")
 };
 
 /// Totals a reporter is told after the last row.

@@ -26,6 +26,7 @@ class TableReporter final : public Reporter {
 
   void begin(const RunHeader& header) override {
     fmt::print(out_, "# {}\n", header.title);
+    for (const std::string& note : header.notes) fmt::print(out_, "# note: {}\n", note);
     const auto& c = header.context;
     if (c.contains("hosts"))
       for (const auto& [host, ranks] : c["hosts"].items())

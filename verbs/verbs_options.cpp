@@ -41,9 +41,10 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   auto* min_opt = app.add_option("--minbytes", min_text, "sweep: smallest size");
   auto* max_opt = app.add_option("--maxbytes", max_text, "sweep: largest size");
   auto* factor_opt = app.add_option("--stepfactor", o.sweep.factor, "sweep: multiply by this factor (> 1) [2]");
-  auto* iters_opt = app.add_option("-n,--iters", o.iterations, "messages per size [bw 5000, latency 1000]");
+  std::optional<int> iterations, warmup;
+  auto* iters_opt = app.add_option("-n,--iters", iterations, "messages per size [bw 5000, latency 1000]");
   auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n");
-  app.add_option("-w,--warmup", o.warmup, "untimed messages per size [bw: tx depth, latency: 100]");
+  app.add_option("-w,--warmup", warmup, "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
   app.add_option("--pairs", pairs_text, "half: rank i with i + n/2; cross-node: every pair crosses nodes [half]");
   app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
@@ -69,8 +70,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   }
 
   const bool bandwidth = metric == Metric::kBandwidth;
-  if (o.iterations == 0) o.iterations = bandwidth ? 5000 : 1000;
-  if (o.warmup == 0) o.warmup = bandwidth ? o.tx_depth : 100;
+  // Defaults only where nothing was given: -w 0 turns warm-up off, -n 0 is refused below.
+  o.iterations = iterations.value_or(bandwidth ? 5000 : 1000);
+  o.warmup = warmup.value_or(bandwidth ? o.tx_depth : 100);
   const bool sweep_given = min_opt->count() || max_opt->count() || factor_opt->count();
   if (size_opt->count() && (all_sizes || sweep_given))
     throw UsageError("-s/--size with -a or --minbytes/--maxbytes: give one size or a sweep");

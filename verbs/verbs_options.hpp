@@ -18,7 +18,7 @@ struct VerbsOptions {
   int port = 1;                            ///< -i
   int gid_index = -1;                      ///< -x; -1 = chosen like perftest
   SweepSpec sweep;                         ///< -s / -a / --minbytes --maxbytes --stepfactor
-  int iterations = 0;                      ///< -n; 0 = the metric's default
+  int iterations = 0;                      ///< -n (the metric's default when not given)
   std::optional<double> duration_seconds;  ///< -D: measure each size this long instead of -n
   int warmup = 0;
   PairMode pairs = PairMode::kHalf;  ///< --pairs

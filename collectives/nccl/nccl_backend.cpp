@@ -459,9 +459,12 @@ bool NcclBackend::corrupt_output(const CallSpec& call) {
 void NcclBackend::plant_error() {
   // A real error from the CUDA runtime, raised where a failing kernel's would be: in the wait.
   Lane& lane = lanes_.front();
-  const cudaError_t rc = cudaMemcpyAsync(nullptr, lane.send.data(), 1, cudaMemcpyDeviceToDevice, lane.stream.get());
-  abort_all();
-  FB_CUDA_CHECK(rc);
+  try {
+    FB_CUDA_CHECK(cudaMemcpyAsync(nullptr, lane.send.data(), 1, cudaMemcpyDeviceToDevice, lane.stream.get()));
+  } catch (...) {
+    abort_all();  // as wait() does for an error it finds
+    throw;
+  }
 }
 
 std::string NcclBackend::settings() const {

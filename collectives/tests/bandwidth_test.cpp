@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/catalog.hpp"
+#include "collectives/runner.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -39,6 +40,17 @@ TEST(ByteCounts, GatherAndScatterCountEveryRanksShare) {
   }
   EXPECT_EQ(kGather.buffers(83, 3).recv, 249u);
   EXPECT_EQ(kScatter.buffers(83, 3).send, 249u);
+}
+
+TEST(SweepCounts, SizesThatRoundToOneCountAreMeasuredOnce) {
+  // -b 8 -e 16 -f 1.0000001 asks for 8, 9, ..., 16 B: float counts 2, 2, 2, 2, 3, 3, 3, 3, 4.
+  SweepSpec sweep;
+  sweep.min_bytes = 8;
+  sweep.max_bytes = 16;
+  sweep.factor = 1.0000001;
+  EXPECT_EQ(sweep_counts(kAllReduce, sweep, DataType::kFloat32, 2), (std::vector<std::uint64_t>{2, 3, 4}));
+  // all_gather divides by the ranks too: 8..16 B over 2 ranks of float is 1 or 2 elements each.
+  EXPECT_EQ(sweep_counts(kAllGather, sweep, DataType::kFloat32, 2), (std::vector<std::uint64_t>{1, 2}));
 }
 
 TEST(Catalog, EveryCollectiveIsCompleteAndFoundByName) {

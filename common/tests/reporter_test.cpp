@@ -82,7 +82,7 @@ TEST(JsonReporter, PartialFileIsValidJsonAndFinalHasTotals) {
   TempDir dir;
   const std::string path = (dir.path / "run.json").string();
   auto json = make_json_reporter(path);
-  json->begin({nlohmann::json{{"argv", {"fb_all_reduce"}}}, "title", 2});
+  json->begin({nlohmann::json{{"argv", {"fb_all_reduce"}}}, "title", 2, {}});
   json->add(sample_row());
   {
     std::ifstream partial(path + ".partial");

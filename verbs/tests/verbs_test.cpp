@@ -51,6 +51,20 @@ std::string usage_error(std::initializer_list<const char*> args, Metric metric =
   return "";
 }
 
+VerbsOptions parsed(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth) {
+  std::vector<const char*> argv{"fb_rdma_write_bw"};
+  argv.insert(argv.end(), args);
+  return parse_verbs_options("fb_rdma_write_bw", metric, static_cast<int>(argv.size()), argv.data(), true).options;
+}
+
+TEST(VerbsOptions, WarmupZeroTurnsItOffAndIterationsZeroIsRefused) {
+  EXPECT_EQ(parsed({"-w", "0"}).warmup, 0);
+  EXPECT_EQ(parsed({}).warmup, 128);  // bandwidth: one tx depth
+  EXPECT_EQ(parsed({}, Metric::kLatency).warmup, 100);
+  EXPECT_EQ(parsed({}, Metric::kLatency).iterations, 1000);
+  EXPECT_NE(usage_error({"-n", "0"}).find("-n/--iters must be at least 1"), std::string::npos);
+}
+
 TEST(VerbsOptions, PerftestFlagsParseAndConflictsNameTheirFlags) {
   EXPECT_EQ(usage_error({"-d", "mlx5_0", "-i", "1", "-x", "3", "-s", "1M", "-q", "2", "-t", "64", "-b"}), "");
   EXPECT_EQ(usage_error({"-a", "--report_gbits"}), "");
@@ -69,12 +83,6 @@ TEST(VerbsOptions, PerftestFlagsParseAndConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"--use_cuda=-1"}).find("--use_cuda=-1"), std::string::npos);
 }
 
-VerbsOptions parsed(std::initializer_list<const char*> args) {
-  std::vector<const char*> argv{"fb_rdma_write_bw"};
-  argv.insert(argv.end(), args);
-  return parse_verbs_options("fb_rdma_write_bw", Metric::kBandwidth, static_cast<int>(argv.size()), argv.data(), true)
-      .options;
-}
 
 TEST(VerbsOptions, MemorySpellingsOfPerftestAndOurs) {
   EXPECT_EQ(parsed({}).memory, MemoryKind::kHost);
