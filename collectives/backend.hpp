@@ -40,6 +40,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// Where its buffers live (the memory column): host, cuda.
+  virtual std::string_view memory() const { return "host"; }
   /// Ranks of the collective: MPI processes, times GPUs per process for NCCL's -g mode.
   virtual int ranks() const = 0;
 

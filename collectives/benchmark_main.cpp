@@ -144,6 +144,8 @@ ResultRow refused_row(const std::string& program, const Collective& c, const Bac
   row.benchmark = program;
   row.backend = std::string(backend.name());
   row.collective = std::string(c.name);
+  row.operation = std::string(c.name);
+  row.memory = std::string(backend.memory());
   row.dtype = std::string(name_of(o.combinations.front().first));
   row.op = c.reduces ? std::string(name_of(o.combinations.front().second)) : "none";
   row.placement = "out-of-place";

@@ -148,6 +148,8 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
           row.benchmark = program;
           row.backend = std::string(backend.name());
           row.collective = std::string(c.name);
+          row.operation = std::string(c.name);
+          row.memory = std::string(backend.memory());
           row.dtype = std::string(name_of(dtype));
           row.op = c.reduces ? std::string(name_of(op)) : "none";
           row.root = root;

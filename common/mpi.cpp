@@ -33,16 +33,32 @@ Session::~Session() {
 
 std::string Topology::label() const { return fmt::format("[rank {} on {}]", rank, host); }
 
+Comm::~Comm() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+Comm Comm::split(MPI_Comm parent, int color, int key) {
+  Comm made;
+  FB_MPI_CHECK(MPI_Comm_split(parent, color, key, &made.comm_));
+  return made;
+}
+
+Comm Comm::split_by_node(MPI_Comm parent, int key) {
+  Comm made;
+  FB_MPI_CHECK(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, &made.comm_));
+  return made;
+}
+
 Topology discover_topology() {
   Topology t;
   FB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &t.rank));
   FB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &t.size));
 
-  MPI_Comm node = MPI_COMM_NULL;
-  FB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node));
-  MPI_Comm_rank(node, &t.local_rank);
-  MPI_Comm_size(node, &t.local_size);
-  MPI_Comm_free(&node);
+  {
+    const Comm node = Comm::split_by_node(MPI_COMM_WORLD, t.rank);
+    MPI_Comm_rank(node.get(), &t.local_rank);
+    MPI_Comm_size(node.get(), &t.local_size);
+  }
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,30 @@ class Session {
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+};
+
+/// Owns a communicator made by MPI_Comm_split and friends; freed on destruction (never
+/// MPI_COMM_WORLD). Move-only.
+class Comm {
+ public:
+  Comm() = default;
+  ~Comm();
+  Comm(Comm&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
+  Comm& operator=(Comm&& other) noexcept {
+    std::swap(comm_, other.comm_);
+    return *this;
+  }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  /// MPI_Comm_split of `parent`. Every rank of `parent` must call.
+  static Comm split(MPI_Comm parent, int color, int key);
+  /// MPI_Comm_split_type(SHARED) of `parent`: the ranks of this node.
+  static Comm split_by_node(MPI_Comm parent, int key);
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
 /// Where this rank sits. Node-local numbering comes from MPI_Comm_split_type(SHARED), never from

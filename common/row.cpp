@@ -1,55 +1,104 @@
 // SPDX-License-Identifier: Apache-2.0
+// The one table of columns: CSV header and values, JSON keys, and reading stored rows back all
+// iterate it, so they cannot drift apart.
 #include "common/row.hpp"
 
-namespace fabricbench {
+#include <type_traits>
 
-std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& r) {
-  using I = std::int64_t;
-  using U = std::uint64_t;
-  return {
-      {"schema_version", I{kSchemaVersion}},
-      {"benchmark", r.benchmark},
-      {"backend", r.backend},
-      {"collective", r.collective},
-      {"dtype", r.dtype},
-      {"op", r.op},
-      {"root", I{r.root}},
-      {"placement", r.placement},
-      {"pair", I{r.pair}},
-      {"size_bytes", U{r.size_bytes}},
-      {"count", U{r.count}},
-      {"ranks", I{r.ranks}},
-      {"hosts", I{r.hosts}},
-      {"rank_reduction", r.rank_reduction},
-      {"samples", U{r.samples}},
-      {"batch", U{r.batch}},
-      {"stop_reason", r.stop_reason},
-      {"time_mean_s", r.time_s.mean},
-      {"time_median_s", r.time_s.median},
-      {"time_min_s", r.time_s.min},
-      {"time_p99_s", r.time_s.p99},
-      {"time_p999_s", r.time_s.p999},
-      {"time_max_s", r.time_s.max},
-      {"time_stdev_s", r.time_s.stdev},
-      {"slowest_rank", I{r.slowest_rank}},
-      {"slowest_host", r.slowest_host},
-      {"algbw_mean_bytes_per_s", r.algbw_mean_bytes_per_s},
-      {"busbw_mean_bytes_per_s", r.busbw_mean_bytes_per_s},
-      {"algbw_median_bytes_per_s", r.algbw_median_bytes_per_s},
-      {"busbw_median_bytes_per_s", r.busbw_median_bytes_per_s},
-      {"busbw_factor", r.busbw_factor},
-      {"wrong", I{r.wrong}},
-      {"algorithm", r.algorithm},
-      {"protocol", r.protocol},
-      {"channels", I{r.channels}},
-      {"settings", r.settings},
-      {"tags", r.tags},
-  };
+namespace fabricbench {
+namespace {
+
+template <class T>
+FieldValue widen(const T& value) {
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, double>)
+    return value;
+  else if constexpr (std::is_signed_v<T>)
+    return std::int64_t{value};
+  else
+    return std::uint64_t{value};
+}
+
+// The reader (results/run_file.cpp) has already checked that the value is whole and in range.
+template <class T>
+void narrow(T& out, const FieldValue& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string> == std::is_same_v<V, std::string>) out = static_cast<T>(v);
+      },
+      value);
+}
+
+template <auto Member>
+constexpr Column column(std::string_view name, int since = 1) {
+  return {name, since, [](const ResultRow& r) { return widen(r.*Member); },
+          [](ResultRow& r, const FieldValue& v) { narrow(r.*Member, v); }};
+}
+
+template <double Summary::*Statistic>
+constexpr Column time_column(std::string_view name) {
+  return {name, 1, [](const ResultRow& r) { return FieldValue{r.time_s.*Statistic}; },
+          [](ResultRow& r, const FieldValue& v) { narrow(r.time_s.*Statistic, v); }};
+}
+
+using R = ResultRow;
+const Column kColumns[] = {
+    {"schema_version", 1, [](const R&) { return FieldValue{std::int64_t{kSchemaVersion}}; }, [](R&, const FieldValue&) {}},
+    column<&R::benchmark>("benchmark"),
+    column<&R::backend>("backend"),
+    column<&R::collective>("collective"),
+    column<&R::operation>("operation", 5),
+    column<&R::memory>("memory", 5),
+    column<&R::dtype>("dtype"),
+    column<&R::op>("op"),
+    column<&R::root>("root"),
+    column<&R::placement>("placement"),
+    column<&R::pair>("pair"),
+    column<&R::size_bytes>("size_bytes"),
+    column<&R::count>("count"),
+    column<&R::ranks>("ranks"),
+    column<&R::hosts>("hosts"),
+    column<&R::rank_reduction>("rank_reduction"),
+    column<&R::samples>("samples"),
+    column<&R::batch>("batch"),
+    column<&R::stop_reason>("stop_reason"),
+    time_column<&Summary::mean>("time_mean_s"),
+    time_column<&Summary::median>("time_median_s"),
+    time_column<&Summary::min>("time_min_s"),
+    time_column<&Summary::p99>("time_p99_s"),
+    time_column<&Summary::p999>("time_p999_s"),
+    time_column<&Summary::max>("time_max_s"),
+    time_column<&Summary::stdev>("time_stdev_s"),
+    column<&R::slowest_rank>("slowest_rank", 3),
+    column<&R::slowest_host>("slowest_host", 3),
+    column<&R::algbw_mean_bytes_per_s>("algbw_mean_bytes_per_s"),
+    column<&R::busbw_mean_bytes_per_s>("busbw_mean_bytes_per_s"),
+    column<&R::algbw_median_bytes_per_s>("algbw_median_bytes_per_s"),
+    column<&R::busbw_median_bytes_per_s>("busbw_median_bytes_per_s"),
+    column<&R::busbw_peak_bytes_per_s>("busbw_peak_bytes_per_s", 5),
+    column<&R::busbw_factor>("busbw_factor"),
+    column<&R::wrong>("wrong"),
+    column<&R::algorithm>("algorithm", 4),
+    column<&R::protocol>("protocol", 4),
+    column<&R::channels>("channels", 4),
+    column<&R::settings>("settings"),
+    column<&R::tags>("tags"),
+};
+
+}  // namespace
+
+std::span<const Column> columns() { return kColumns; }
+
+std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row) {
+  std::vector<std::pair<std::string, FieldValue>> fields;
+  fields.reserve(std::size(kColumns));
+  for (const Column& c : kColumns) fields.emplace_back(std::string(c.name), c.get(row));
+  return fields;
 }
 
 std::vector<std::string> column_names() {
   std::vector<std::string> names;
-  for (auto& [name, value] : fields_of(ResultRow{})) names.push_back(name);
+  for (const Column& c : kColumns) names.emplace_back(c.name);
   return names;
 }
 

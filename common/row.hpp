@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,12 +16,14 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
   std::string backend;     ///< mpi | nccl
-  std::string collective;  ///< all_reduce, all_gather ...
+  std::string collective;  ///< all_reduce, all_gather ...; verbs: rdma_write ... (as before schema 5)
+  std::string operation;   ///< what was measured: the collective, or the verbs operation (write, read, send)
+  std::string memory;      ///< where the buffers live: host, cuda, cuda-dmabuf, staged
   std::string dtype;
   std::string op;                ///< reduction, "none" for collectives that do not reduce
   int root = -1;                 ///< -1 for rootless collectives
@@ -40,6 +44,8 @@ struct ResultRow {
   double busbw_mean_bytes_per_s = 0;
   double algbw_median_bytes_per_s = 0;
   double busbw_median_bytes_per_s = 0;
+  /// The fastest sample's rate; for a total over pairs, the sum of the pairs' peaks.
+  double busbw_peak_bytes_per_s = 0;
   double busbw_factor = 0;
   std::int64_t wrong = -1;  ///< wrong elements summed over ranks; -1 when not checked
   std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
@@ -50,6 +56,18 @@ struct ResultRow {
 };
 
 using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;
+
+/// One column: its name (the CSV header and JSON key), the schema version that introduced it, and
+/// how to read and write it on a row. set() takes a value of the column's own kind (get()'s).
+struct Column {
+  std::string_view name;
+  int since_schema;
+  FieldValue (*get)(const ResultRow&);
+  void (*set)(ResultRow&, const FieldValue&);
+};
+
+/// Every column, in CSV order, schema_version first.
+std::span<const Column> columns();
 
 /// The row as ordered (column, value) pairs, schema_version first.
 std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row);

@@ -143,20 +143,24 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
   return run;
 }
 
-template <class T>
-void take(const nlohmann::json& row, const char* key, T& field, const std::string& where) {
-  if (!row.contains(key) || row[key].is_null()) return;
-  if constexpr (std::is_integral_v<T>) {
-    // An integer column holding a float (or one out of range) would be undefined to convert.
-    if (row[key].is_number_float()) {
-      const double low = std::max(-kMaxCount, static_cast<double>(std::numeric_limits<T>::lowest()));
-      const double high = std::min(kMaxCount, static_cast<double>(std::numeric_limits<T>::max()));
-      field = static_cast<T>(whole_number(row[key].get<double>(), low, high, key, where));
-      return;
-    }
-  }
+/// A JSON value as the kind of `kind` (a column's own), checked: an integer column holding a
+/// float, or one out of range, would be undefined to convert.
+FieldValue field_from_json(const FieldValue& kind, const nlohmann::json& value, const char* key,
+                           const std::string& where) {
   try {
-    field = row[key].get<T>();
+    if (std::holds_alternative<std::string>(kind)) return value.get<std::string>();
+    if (std::holds_alternative<double>(kind)) return value.get<double>();
+    const bool is_signed = std::holds_alternative<std::int64_t>(kind);
+    if (value.is_number_float()) {
+      const double low = is_signed ? -kMaxCount : 0, high = kMaxCount;
+      const std::int64_t whole = whole_number(value.get<double>(), low, high, key, where);
+      if (is_signed) return static_cast<std::int64_t>(whole);
+      return static_cast<std::uint64_t>(whole);
+    }
+    if (is_signed) return value.get<std::int64_t>();
+    if (value.is_number_integer() && value.get<std::int64_t>() < 0)
+      throw InputError(fmt::format("{}: '{}' is negative", where, key));
+    return value.get<std::uint64_t>();
   } catch (const nlohmann::json::exception&) {
     throw InputError(fmt::format("{}: '{}' has the wrong type", where, key));
   }
@@ -185,45 +189,12 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
   for (const char* required : {"benchmark", "collective", "size_bytes", "time_mean_s"})
     if (!row.contains(required)) throw InputError(fmt::format("{}: lacks '{}'", where, required));
   ResultRow r;
-  take(row, "benchmark", r.benchmark, where);
-  take(row, "backend", r.backend, where);
-  take(row, "collective", r.collective, where);
-  take(row, "dtype", r.dtype, where);
-  take(row, "op", r.op, where);
-  take(row, "root", r.root, where);
-  take(row, "placement", r.placement, where);
-  take(row, "pair", r.pair, where);
-  take(row, "size_bytes", r.size_bytes, where);
-  take(row, "count", r.count, where);
-  take(row, "ranks", r.ranks, where);
-  take(row, "hosts", r.hosts, where);
-  take(row, "rank_reduction", r.rank_reduction, where);
-  take(row, "samples", r.samples, where);
-  take(row, "batch", r.batch, where);
-  take(row, "stop_reason", r.stop_reason, where);
-  take(row, "time_mean_s", r.time_s.mean, where);
-  take(row, "time_median_s", r.time_s.median, where);
-  take(row, "time_min_s", r.time_s.min, where);
-  take(row, "time_p99_s", r.time_s.p99, where);
-  take(row, "time_p999_s", r.time_s.p999, where);
-  take(row, "time_max_s", r.time_s.max, where);
-  take(row, "time_stdev_s", r.time_s.stdev, where);
-  take(row, "algbw_mean_bytes_per_s", r.algbw_mean_bytes_per_s, where);
-  take(row, "busbw_mean_bytes_per_s", r.busbw_mean_bytes_per_s, where);
-  take(row, "algbw_median_bytes_per_s", r.algbw_median_bytes_per_s, where);
-  take(row, "busbw_median_bytes_per_s", r.busbw_median_bytes_per_s, where);
-  take(row, "busbw_factor", r.busbw_factor, where);
-  take(row, "wrong", r.wrong, where);
-  take(row, "settings", r.settings, where);
-  take(row, "tags", r.tags, where);
-  if (schema_version >= 3) {
-    take(row, "slowest_rank", r.slowest_rank, where);
-    take(row, "slowest_host", r.slowest_host, where);
-  }
-  if (schema_version >= 4) {
-    take(row, "algorithm", r.algorithm, where);
-    take(row, "protocol", r.protocol, where);
-    take(row, "channels", r.channels, where);
+  // Columns newer than the file's schema are left at their defaults, never read from a same-named
+  // key that meant something else then.
+  for (const Column& column : columns()) {
+    const std::string key(column.name);
+    if (column.since_schema > schema_version || !row.contains(key) || row[key].is_null()) continue;
+    column.set(r, field_from_json(column.get(ResultRow{}), row[key], key.c_str(), where));
   }
   r.time_s.count = r.samples;
   return r;

@@ -22,6 +22,13 @@ constexpr int kPollBatch = 16;
 
 }  // namespace
 
+PairRates pair_rates(std::uint64_t bytes, bool bidirectional, Metric metric, double mean_s, double median_s,
+                     double min_s) {
+  const double moved = static_cast<double>(bytes) * (bidirectional && metric == Metric::kBandwidth ? 2 : 1);
+  auto rate = [moved](double seconds) { return seconds > 0 ? moved / seconds : 0; };
+  return {rate(mean_s), rate(median_s), rate(min_s)};
+}
+
 PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<MessageMemory> memory,
                              MPI_Comm pair_comm)
     : hca_(hca), config_(config), memory_(std::move(memory)) {

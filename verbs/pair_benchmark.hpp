@@ -77,6 +77,16 @@ class PairBenchmark {
   double wait_start_ = 0;
 };
 
+/// Bytes/s of a pair at the mean, median and fastest sample of its seconds per message: a
+/// bidirectional bandwidth run moves the message both ways at once (2 x bytes), latency runs one.
+struct PairRates {
+  double mean = 0;
+  double median = 0;
+  double peak = 0;
+};
+PairRates pair_rates(std::uint64_t bytes, bool bidirectional, Metric metric, double mean_s, double median_s,
+                     double min_s);
+
 /// The byte `index` of a message of `bytes` sent by `role`: never constant, differs per size.
 inline std::uint8_t pattern_byte(int role, std::uint64_t bytes, std::uint64_t index) {
   return static_cast<std::uint8_t>((index * 131 + bytes * 7 + static_cast<std::uint64_t>(role) * 29 + 1) & 0xff);

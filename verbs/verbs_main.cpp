@@ -89,9 +89,9 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
 
   const int pairs = static_cast<int>(pairing.members.size());
   const int pair = pairing.pair_of_rank[static_cast<std::size_t>(topology.rank)];
-  MPI_Comm pair_comm = MPI_COMM_NULL;
-  FB_MPI_CHECK(
-      MPI_Comm_split(MPI_COMM_WORLD, pair, pairing.role_of_rank[static_cast<std::size_t>(topology.rank)], &pair_comm));
+  const mpi::Comm pair_group =
+      mpi::Comm::split(MPI_COMM_WORLD, pair, pairing.role_of_rank[static_cast<std::size_t>(topology.rank)]);
+  MPI_Comm pair_comm = pair_group.get();
   Watchdog watchdog(o.timeout_seconds, topology.label());
   PairConfig config{operation,       metric,          o.sweep.max_bytes, o.qps, static_cast<std::uint32_t>(o.tx_depth),
                     o.bidirectional, mtu_enum(o.mtu), o.timeout_seconds, topology.label()};
@@ -191,6 +191,8 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
           row.benchmark = program;
           row.backend = "verbs";
           row.collective = operation_name(operation);
+          row.operation = std::string(operation_name(operation)).substr(5);  // "rdma_write" -> "write"
+          row.memory = memory_kind_name(o.memory);
           row.dtype = "byte";
           row.op = "none";
           row.placement = memory_kind_name(o.memory);
@@ -210,9 +212,10 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
           row.slowest_rank = r.slowest_rank;
           row.slowest_host = topology.host_of_rank.at(static_cast<std::size_t>(r.slowest_rank));
           row.busbw_factor = 1;
-          const double moved = static_cast<double>(bytes) * (o.bidirectional && !latency ? 2 : 1);
-          if (r.mean > 0) row.algbw_mean_bytes_per_s = row.busbw_mean_bytes_per_s = moved / r.mean;
-          if (r.median > 0) row.algbw_median_bytes_per_s = row.busbw_median_bytes_per_s = moved / r.median;
+          const PairRates rates = pair_rates(bytes, o.bidirectional, metric, r.mean, r.median, r.min);
+          row.algbw_mean_bytes_per_s = row.busbw_mean_bytes_per_s = rates.mean;
+          row.algbw_median_bytes_per_s = row.busbw_median_bytes_per_s = rates.median;
+          row.busbw_peak_bytes_per_s = rates.peak;
           row.wrong = r.wrong;
           row.settings = settings;
           row.tags = join_tags(o.tags);
@@ -225,6 +228,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
             total.busbw_mean_bytes_per_s += row.busbw_mean_bytes_per_s;
             total.algbw_median_bytes_per_s += row.algbw_median_bytes_per_s;
             total.busbw_median_bytes_per_s += row.busbw_median_bytes_per_s;
+            total.busbw_peak_bytes_per_s += row.busbw_peak_bytes_per_s;
             total.wrong += row.wrong;
             if (row.time_s.mean > total.time_s.mean) {  // the slowest pair's times
               total.time_s = row.time_s;
@@ -264,7 +268,6 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
     reporters->finish(totals);
   }
   bench.reset();
-  MPI_Comm_free(&pair_comm);
   std::int64_t wrong_everywhere = wrong_total;
   FB_MPI_CHECK(MPI_Bcast(&wrong_everywhere, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
   return wrong_everywhere > 0 ? kExitWrongResults : kExitOk;

@@ -40,11 +40,7 @@ class VerbsTableReporter final : public Reporter {
                  pair, r.size_bytes, iterations, t.min * 1e6, t.max * 1e6, t.median * 1e6, t.mean * 1e6, t.stdev * 1e6,
                  t.p99 * 1e6, t.p999 * 1e6, r.wrong);
     } else {
-      double peak = r.time_s.min > 0 ? static_cast<double>(r.size_bytes) / r.time_s.min : 0;
-      // The all-pairs row's peak is the sum of the pairs' peaks, seen just before it.
-      if (r.pair == 0) pairs_peak_ = 0;
-      if (r.pair >= 0) pairs_peak_ += peak;
-      if (r.pair < 0 && r.ranks > 2) peak = pairs_peak_;
+      const double peak = r.busbw_peak_bytes_per_s;
       const double average = r.busbw_mean_bytes_per_s;
       // Messages per second: the total row's average is the sum of the pairs'.
       const double rate = r.size_bytes > 0 ? average / static_cast<double>(r.size_bytes) / 1e6 : 0;
@@ -74,7 +70,6 @@ class VerbsTableReporter final : public Reporter {
   bool latency_;
   bool mibs_;
   double line_rate_gbps_;
-  double pairs_peak_ = 0;  // sum of the current size's pair peaks
 };
 
 }  // namespace

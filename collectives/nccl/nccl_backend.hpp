@@ -77,6 +77,7 @@ class NcclBackend final : public Backend {
   void connect() override;
 
   std::string_view name() const override { return "nccl"; }
+  std::string_view memory() const override { return "cuda"; }
   int ranks() const override { return topology_.size * settings_.gpus_per_process; }
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;

@@ -34,6 +34,20 @@ TEST(PortNames, AsIbstat) {
   EXPECT_EQ(phys_state_name(2), "Polling");
 }
 
+TEST(PairRates, BidirectionalCountsBothDirectionsAtTheMeanAndThePeak) {
+  // 64 KiB both ways at once: mean 20 us, fastest sample 10 us per message ->
+  // 2 x 65536 B / 20e-6 s = 6.5536e9 B/s on average and 1.31072e10 B/s at the peak.
+  const PairRates bi = pair_rates(65536, true, Metric::kBandwidth, 20e-6, 16e-6, 10e-6);
+  EXPECT_DOUBLE_EQ(bi.mean, 6.5536e9);
+  EXPECT_DOUBLE_EQ(bi.median, 8.192e9);
+  EXPECT_DOUBLE_EQ(bi.peak, 1.31072e10);
+  const PairRates uni = pair_rates(65536, false, Metric::kBandwidth, 20e-6, 16e-6, 10e-6);
+  EXPECT_DOUBLE_EQ(uni.peak, 6.5536e9);
+  // Latency is one way whatever -b says (it refuses -b anyway); no time, no rate.
+  EXPECT_DOUBLE_EQ(pair_rates(2, true, Metric::kLatency, 1e-6, 1e-6, 1e-6).peak, 2e6);
+  EXPECT_DOUBLE_EQ(pair_rates(2, false, Metric::kBandwidth, 0, 0, 0).peak, 0);
+}
+
 TEST(Pattern, DependsOnSenderSizeAndIndex) {
   EXPECT_NE(pattern_byte(0, 64, 0), pattern_byte(1, 64, 0));
   EXPECT_NE(pattern_byte(0, 64, 0), pattern_byte(0, 128, 0));
