@@ -12,6 +12,15 @@ function(fabricbench_add_unit_test name)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 120)
 endfunction()
 
+# fabricbench_add_tool(NAME LIBS ...): the executable fb_NAME from tools/fb_NAME.cpp.
+function(fabricbench_add_tool name)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  add_executable(fb_${name} fb_${name}.cpp)
+  target_link_libraries(fb_${name} PRIVATE ${ARG_LIBS} CLI11::CLI11 fabricbench_warnings)
+  set_target_properties(fb_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+  install(TARGETS fb_${name} RUNTIME DESTINATION bin)
+endfunction()
+
 # fabricbench_add_collective(NAME): the executable fb_NAME, its main written from
 # benchmarks/collective_main.cpp.in.
 function(fabricbench_add_collective name)

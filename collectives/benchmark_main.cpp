@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "collectives/backend_factory.hpp"
-#include "collectives/nccl_path/nccl_log.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 #include "collectives/runner.hpp"
 #include "common/context.hpp"
 #include "common/error.hpp"

@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "micro_common.hpp"
+#include "verbs/device.hpp"
 #include "verbs/resources.hpp"
 
 #if FABRICBENCH_HAVE_CUDA
@@ -24,52 +26,25 @@
 
 namespace {
 
-using fabricbench::verbs::Context;
-using fabricbench::verbs::DeviceList;
 using fabricbench::verbs::MemoryRegion;
-using fabricbench::verbs::ProtectionDomain;
 
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
-// The device and protection domain, opened once for all benchmarks; `error` says why not.
-struct Hca {
-  Context context;
-  ProtectionDomain pd;
+// The device, opened once in main() through the verbs library, or why it could not be.
+struct OpenedHca {
+  std::optional<fabricbench::verbs::Hca> hca;
   std::string error;
+  ibv_pd* pd() const { return hca->pd.get(); }
 };
 
-std::string g_device_name;  // --dev
-
-Hca& hca() {
-  static Hca hca = [] {
-    Hca h;
-    int count = 0;
-    DeviceList list(ibv_get_device_list(&count));
-    if (!list || count == 0) {
-      h.error = "no RDMA device (ibv_get_device_list found none): run it in the Soft-RoCE VM or on a node with an HCA";
-      return h;
-    }
-    ibv_device* chosen = nullptr;
-    std::string names;
-    for (int i = 0; i < count; ++i) {
-      const std::string name = ibv_get_device_name(list.get()[i]);
-      names += (names.empty() ? "" : ", ") + name;
-      if (g_device_name.empty() ? i == 0 : name == g_device_name) chosen = list.get()[i];
-    }
-    if (!chosen) {
-      h.error = "no RDMA device named " + g_device_name + "; present: " + names;
-      return h;
-    }
-    h.context.reset(ibv_open_device(chosen));
-    if (!h.context) {
-      h.error = std::string("ibv_open_device failed: ") + std::strerror(errno);
-      return h;
-    }
-    h.pd.reset(ibv_alloc_pd(h.context.get()));
-    if (!h.pd) h.error = std::string("ibv_alloc_pd failed: ") + std::strerror(errno);
-    return h;
-  }();
-  return hca;
+OpenedHca open_device(const std::string& name) {
+  OpenedHca opened;
+  try {
+    opened.hca.emplace(fabricbench::verbs::open_hca(name, 1, -1));
+  } catch (const std::exception& e) {
+    opened.error = e.what();
+  }
+  return opened;
 }
 
 struct Free {
@@ -91,29 +66,29 @@ void time_registrations(benchmark::State& state, std::size_t bytes, Register&& r
   fabricbench::micro::report_bytes(state, bytes);
 }
 
-void reg_host(benchmark::State& state) {
-  if (!hca().error.empty()) return state.SkipWithError(hca().error.c_str());
+void reg_host(benchmark::State& state, const OpenedHca& hca) {
+  if (!hca.error.empty()) return state.SkipWithError(hca.error.c_str());
   const auto bytes = static_cast<std::size_t>(state.range(0));
   std::unique_ptr<void, Free> memory(std::aligned_alloc(4096, bytes));
   std::memset(memory.get(), 1, bytes);
-  time_registrations(state, bytes, [&] { return ibv_reg_mr(hca().pd.get(), memory.get(), bytes, kAccess); });
+  time_registrations(state, bytes, [&] { return ibv_reg_mr(hca.pd(), memory.get(), bytes, kAccess); });
 }
 
 #if FABRICBENCH_HAVE_CUDA
-void reg_gpu_peermem(benchmark::State& state) {
-  if (!hca().error.empty()) return state.SkipWithError(hca().error.c_str());
+void reg_gpu_peermem(benchmark::State& state, const OpenedHca& hca) {
+  if (!hca.error.empty()) return state.SkipWithError(hca.error.c_str());
   if (fabricbench::micro::skip_without_gpu(state)) return;
   const auto bytes = static_cast<std::size_t>(state.range(0));
   fabricbench::cuda::DeviceBuffer buffer(bytes);
   time_registrations(state, bytes, [&] {
-    ibv_mr* mr = ibv_reg_mr(hca().pd.get(), buffer.data(), bytes, kAccess);
+    ibv_mr* mr = ibv_reg_mr(hca.pd(), buffer.data(), bytes, kAccess);
     if (!mr) errno = errno ? errno : EFAULT;  // EFAULT/EINVAL here usually means nvidia-peermem is not loaded
     return mr;
   });
 }
 
-void reg_gpu_dmabuf(benchmark::State& state) {
-  if (!hca().error.empty()) return state.SkipWithError(hca().error.c_str());
+void reg_gpu_dmabuf(benchmark::State& state, const OpenedHca& hca) {
+  if (!hca.error.empty()) return state.SkipWithError(hca.error.c_str());
   if (fabricbench::micro::skip_without_gpu(state)) return;
   const auto bytes = static_cast<std::size_t>(state.range(0));
   fabricbench::cuda::DeviceBuffer buffer(bytes);
@@ -124,7 +99,7 @@ void reg_gpu_dmabuf(benchmark::State& state) {
     return state.SkipWithError(e.what());
   }
   time_registrations(state, bytes, [&] {
-    return ibv_reg_dmabuf_mr(hca().pd.get(), 0, bytes, reinterpret_cast<std::uint64_t>(buffer.data()), range.fd(),
+    return ibv_reg_dmabuf_mr(hca.pd(), 0, bytes, reinterpret_cast<std::uint64_t>(buffer.data()), range.fd(),
                              kAccess);
   });
 }
@@ -132,17 +107,12 @@ void reg_gpu_dmabuf(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(reg_host)->Apply(fabricbench::micro::message_sizes)->UseManualTime();
-#if FABRICBENCH_HAVE_CUDA
-BENCHMARK(reg_gpu_peermem)->Apply(fabricbench::micro::message_sizes)->UseManualTime();
-BENCHMARK(reg_gpu_dmabuf)->Apply(fabricbench::micro::message_sizes)->UseManualTime();
-#endif
-
 int main(int argc, char** argv) {
   // --dev NAME is ours; the rest is Google Benchmark's.
+  std::string device_name;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--dev") == 0) {
-      g_device_name = argv[i + 1];
+      device_name = argv[i + 1];
       for (int j = i; j + 2 < argc + 1; ++j) argv[j] = argv[j + 2];
       argc -= 2;
       break;
@@ -150,6 +120,17 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const OpenedHca hca = open_device(device_name);
+  auto add = [&hca](const char* name, void (*body)(benchmark::State&, const OpenedHca&)) {
+    benchmark::RegisterBenchmark(name, [body, &hca](benchmark::State& state) { body(state, hca); })
+        ->Apply(fabricbench::micro::message_sizes)
+        ->UseManualTime();
+  };
+  add("reg_host", reg_host);
+#if FABRICBENCH_HAVE_CUDA
+  add("reg_gpu_peermem", reg_gpu_peermem);
+  add("reg_gpu_dmabuf", reg_gpu_dmabuf);
+#endif
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

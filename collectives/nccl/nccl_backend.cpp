@@ -16,7 +16,7 @@
 
 #include "collectives/nccl/data_kernels.hpp"
 #include "collectives/nccl/nccl_call.hpp"
-#include "collectives/nccl_path/nccl_log.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 #include "common/error.hpp"
 
 namespace fabricbench::collectives {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/nccl_path/nccl_log.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 
 namespace fabricbench::collectives {
 

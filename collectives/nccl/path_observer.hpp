@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collectives/backend.hpp"
-#include "collectives/nccl_path/profiler_records.hpp"
+#include "collectives/nccl/profiler_records.hpp"
 
 namespace fabricbench::collectives {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectives/nccl_path/nccl_log.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 
 namespace fabricbench::nccl_path {
 namespace {

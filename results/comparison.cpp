@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/comparison.hpp"
+#include "results/comparison.hpp"
 
 #include <fmt/format.h>
 

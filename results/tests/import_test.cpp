@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "compare/importers.hpp"
-#include "compare/run_file.hpp"
+#include "results/importers.hpp"
+#include "results/run_file.hpp"
 
 namespace fabricbench::results {
 namespace {

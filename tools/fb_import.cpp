@@ -11,7 +11,7 @@
 #include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 
 using namespace fabricbench;
 using namespace fabricbench::results;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/compare_report.hpp"
+#include "results/compare_report.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using fabricbench::results::Format;

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 
 namespace fabricbench::results {
 

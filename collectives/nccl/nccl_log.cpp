@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collectives/nccl_path/nccl_log.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 
 #include <fmt/format.h>
 

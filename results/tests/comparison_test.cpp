@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "common/summary.hpp"
-#include "compare/comparison.hpp"
+#include "results/comparison.hpp"
 
 namespace fabricbench::results {
 namespace {

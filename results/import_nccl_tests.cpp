@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "collectives/catalog_list.hpp"  // generated: FB_COLLECTIVE_NAMES
-#include "compare/importers.hpp"
+#include "results/importers.hpp"
 
 namespace fabricbench::results {
 namespace {

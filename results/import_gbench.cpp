@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 
-#include "compare/importers.hpp"
+#include "results/importers.hpp"
 
 namespace fabricbench::results {
 namespace {

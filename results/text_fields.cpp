@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "compare/importers.hpp"
+#include "results/importers.hpp"
 
 namespace fabricbench::results {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #include "common/reporter.hpp"
-#include "compare/importers.hpp"
+#include "results/importers.hpp"
 
 namespace fabricbench::results {
 namespace {

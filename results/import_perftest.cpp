@@ -9,7 +9,7 @@
 #include <optional>
 #include <sstream>
 
-#include "compare/importers.hpp"
+#include "results/importers.hpp"
 
 namespace fabricbench::results {
 namespace {

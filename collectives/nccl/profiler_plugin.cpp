@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/nccl_path/profiler_records.hpp"
+#include "collectives/nccl/profiler_records.hpp"
 
 namespace {
 

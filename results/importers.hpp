@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 
 namespace fabricbench::results {
 

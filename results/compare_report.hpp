@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "compare/comparison.hpp"
+#include "results/comparison.hpp"
 
 namespace fabricbench::results {
 

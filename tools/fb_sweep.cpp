@@ -18,7 +18,7 @@
 #include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
-#include "compare/run_file.hpp"
+#include "results/run_file.hpp"
 #include "sweep/launch.hpp"
 
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/sizes.hpp"
-#include "compare/compare_report.hpp"
+#include "results/compare_report.hpp"
 
 namespace fs = std::filesystem;
 using namespace fabricbench;
