@@ -82,33 +82,40 @@ void MpiBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
 
 Shape MpiBackend::shape_of(const CallSpec& call) const { return {rank_, ranks_, call.root, call.count}; }
 
-std::byte* MpiBackend::at(const CallSpec& call, std::byte* base, const Span& span) const {
-  return base + span.offset * size_of(call.dtype);
+MpiBackend::View MpiBackend::input_view(const CallSpec& call) const {
+  const bool in_place = call.placement == Placement::kInPlace;
+  const Span span = input_span(*call.collective, shape_of(call), in_place);
+  std::byte* base = in_place ? recv_.data() : send_.data();
+  return {base + span.offset * size_of(call.dtype), span.elements};
+}
+
+MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
+  const Span span =
+      output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
+  return {recv_.data() + span.offset * size_of(call.dtype), span.elements};
+}
+
+DataLayout MpiBackend::layout_of(const CallSpec& call) const {
+  return {call.collective->source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
 }
 
 void MpiBackend::prepare(const CallSpec& call) {
-  const Collective& c = *call.collective;
-  const Shape shape = shape_of(call);
-  const bool in_place = call.placement == Placement::kInPlace;
-  const DataLayout layout{c.source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
-  std::memset(recv_.data(), kPoisonByte, c.buffers(call.count, ranks_).recv * size_of(call.dtype));
-  const Span in = input_span(c, shape, in_place);
-  fill_input_host(layout, at(call, in_place ? recv_.data() : send_.data(), in), 0, in.elements);
+  std::memset(recv_.data(), kPoisonByte, call.collective->buffers(call.count, ranks_).recv * size_of(call.dtype));
+  const View in = input_view(call);
+  fill_input_host(layout_of(call), in.data, 0, in.elements);
 }
 
-MpiCall MpiBackend::make_call(const CallSpec& call) {
+MpiCall MpiBackend::make_call(const CallSpec& call) const {
   const Collective& c = *call.collective;
-  const Shape shape = shape_of(call);
-  const bool in_place = call.placement == Placement::kInPlace;
   MpiCall m;
-  m.in = at(call, in_place ? recv_.data() : send_.data(), input_span(c, shape, in_place));
+  m.in = input_view(call).data;
   m.recv = recv_.data();
-  m.out = at(call, recv_.data(), output_span(c, shape, in_place, Library::kMpi));
-  m.in_place = in_place;
+  m.out = output_view(call).data;
+  m.in_place = call.placement == Placement::kInPlace;
   m.count = static_cast<int>(call.count);
   m.type = mpi_type(call.dtype);
   m.op = c.reduces ? mpi_op(call.op) : MPI_OP_NULL;
-  m.shape = shape;
+  m.shape = shape_of(call);
   m.comm = comm_;
   return m;
 }
@@ -123,16 +130,14 @@ double MpiBackend::run(const CallSpec& call, int operations) {
 }
 
 std::uint64_t MpiBackend::count_wrong(const CallSpec& call) {
-  const Collective& c = *call.collective;
-  const Span out = output_span(c, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
-  const DataLayout layout{c.source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
-  return count_wrong_host(layout, at(call, recv_.data(), out), out.elements);
+  const View out = output_view(call);
+  return count_wrong_host(layout_of(call), out.data, out.elements);
 }
 
 bool MpiBackend::corrupt_output(const CallSpec& call) {
-  const Span out = output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
+  const View out = output_view(call);
   if (out.elements == 0) return false;
-  corrupt_first_host(call.dtype, at(call, recv_.data(), out));
+  corrupt_first_host(call.dtype, out.data);
   return true;
 }
 

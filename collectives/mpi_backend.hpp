@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "collectives/backend.hpp"
+#include "collectives/host_data.hpp"
 #include "collectives/mpi_call.hpp"
 
 namespace fabricbench::collectives {
@@ -45,9 +46,15 @@ class MpiBackend final : public Backend {
   bool corrupt_output(const CallSpec& call) override;
 
  private:
+  struct View {
+    std::byte* data;
+    std::uint64_t elements;
+  };
   Shape shape_of(const CallSpec& call) const;
-  std::byte* at(const CallSpec& call, std::byte* base, const Span& span) const;
-  MpiCall make_call(const CallSpec& call);
+  View input_view(const CallSpec& call) const;
+  View output_view(const CallSpec& call) const;
+  DataLayout layout_of(const CallSpec& call) const;
+  MpiCall make_call(const CallSpec& call) const;
 
   MPI_Comm comm_;
   int rank_;

@@ -3,7 +3,9 @@
 // iterate it, so they cannot drift apart.
 #include "common/row.hpp"
 
+#include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace fabricbench {
 namespace {
@@ -29,10 +31,27 @@ void narrow(T& out, const FieldValue& value) {
       value);
 }
 
+template <class T>
+constexpr double lowest_of() {
+  if constexpr (std::is_integral_v<T>) return static_cast<double>(std::numeric_limits<T>::lowest());
+  return 0;
+}
+
+template <class T>
+constexpr double highest_of() {
+  if constexpr (std::is_integral_v<T>) return static_cast<double>(std::numeric_limits<T>::max());
+  return 0;
+}
+
 template <auto Member>
 constexpr Column column(std::string_view name, int since = 1) {
-  return {name, since, [](const ResultRow& r) { return widen(r.*Member); },
-          [](ResultRow& r, const FieldValue& v) { narrow(r.*Member, v); }};
+  using T = std::remove_cvref_t<decltype(std::declval<ResultRow>().*Member)>;
+  return {name,
+          since,
+          [](const ResultRow& r) { return widen(r.*Member); },
+          [](ResultRow& r, const FieldValue& v) { narrow(r.*Member, v); },
+          lowest_of<T>(),
+          highest_of<T>()};
 }
 
 template <double Summary::*Statistic>
@@ -43,7 +62,8 @@ constexpr Column time_column(std::string_view name) {
 
 using R = ResultRow;
 const Column kColumns[] = {
-    {"schema_version", 1, [](const R&) { return FieldValue{std::int64_t{kSchemaVersion}}; }, [](R&, const FieldValue&) {}},
+    {"schema_version", 1, [](const R&) { return FieldValue{std::int64_t{kSchemaVersion}}; },
+     [](R&, const FieldValue&) {}, lowest_of<int>(), highest_of<int>()},
     column<&R::benchmark>("benchmark"),
     column<&R::backend>("backend"),
     column<&R::collective>("collective"),

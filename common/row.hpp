@@ -58,12 +58,15 @@ struct ResultRow {
 using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;
 
 /// One column: its name (the CSV header and JSON key), the schema version that introduced it, and
-/// how to read and write it on a row. set() takes a value of the column's own kind (get()'s).
+/// how to read and write it on a row. set() takes a value of the column's own kind (get()'s),
+/// within [lowest, highest] for integer columns (the member's type's range).
 struct Column {
   std::string_view name;
   int since_schema;
   FieldValue (*get)(const ResultRow&);
   void (*set)(ResultRow&, const FieldValue&);
+  double lowest = 0;
+  double highest = 0;
 };
 
 /// Every column, in CSV order, schema_version first.

@@ -110,7 +110,7 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
   StoredRun run;
   run.format = Format::kFabricbenchCsv;
   std::map<std::string, FieldValue> kinds;
-  for (auto& [column, value] : fields_of(ResultRow{})) kinds.emplace(column, value);
+  for (const Column& column : columns()) kinds.emplace(column.name, column.get(ResultRow{}));
   std::istringstream lines{std::string(text)};
   std::string line;
   std::getline(lines, line);
@@ -143,16 +143,16 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
   return run;
 }
 
-/// A JSON value as the kind of `kind` (a column's own), checked: an integer column holding a
-/// float, or one out of range, would be undefined to convert.
-FieldValue field_from_json(const FieldValue& kind, const nlohmann::json& value, const char* key,
-                           const std::string& where) {
+/// A JSON value as the kind of the column's own values (`kind`), checked: an integer column
+/// holding a float, or one out of the column's range, would be undefined to convert.
+FieldValue field_from_json(const Column& column, const FieldValue& kind, const nlohmann::json& value,
+                           const char* key, const std::string& where) {
   try {
     if (std::holds_alternative<std::string>(kind)) return value.get<std::string>();
     if (std::holds_alternative<double>(kind)) return value.get<double>();
     const bool is_signed = std::holds_alternative<std::int64_t>(kind);
     if (value.is_number_float()) {
-      const double low = is_signed ? -kMaxCount : 0, high = kMaxCount;
+      const double low = std::max(-kMaxCount, column.lowest), high = std::min(kMaxCount, column.highest);
       const std::int64_t whole = whole_number(value.get<double>(), low, high, key, where);
       if (is_signed) return static_cast<std::int64_t>(whole);
       return static_cast<std::uint64_t>(whole);
@@ -188,13 +188,14 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
   if (!row.is_object()) throw InputError(fmt::format("{}: a row is not an object", where));
   for (const char* required : {"benchmark", "collective", "size_bytes", "time_mean_s"})
     if (!row.contains(required)) throw InputError(fmt::format("{}: lacks '{}'", where, required));
+  static const ResultRow kBlank;  // whose values give each column's kind
   ResultRow r;
   // Columns newer than the file's schema are left at their defaults, never read from a same-named
   // key that meant something else then.
   for (const Column& column : columns()) {
     const std::string key(column.name);
     if (column.since_schema > schema_version || !row.contains(key) || row[key].is_null()) continue;
-    column.set(r, field_from_json(column.get(ResultRow{}), row[key], key.c_str(), where));
+    column.set(r, field_from_json(column, column.get(kBlank), row[key], key.c_str(), where));
   }
   r.time_s.count = r.samples;
   return r;

@@ -22,14 +22,17 @@
 namespace fabricbench::verbs {
 namespace {
 
-const char* operation_name(Operation op) {
+/// The operation column's word; the collective column keeps "rdma_<word>" as before schema 5.
+std::string operation_word(Operation op) {
   switch (op) {
-    case Operation::kWrite: return "rdma_write";
-    case Operation::kRead: return "rdma_read";
-    case Operation::kSend: return "rdma_send";
+    case Operation::kWrite: return "write";
+    case Operation::kRead: return "read";
+    case Operation::kSend: return "send";
   }
   return "?";
 }
+
+std::string operation_name(Operation op) { return "rdma_" + operation_word(op); }
 
 // One pair's result for one size, gathered to rank 0.
 struct PairResult {
@@ -191,7 +194,7 @@ int run(const std::string& program, Operation operation, Metric metric, int argc
           row.benchmark = program;
           row.backend = "verbs";
           row.collective = operation_name(operation);
-          row.operation = std::string(operation_name(operation)).substr(5);  // "rdma_write" -> "write"
+          row.operation = operation_word(operation);
           row.memory = memory_kind_name(o.memory);
           row.dtype = "byte";
           row.op = "none";

@@ -3,6 +3,8 @@
 // structs. FB_NCCL_ONLY keeps the NCCL call out of builds without NCCL.
 #pragma once
 
+// catalog.hpp's extern declarations give each `const Collective` its external linkage: without
+// them a namespace-scope const would stay local to its file.
 #include "collectives/catalog.hpp"
 #include "collectives/collective.hpp"
 #include "collectives/mpi_call.hpp"

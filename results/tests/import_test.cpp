@@ -159,6 +159,11 @@ TEST(BadFiles, EachGetsOneClearError) {
                          "time_mean_s": 1}]})")
                 .find("not a whole number"),
             std::string::npos);
+  // An int column (root) holding a float beyond int's range: refused, never wrapped.
+  EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "b", "collective": "c", "size_bytes": 8,
+                         "time_mean_s": 1, "root": 3e9}]})")
+                .find("not a whole number in -2.14748e+09..2.14748e+09"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": []})").find("no result rows"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "x"}]})").find("lacks"), std::string::npos);
   EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8\n").find("truncated"),
