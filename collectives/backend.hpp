@@ -10,6 +10,7 @@
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
+#include "common/key_values.hpp"
 #include "common/reduce_op.hpp"
 
 namespace fabricbench::collectives {
@@ -68,8 +69,10 @@ class Backend {
   virtual bool corrupt_output(const CallSpec& call) = 0;
   /// Makes the library fail for real, as a device error mid-run would (fault injection): throws.
   virtual void plant_error() { throw Error("planted failure (--inject-fault error)"); }
-  /// "key=value;..." of settings that shape the numbers (for the settings column).
-  virtual std::string settings() const { return {}; }
+  /// Settings that shape the numbers (the settings column).
+  virtual KeyValues settings() const { return {}; }
+  /// Whether set_tuning() takes NCCL_ALGO / NCCL_PROTO values (checked when the run is planned).
+  virtual bool tunable() const { return false; }
   /// What this rank runs on (GPU, library versions), for the run's JSON context.
   virtual nlohmann::json rank_context() const { return nlohmann::json::object(); }
 

@@ -34,8 +34,8 @@ std::string nccl_log_file(const CollectiveOptions& o, const mpi::Topology& topol
   namespace fs = std::filesystem;
   const std::string name = fmt::format("nccl.rank{}.log", topology.rank);
   if (!o.nccl_log_dir.empty()) return (fs::path(o.nccl_log_dir) / name).string();
-  if (!o.json_path.empty()) {
-    fs::path folder(o.json_path);
+  if (!o.outputs.json_path.empty()) {
+    fs::path folder(o.outputs.json_path);
     folder.replace_extension(".nccl-logs");
     return (folder / name).string();
   }
@@ -53,12 +53,12 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     settings.gpus_per_process = o.gpus_per_process;
     settings.gpu_offset = o.gpu_offset;
     settings.graph_iterations = o.graph_iterations;
-    settings.timeout_seconds = o.timeout_seconds;
+    settings.timeout_seconds = o.outputs.timeout_seconds;
     settings.observe_path = o.observe_path;
     if (o.observe_path) {
       settings.profiler_plugin = bundled_profiler_plugin();
       settings.log_file = nccl_log_file(o, topology);
-      settings.log_is_temporary = o.nccl_log_dir.empty() && o.json_path.empty();
+      settings.log_is_temporary = o.nccl_log_dir.empty() && o.outputs.json_path.empty();
     }
     return std::make_unique<NcclBackend>(topology, settings);
 #else

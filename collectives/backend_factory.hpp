@@ -6,7 +6,7 @@
 
 #include "collectives/backend.hpp"
 #include "common/mpi.hpp"
-#include "common/options.hpp"
+#include "collectives/collective_options.hpp"
 
 namespace fabricbench::collectives {
 

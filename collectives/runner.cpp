@@ -8,27 +8,13 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/measured_row.hpp"
 #include "common/sampling.hpp"
 #include "common/sizes.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench::collectives {
 namespace {
-
-constexpr Placement kPlacements[] = {Placement::kOutOfPlace, Placement::kInPlace};
-
-SamplingPlan sampling_plan(const CollectiveOptions& o) {
-  SamplingPlan plan;
-  plan.warmup_operations = o.warmup_iterations;
-  plan.samples = o.iterations;
-  if (o.max_noise_percent) plan.max_noise = *o.max_noise_percent / 100.0;
-  plan.min_time_seconds = o.min_time_seconds;
-  plan.max_time_seconds = o.max_time_seconds;
-  plan.policy = o.rank_reduction;
-  // A sample must span many clock ticks for the tick not to show in the numbers.
-  plan.min_sample_seconds = std::max(1000 * clock_resolution_seconds(), 10e-6);
-  return plan;
-}
 
 std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
   std::string text = fmt::format("{} {}, {} ({} x {}", call.collective->name, name_of(call.placement),
@@ -47,69 +33,42 @@ std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
 
 }  // namespace
 
-std::vector<std::uint64_t> sweep_counts(const Collective& c, const SweepSpec& sweep, DataType dtype, int ranks) {
-  std::vector<std::uint64_t> counts;
-  for (std::uint64_t bytes : make_sweep(sweep)) {
-    const std::uint64_t count = c.count_for(bytes, size_of(dtype), ranks);
-    if (counts.empty() || counts.back() != count) counts.push_back(count);  // sizes only grow
-  }
-  return counts;
+ResultRow collective_row(const std::string& program, const RunPlan& plan, const Backend& backend,
+                         const SweepPoint& point) {
+  const Collective& c = *plan.collective;
+  ResultRow row;
+  row.benchmark = program;
+  row.backend = std::string(backend.name());
+  row.collective = std::string(c.name);
+  row.operation = std::string(c.name);
+  row.memory = std::string(backend.memory());
+  row.dtype = std::string(name_of(point.dtype));
+  row.op = c.reduces ? std::string(name_of(point.op)) : "none";
+  row.root = c.has_root ? plan.options.root : -1;
+  row.placement = std::string(name_of(Placement::kOutOfPlace));
+  row.size_bytes = point.bytes;
+  row.count = point.count;
+  row.ranks = plan.ranks;
+  row.rank_reduction = std::string(name_of(plan.options.rank_reduction));
+  row.settings = backend.settings();
+  row.tags = plan.options.outputs.tags;
+  return row;
 }
 
-std::size_t planned_rows(const Collective& c, const CollectiveOptions& o, int ranks) {
-  std::size_t rows = 0;
-  for (const auto& [dtype, op] : o.combinations) rows += sweep_counts(c, o.sweep, dtype, ranks).size();
-  return rows * std::size(kPlacements);
-}
-
-std::string repeated_sizes_note(const Collective& c, const CollectiveOptions& o, int ranks) {
-  const std::size_t requested = make_sweep(o.sweep).size();
-  for (DataType dtype : o.dtypes) {
-    const std::size_t measured = sweep_counts(c, o.sweep, dtype, ranks).size();
-    if (measured < requested)
-      return fmt::format("{} of the {} requested sizes round to an element count already measured ({}, {} B "
-                         "each): each count is measured once",
-                         requested - measured, requested, name_of(dtype), size_of(dtype));
-  }
-  return {};
-}
-
-std::pair<std::uint64_t, std::uint64_t> buffer_needs(const Collective& c, const CollectiveOptions& o, int ranks,
-                                                     std::uint64_t max_count, std::string_view backend) {
-  std::uint64_t send = 0, recv = 0;
-  for (DataType dtype : o.dtypes) {
-    const std::size_t element = size_of(dtype);
-    for (std::uint64_t bytes : make_sweep(o.sweep)) {
-      const std::uint64_t count = c.count_for(bytes, element, ranks);
-      if (count > max_count)
-        throw UsageError(fmt::format(
-            "-e/--maxbytes: {} of {} is a count of {} elements, above the {} backend's limit of {}; lower -e or "
-            "use a larger type",
-            format_bytes(bytes), name_of(dtype), count, backend, max_count));
-      const BufferCounts counts = c.buffers(count, ranks);
-      send = std::max(send, counts.send * element);
-      recv = std::max({recv, counts.recv * element, counts.send * element});
-    }
-  }
-  return {send, recv};
-}
-
-SweepResult run_sweep(const std::string& program, const Collective& c, Backend& backend, const CollectiveOptions& o,
+SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend,
                       const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog) {
-  const SamplingPlan plan = sampling_plan(o);
+  const Collective& c = *plan.collective;
+  const CollectiveOptions& o = plan.options;
   const int root = c.has_root ? o.root : -1;
   const bool checking = o.check > 0;
-  const int ranks = backend.ranks();
   bool fault_pending = o.fault.kind != FaultInjection::Kind::kNone;
   SweepResult result;
   result.wrong_total = checking ? 0 : -1;
 
-  for (const auto& [dtype, op] : o.combinations) {
-    for (std::uint64_t count : sweep_counts(c, o.sweep, dtype, ranks)) {
-      const std::uint64_t bytes = reported_bytes(c, count, size_of(dtype), ranks);
+  for (const SweepPoint& point : plan.points) {
       for (Placement placement : kPlacements) {
-        const CallSpec call{&c, dtype, op, std::max(root, 0), count, placement};
-        const std::string what = describe_call(call, bytes);
+        const CallSpec call{&c, point.dtype, point.op, std::max(root, 0), point.count, placement};
+        const std::string what = describe_call(call, point.bytes);
         watchdog.set_activity(what);
         try {
           if (fault_pending && o.fault.kind == FaultInjection::Kind::kHang) {
@@ -124,7 +83,7 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
           backend.prepare(call);
           backend.begin_observation();
           const Measurement m = measure(
-              plan, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
+              plan.sampling, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
           const ObservedPath path = backend.observed_path(call);
 
           std::int64_t wrong = -1;
@@ -144,39 +103,16 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
             result.wrong_total += total;
           }
 
-          ResultRow row;
-          row.benchmark = program;
-          row.backend = std::string(backend.name());
-          row.collective = std::string(c.name);
-          row.operation = std::string(c.name);
-          row.memory = std::string(backend.memory());
-          row.dtype = std::string(name_of(dtype));
-          row.op = c.reduces ? std::string(name_of(op)) : "none";
-          row.root = root;
+          ResultRow row = collective_row(program, plan, backend, point);
           row.placement = std::string(name_of(placement));
-          row.size_bytes = bytes;
-          row.count = count;
-          row.ranks = ranks;
           row.hosts = static_cast<int>(topology.ranks_per_host.size());
-          row.rank_reduction = std::string(name_of(o.rank_reduction));
-          row.samples = m.seconds_per_operation.size();
-          row.batch = m.batch;
-          row.stop_reason = m.stop_reason;
-          row.time_s = m.summary;
-          row.slowest_rank = m.slowest_rank;
-          row.slowest_host = topology.host_of_rank.at(static_cast<std::size_t>(m.slowest_rank));
-          const double algbw_bytes = static_cast<double>(c.algbw_elements(count, ranks) * size_of(dtype));
-          row.busbw_factor = c.busbw_factor(ranks);
-          if (m.summary.mean > 0) row.algbw_mean_bytes_per_s = algbw_bytes / m.summary.mean;
-          if (m.summary.median > 0) row.algbw_median_bytes_per_s = algbw_bytes / m.summary.median;
-          row.busbw_mean_bytes_per_s = row.algbw_mean_bytes_per_s * row.busbw_factor;
-          row.busbw_median_bytes_per_s = row.algbw_median_bytes_per_s * row.busbw_factor;
+          record_measurement(row, m, m.slowest_rank, topology.host_of_rank);
+          record_rates(row, static_cast<double>(c.algbw_elements(point.count, plan.ranks) * size_of(point.dtype)),
+                       c.busbw_factor(plan.ranks));
           row.wrong = wrong;
           row.algorithm = path.algorithm;
           row.protocol = path.protocol;
           row.channels = path.channels;
-          row.settings = backend.settings();
-          row.tags = join_tags(o.tags);
           if (reporter) reporter->add(row);
           result.rows.push_back(std::move(row));
         } catch (const UsageError&) {
@@ -185,7 +121,6 @@ SweepResult run_sweep(const std::string& program, const Collective& c, Backend& 
           rethrow_with_context(what);
         }
       }
-    }
   }
   return result;
 }

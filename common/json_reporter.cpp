@@ -1,24 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON: {schema_version, context, rows, totals}. The document is rewritten (atomically) after every
 // row, so the .partial file of an interrupted run is itself valid JSON.
-#include <cmath>
 
 #include "common/output_file.hpp"
 #include "common/reporter.hpp"
 
 namespace fabricbench {
 namespace {
-
-nlohmann::json to_json(const FieldValue& value) {
-  return std::visit(
-      [](const auto& v) -> nlohmann::json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
-          return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-        else
-          return v;
-      },
-      value);
-}
 
 class JsonReporter final : public Reporter {
  public:
@@ -33,9 +21,7 @@ class JsonReporter final : public Reporter {
   }
 
   void add(const ResultRow& row) override {
-    nlohmann::json object = nlohmann::json::object();
-    for (const auto& [name, value] : fields_of(row)) object[name] = to_json(value);
-    document_["rows"].push_back(std::move(object));
+    document_["rows"].push_back(row_to_json(row));
     file_.replace(document_.dump(1) + "\n");
   }
 
@@ -45,7 +31,7 @@ class JsonReporter final : public Reporter {
                            {"wrong_total", totals.wrong_total},
                            {"wall_seconds", totals.wall_seconds},
                            {"end_time", totals.end_time}};
-    document_["summary"] = totals.summary;
+    document_["summary"] = to_json(totals.summary);
     file_.replace(document_.dump(1) + "\n");
     file_.commit();
   }

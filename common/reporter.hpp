@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/row.hpp"
+#include "common/summary.hpp"
 
 namespace fabricbench {
 
@@ -27,7 +28,7 @@ struct RunTotals {
   std::size_t rows = 0;
   double wall_seconds = 0;
   std::string end_time;    ///< ISO 8601 UTC
-  nlohmann::json summary;  ///< peak busbw and friends (see summary.hpp)
+  RunSummary summary;
 };
 
 class Reporter {
@@ -50,7 +51,6 @@ class ReporterTee final : public Reporter {
   std::vector<std::unique_ptr<Reporter>> reporters_;
 };
 
-std::unique_ptr<Reporter> make_table_reporter(std::FILE* out);
 std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
 std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
 /// Row k of N and elapsed time on stderr: `mode` on, off, or auto (only when stderr is a terminal).

@@ -3,6 +3,7 @@
 // iterate it, so they cannot drift apart.
 #include "common/row.hpp"
 
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -12,7 +13,9 @@ namespace {
 
 template <class T>
 FieldValue widen(const T& value) {
-  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, double>)
+  if constexpr (std::is_same_v<T, KeyValues>)
+    return value.text();
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, double>)
     return value;
   else if constexpr (std::is_signed_v<T>)
     return std::int64_t{value};
@@ -23,12 +26,17 @@ FieldValue widen(const T& value) {
 // The reader (results/run_file.cpp) has already checked that the value is whole and in range.
 template <class T>
 void narrow(T& out, const FieldValue& value) {
-  std::visit(
+  if constexpr (std::is_same_v<T, KeyValues>) {
+    if (const auto* text = std::get_if<std::string>(&value)) out = KeyValues::parse(*text);
+    return;
+  } else {
+    std::visit(
       [&out](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string> == std::is_same_v<V, std::string>) out = static_cast<T>(v);
       },
       value);
+  }
 }
 
 template <class T>
@@ -60,23 +68,28 @@ constexpr Column time_column(std::string_view name) {
           [](ResultRow& r, const FieldValue& v) { narrow(r.time_s.*Statistic, v); }};
 }
 
+constexpr Column identity(Column c) {
+  c.identity = true;
+  return c;
+}
+
 using R = ResultRow;
 const Column kColumns[] = {
     {"schema_version", 1, [](const R&) { return FieldValue{std::int64_t{kSchemaVersion}}; },
      [](R&, const FieldValue&) {}, lowest_of<int>(), highest_of<int>()},
     column<&R::benchmark>("benchmark"),
-    column<&R::backend>("backend"),
-    column<&R::collective>("collective"),
+    identity(column<&R::backend>("backend")),
+    identity(column<&R::collective>("collective")),
     column<&R::operation>("operation", 5),
     column<&R::memory>("memory", 5),
-    column<&R::dtype>("dtype"),
-    column<&R::op>("op"),
-    column<&R::root>("root"),
-    column<&R::placement>("placement"),
-    column<&R::pair>("pair"),
-    column<&R::size_bytes>("size_bytes"),
+    identity(column<&R::dtype>("dtype")),
+    identity(column<&R::op>("op")),
+    identity(column<&R::root>("root")),
+    identity(column<&R::placement>("placement")),
+    identity(column<&R::pair>("pair")),
+    identity(column<&R::size_bytes>("size_bytes")),
     column<&R::count>("count"),
-    column<&R::ranks>("ranks"),
+    identity(column<&R::ranks>("ranks")),
     column<&R::hosts>("hosts"),
     column<&R::rank_reduction>("rank_reduction"),
     column<&R::samples>("samples"),
@@ -101,7 +114,7 @@ const Column kColumns[] = {
     column<&R::algorithm>("algorithm", 4),
     column<&R::protocol>("protocol", 4),
     column<&R::channels>("channels", 4),
-    column<&R::settings>("settings"),
+    identity(column<&R::settings>("settings")),
     column<&R::tags>("tags"),
 };
 
@@ -109,11 +122,32 @@ const Column kColumns[] = {
 
 std::span<const Column> columns() { return kColumns; }
 
+std::vector<const Column*> identity_columns() {
+  std::vector<const Column*> identity;
+  for (const Column& c : kColumns)
+    if (c.identity) identity.push_back(&c);
+  return identity;
+}
+
 std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row) {
   std::vector<std::pair<std::string, FieldValue>> fields;
   fields.reserve(std::size(kColumns));
   for (const Column& c : kColumns) fields.emplace_back(std::string(c.name), c.get(row));
   return fields;
+}
+
+nlohmann::json row_to_json(const ResultRow& row) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const Column& c : kColumns)
+    object[std::string(c.name)] = std::visit(
+        [](const auto& v) -> nlohmann::json {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
+            return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+          else
+            return v;
+        },
+        c.get(row));
+  return object;
 }
 
 std::vector<std::string> column_names() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
 #include <string>
@@ -11,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/key_values.hpp"
 #include "common/stats.hpp"
 
 namespace fabricbench {
@@ -51,8 +53,8 @@ struct ResultRow {
   std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
   std::string protocol;     ///< NCCL: SIMPLE, LL, LL128; "" when unknown
   int channels = 0;         ///< NCCL channels of the call; 0 when unknown
-  std::string settings;     ///< backend settings requested, "k=v;k=v"
-  std::string tags;         ///< user labels from --tag, "k=v;k=v"
+  KeyValues settings;       ///< backend settings requested; "k=v;k=v" in the files
+  KeyValues tags;           ///< user labels from --tag; "k=v;k=v" in the files
 };
 
 using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;
@@ -67,13 +69,23 @@ struct Column {
   void (*set)(ResultRow&, const FieldValue&);
   double lowest = 0;
   double highest = 0;
+  /// Says what was measured (two runs' rows are compared when these match), not how it went.
+  bool identity = false;
 };
 
 /// Every column, in CSV order, schema_version first.
 std::span<const Column> columns();
 
+/// The identity columns in table order: backend, collective, dtype, op, root, placement, pair,
+/// size_bytes, ranks, settings. (operation and memory, new in schema 5, restate collective and
+/// placement/backend, so rows of older files still match.)
+std::vector<const Column*> identity_columns();
+
 /// The row as ordered (column, value) pairs, schema_version first.
 std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row);
+
+/// The row as one JSON object, a key per column (a non-finite number as null): the JSON file's row.
+nlohmann::json row_to_json(const ResultRow& row);
 
 /// Column names in CSV order.
 std::vector<std::string> column_names();

@@ -4,14 +4,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace fabricbench {
+
+bool RunSummary::failed() const {
+  return std::any_of(verdicts.begin(), verdicts.end(), [](const RunVerdict& v) { return v.failed(); });
+}
 
 std::string series_of(const ResultRow& r) {
   std::string series = fmt::format("{} {} {} {}", r.collective, r.dtype, r.op, r.placement);
   if (r.root >= 0) series += fmt::format(" root {}", r.root);
   if (r.pair >= 0) series += fmt::format(" pair {}", r.pair);
-  if (!r.settings.empty()) series += " [" + r.settings + "]";
+  if (!r.settings.empty()) series += " [" + r.settings.text() + "]";
   return series;
 }
 
@@ -45,9 +50,10 @@ SeriesFigures series_figures(std::vector<ResultRow> rows) {
   return f;
 }
 
-nlohmann::json summarize_rows(const std::vector<ResultRow>& rows) {
-  nlohmann::json s = nlohmann::json::object();
+RunSummary summarize_rows(const std::vector<ResultRow>& rows) {
+  RunSummary s;
   if (rows.empty()) return s;
+  Headline h;
   double sum = 0;
   const ResultRow* peak = &rows.front();
   const ResultRow* smallest = &rows.front();
@@ -56,30 +62,108 @@ nlohmann::json summarize_rows(const std::vector<ResultRow>& rows) {
     if (r.busbw_mean_bytes_per_s > peak->busbw_mean_bytes_per_s) peak = &r;
     if (r.size_bytes < smallest->size_bytes) smallest = &r;
   }
-  s["avg_busbw_bytes_per_s"] = sum / static_cast<double>(rows.size());
-  s["peak_busbw_bytes_per_s"] = peak->busbw_mean_bytes_per_s;
-  s["peak_size_bytes"] = peak->size_bytes;
-  s["smallest_size_bytes"] = smallest->size_bytes;
-  s["smallest_size_time_s"] = smallest->time_s.mean;
-  const std::string first_series = series_of(rows.front());
+  h.avg_busbw = sum / static_cast<double>(rows.size());
+  h.peak_busbw = peak->busbw_mean_bytes_per_s;
+  h.peak_size = peak->size_bytes;
+  h.smallest_size = smallest->size_bytes;
+  h.smallest_size_time_s = smallest->time_s.mean;
+  h.series = series_of(rows.front());
   std::vector<ResultRow> series;
   for (const ResultRow& r : rows)
-    if (series_of(r) == first_series) series.push_back(r);
-  const SeriesFigures f = series_figures(series);
-  s["series"] = first_series;
-  s["plateau_busbw_bytes_per_s"] = f.plateau_busbw;
-  s["plateau_from_size_bytes"] = f.plateau_from_size;
-  s["size_at_50_percent_peak_bytes"] = f.size_at_half_peak;
-  s["size_at_90_percent_peak_bytes"] = f.size_at_90_percent_peak;
+    if (series_of(r) == h.series) series.push_back(r);
+  h.first_series = series_figures(series);
+  s.headline = h;
   // Multi-node: how often each node held the others back (its rank had the most timed seconds).
-  nlohmann::json slowest = nlohmann::json::object();
-  bool several_hosts = false;
-  for (const ResultRow& r : rows) {
-    several_hosts = several_hosts || r.hosts > 1;
-    if (!r.slowest_host.empty()) slowest[r.slowest_host] = slowest.value(r.slowest_host, 0) + 1;
-  }
-  if (several_hosts && !slowest.empty()) s["slowest_host_rows"] = slowest;
+  if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.hosts > 1; }))
+    for (const ResultRow& r : rows)
+      if (!r.slowest_host.empty()) ++s.slowest_host_rows[r.slowest_host];
   return s;
+}
+
+nlohmann::json to_json(const RunSummary& s) {
+  nlohmann::json j = s.attachments.is_object() ? s.attachments : nlohmann::json::object();
+  if (s.headline) {
+    const Headline& h = *s.headline;
+    j["avg_busbw_bytes_per_s"] = h.avg_busbw;
+    j["peak_busbw_bytes_per_s"] = h.peak_busbw;
+    j["peak_size_bytes"] = h.peak_size;
+    j["smallest_size_bytes"] = h.smallest_size;
+    j["smallest_size_time_s"] = h.smallest_size_time_s;
+    j["series"] = h.series;
+    j["plateau_busbw_bytes_per_s"] = h.first_series.plateau_busbw;
+    j["plateau_from_size_bytes"] = h.first_series.plateau_from_size;
+    j["size_at_50_percent_peak_bytes"] = h.first_series.size_at_half_peak;
+    j["size_at_90_percent_peak_bytes"] = h.first_series.size_at_90_percent_peak;
+  }
+  if (!s.slowest_host_rows.empty()) j["slowest_host_rows"] = s.slowest_host_rows;
+  j["verdicts"] = nlohmann::json::array();
+  for (const RunVerdict& v : s.verdicts) j["verdicts"].push_back({{"subject", v.subject}, {"word", v.word}, {"lines", v.lines}});
+  if (s.settings_swept) {
+    j["not_honoured"] = nlohmann::json::array();
+    for (const SettingMismatch& m : s.not_honoured)
+      j["not_honoured"].push_back(
+          {{"size_bytes", m.size_bytes}, {"placement", m.placement}, {"requested", m.requested}, {"used", m.used}});
+  }
+  if (s.refused_settings > 0) j["refused_settings"] = s.refused_settings;
+  if (s.failed_launches > 0) j["failed_launches"] = s.failed_launches;
+  if (s.memory) {
+    j["memory_at_end"] = {{"peak_rss_bytes", s.memory->peak_rss_bytes}};
+    if (s.memory->gpu)
+      j["memory_at_end"]["gpu"] = {{"index", s.memory->gpu->index},
+                                   {"used_bytes", s.memory->gpu->used_bytes},
+                                   {"buffer_bytes", s.memory->gpu->buffer_bytes},
+                                   {"used_at_start_bytes", s.memory->gpu->used_at_start_bytes}};
+  }
+  return j;
+}
+
+void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
+  if (s.headline) {
+    const Headline& h = *s.headline;
+    fmt::print(out, "# Avg bus bandwidth     : {:.3f} GB/s (nccl-tests' figure: every size weighs the same)\n",
+               h.avg_busbw / 1e9);
+    fmt::print(out, "# Peak bus bandwidth    : {:.3f} GB/s at {} B\n", h.peak_busbw / 1e9, h.peak_size);
+    const SeriesFigures& f = h.first_series;
+    if (f.plateau_busbw > 0)
+      fmt::print(out, "# Plateau bus bandwidth : {:.3f} GB/s from {} B up; 50 % of peak at {} B, 90 % at {} B ({})\n",
+                 f.plateau_busbw / 1e9, f.plateau_from_size, f.size_at_half_peak, f.size_at_90_percent_peak, h.series);
+    fmt::print(out, "# Smallest-size latency : {:.2f} us at {} B\n", h.smallest_size_time_s * 1e6, h.smallest_size);
+  }
+  if (!s.slowest_host_rows.empty()) {
+    std::vector<std::pair<std::size_t, std::string>> counts;
+    for (const auto& [host, n] : s.slowest_host_rows) counts.emplace_back(n, host);
+    std::sort(counts.rbegin(), counts.rend());
+    std::string others;
+    for (std::size_t i = 1; i < counts.size(); ++i)
+      others += fmt::format("{}{} {}", others.empty() ? "; then " : ", ", counts[i].second, counts[i].first);
+    fmt::print(out, "# Slowest node          : {} in {} of {} rows{}\n", counts[0].second, counts[0].first, rows, others);
+  }
+  if (s.memory) {
+    std::string line = fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB", s.memory->peak_rss_bytes / 1048576);
+    if (const auto& gpu = s.memory->gpu)
+      line += fmt::format(", GPU {} in use {:.1f} MiB (buffers {:.1f} MiB, {:.1f} MiB before the run)", gpu->index,
+                          gpu->used_bytes / 1048576, gpu->buffer_bytes / 1048576, gpu->used_at_start_bytes / 1048576);
+    fmt::print(out, "{}\n", line);
+  }
+  if (!s.not_honoured.empty()) {
+    const SettingMismatch& m = s.not_honoured.front();
+    fmt::print(out,
+               "# NOT HONOURED          : {} row(s) where NCCL used another algorithm/protocol than asked, e.g. {} B "
+               "asked [{}], used {}\n",
+               s.not_honoured.size(), m.size_bytes, m.requested, m.used);
+  }
+  print_verdicts(out, s);
+}
+
+void print_verdicts(std::FILE* out, const RunSummary& s) {
+  for (const RunVerdict& v : s.verdicts) {
+    if (v.lines.size() == 1) {
+      fmt::print(out, "# Verdict ({}) : {}: {}\n", v.subject, v.word, v.lines.front());
+      continue;
+    }
+    fmt::print(out, "# Verdict ({}) : {}\n", v.subject, v.word);
+    for (const std::string& line : v.lines) fmt::print(out, "#   {}\n", line);
+  }
 }
 
 }  // namespace fabricbench

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// A run's headline numbers, better than nccl-tests' "Avg bus bandwidth" alone (which weighs an
-// 8 B row like an 8 GB one): peak, the large-message plateau, where the curve gets there, and the
-// small-message latency.
+// A run's headline numbers and judgements, typed: better than nccl-tests' "Avg bus bandwidth"
+// alone (which weighs an 8 B row like an 8 GB one): peak, the large-message plateau, where the
+// curve gets there, the small-message latency, which node held the others back, and each verdict
+// (line rate, NCCL path) with its word, so the exit code can follow it.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,17 +30,77 @@ struct SeriesFigures {
   std::uint64_t small_message_size = 0;
 };
 
+/// Every row's figures together, and the first series' curve.
+struct Headline {
+  double avg_busbw = 0;  ///< nccl-tests' average over every row, B/s
+  double peak_busbw = 0;
+  std::uint64_t peak_size = 0;
+  std::uint64_t smallest_size = 0;
+  double smallest_size_time_s = 0;
+  std::string series;  ///< the first series, whose figures follow
+  SeriesFigures first_series;
+};
+
+/// One judgement of the run. `word` is PASS, WARN or FAIL, or a word that says no judgement was
+/// possible (UNKNOWN, NOMINAL); only FAIL fails the run.
+struct RunVerdict {
+  std::string subject;             ///< "line rate", "NCCL path"
+  std::string word;
+  std::vector<std::string> lines;  ///< why, one finding per line
+  bool failed() const { return word == "FAIL"; }
+};
+
+/// A row whose requested NCCL algorithm/protocol differs from what NCCL was seen to use.
+struct SettingMismatch {
+  std::uint64_t size_bytes = 0;
+  std::string placement;
+  std::string requested;  ///< the row's settings
+  std::string used;       ///< "RING/LL"
+};
+
+/// Rank 0's memory when the sweep ended: host RSS must stay flat whatever the message size.
+struct MemoryAtEnd {
+  double peak_rss_bytes = 0;
+  struct Gpu {
+    int index = 0;
+    double used_bytes = 0;
+    double buffer_bytes = 0;
+    double used_at_start_bytes = 0;
+  };
+  std::optional<Gpu> gpu;
+};
+
+struct RunSummary {
+  std::optional<Headline> headline;                     ///< none for no rows
+  std::map<std::string, std::size_t> slowest_host_rows;  ///< multi-node rows only: host -> rows it was slowest in
+  std::vector<RunVerdict> verdicts;
+  bool settings_swept = false;  ///< --algo/--proto given: not_honoured was looked for
+  std::vector<SettingMismatch> not_honoured;
+  std::size_t refused_settings = 0;
+  std::size_t failed_launches = 0;  ///< fb_sweep: launches that produced no rows
+  std::optional<MemoryAtEnd> memory;
+  /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
+  nlohmann::json attachments = nlohmann::json::object();
+
+  bool failed() const;
+};
+
 /// "all_reduce float sum out-of-place": the series a row belongs to.
 std::string series_of(const ResultRow& row);
 
 /// Figures of `rows`, all of one series (any order). Zeros for no rows.
 SeriesFigures series_figures(std::vector<ResultRow> rows);
 
-/// avg_busbw_bytes_per_s (nccl-tests' average over every row), peak_busbw_bytes_per_s with
-/// peak_size_bytes, the smallest size's mean time (smallest_size_time_s, smallest_size_bytes),
-/// the first series' figures (series, plateau_busbw_bytes_per_s, plateau_from_size_bytes,
-/// size_at_50_percent_peak_bytes, size_at_90_percent_peak_bytes) and, for multi-node rows,
-/// slowest_host_rows {host: rows where it was the slowest}. Empty object for no rows.
-nlohmann::json summarize_rows(const std::vector<ResultRow>& rows);
+/// The headline and the slowest-host counts of `rows`.
+RunSummary summarize_rows(const std::vector<ResultRow>& rows);
+
+/// The summary object of a run's JSON file.
+nlohmann::json to_json(const RunSummary& summary);
+
+/// The summary lines a collective's console table ends with: headline, slowest node, memory,
+/// settings not honoured, then the verdicts. `rows` is the run's row count.
+void print_summary(std::FILE* out, const RunSummary& summary, std::size_t rows);
+/// "# Verdict (line rate) : PASS: ...", one block per verdict.
+void print_verdicts(std::FILE* out, const RunSummary& summary);
 
 }  // namespace fabricbench

@@ -28,7 +28,7 @@ std::string noise_text(const RowComparison& r) {
 std::string what(const ResultRow& r) {
   std::string text = fmt::format("{} {} {} {}", r.collective, r.dtype, r.op, r.placement);
   if (r.pair >= 0) text += fmt::format(" pair {}", r.pair);
-  if (!r.settings.empty()) text += " [" + r.settings + "]";
+  if (!r.settings.empty()) text += " [" + r.settings.text() + "]";
   return text;
 }
 
@@ -112,35 +112,33 @@ std::string markdown_report(const ReportInput& in) {
 }
 
 std::string csv_report(const ReportInput& in) {
-  std::string csv =
-      "size_bytes,collective,dtype,op,placement,pair,ranks,settings,metric,baseline,new,speedup,noise,verdict\n";
-  for (const RowComparison& r : in.comparison.rows)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.6f},{},{}\n", r.base.size_bytes,
-                       csv_escape(r.base.collective), csv_escape(r.base.dtype), csv_escape(r.base.op),
-                       csv_escape(r.base.placement), r.base.pair, r.base.ranks, csv_escape(r.base.settings),
-                       metric_name(r.metric), r.base_value, r.new_value, r.speedup,
+  std::string csv;
+  for (const Column* column : identity_columns()) csv += std::string(column->name) + ",";
+  csv += "metric,baseline,new,speedup,noise,verdict\n";
+  for (const RowComparison& r : in.comparison.rows) {
+    for (const Column* column : identity_columns())
+      csv += std::visit([](const auto& v) { return csv_escape(fmt::format("{}", v)); }, column->get(r.base)) + ",";
+    csv += fmt::format("{},{:.9g},{:.9g},{:.6f},{},{}\n", metric_name(r.metric), r.base_value, r.new_value, r.speedup,
                        r.noise_known ? fmt::format("{:.6f}", r.noise) : std::string(), verdict_name(r.verdict));
+  }
   return csv;
 }
 
 nlohmann::json json_report(const ReportInput& in) {
   const Comparison& c = in.comparison;
   nlohmann::json rows = nlohmann::json::array();
-  for (const RowComparison& r : c.rows)
-    rows.push_back({{"size_bytes", r.base.size_bytes},
-                    {"collective", r.base.collective},
-                    {"dtype", r.base.dtype},
-                    {"op", r.base.op},
-                    {"placement", r.base.placement},
-                    {"pair", r.base.pair},
-                    {"ranks", r.base.ranks},
-                    {"settings", r.base.settings},
-                    {"metric", metric_name(r.metric)},
+  for (const RowComparison& r : c.rows) {
+    nlohmann::json row = nlohmann::json::object();
+    const nlohmann::json base = row_to_json(r.base);
+    for (const Column* column : identity_columns()) row[std::string(column->name)] = base[std::string(column->name)];
+    row.update(nlohmann::json{{"metric", metric_name(r.metric)},
                     {"baseline", r.base_value},
                     {"new", r.new_value},
                     {"speedup", r.speedup},
                     {"noise", r.noise_known ? nlohmann::json(r.noise) : nlohmann::json()},
                     {"verdict", verdict_name(r.verdict)}});
+    rows.push_back(std::move(row));
+  }
   nlohmann::json differences = nlohmann::json::array();
   for (const ContextDifference& d : c.context_differences)
     differences.push_back({{"item", d.item}, {"baseline", d.base}, {"new", d.fresh}});

@@ -102,9 +102,12 @@ Verdict decide(double speedup, double noise, double threshold, double sigmas) {
 }
 
 std::string match_key(const ResultRow& r, const CompareOptions& options) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.backend, r.collective, r.dtype, r.op, r.root, r.placement,
-                     r.pair, r.size_bytes, r.ranks, options.ignore_settings ? "" : r.settings,
-                     options.match_tags ? r.tags : "");
+  std::string key;
+  for (const Column* column : identity_columns()) {
+    if (options.ignore_settings && column->name == "settings") continue;
+    key += std::visit([](const auto& v) { return fmt::format("{}|", v); }, column->get(r));
+  }
+  return options.match_tags ? key + r.tags.text() : key;
 }
 
 std::vector<ContextDifference> context_differences(const nlohmann::json& base, const nlohmann::json& fresh) {

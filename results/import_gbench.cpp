@@ -75,7 +75,7 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
       r.rank_reduction = "rank0";
       r.stop_reason = "iterations";
       r.busbw_factor = 1;
-      r.tags = "source=gbench";
+      r.tags.set("source", "gbench");
     }
     const std::string aggregate = b.value("aggregate_name", std::string());
     if (b.value("run_type", std::string("iteration")) == "iteration") {

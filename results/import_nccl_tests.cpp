@@ -58,8 +58,7 @@ ResultRow make_row(const std::string& program, const std::string& collective, st
   r.busbw_mean_bytes_per_s = r.busbw_median_bytes_per_s = p.busbw * 1e9;
   r.busbw_factor = p.algbw > 0 ? p.busbw / p.algbw : 0;
   r.wrong = p.wrong;
-  r.settings = "";
-  r.tags = "source=nccl-tests";
+  r.tags.set("source", "nccl-tests");
   return r;
 }
 

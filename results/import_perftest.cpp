@@ -54,8 +54,8 @@ ResultRow base_row(const TestKind& kind, std::uint64_t size, const std::string& 
   r.rank_reduction = "max";
   r.stop_reason = "iterations";
   r.busbw_factor = 1;
-  r.settings = settings;
-  r.tags = "source=perftest";
+  r.settings = KeyValues::parse(settings);
+  r.tags.set("source", "perftest");
   return r;
 }
 

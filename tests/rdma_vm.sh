@@ -46,10 +46,19 @@ done
 for test in write_lat read_lat send_lat; do
   run "$test" 3 -np 2 "$bin/fb_rdma_$test" -d rxe0 --minbytes 2 --maxbytes 4K --stepfactor 32 -n 200
 done
+# Atomics (8 B): every counter read back must equal the operations issued on its QP.
+for type in FETCH_AND_ADD CMP_AND_SWAP; do
+  run "atomic_bw_$type" 1 -np 2 "$bin/fb_rdma_atomic_bw" -d rxe0 -A "$type" -n 4096 -q 2
+  run "atomic_lat_$type" 1 -np 2 "$bin/fb_rdma_atomic_lat" -d rxe0 -A "$type" -n 500
+done
+run atomic_bw_bidirectional 1 -np 2 "$bin/fb_rdma_atomic_bw" -d rxe0 -A CMP_AND_SWAP -b -n 4096
 run write_bw_bidirectional 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -b -n 1024
 run write_bw_two_pairs 3 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024  # two pairs and their total
 run write_bw_four_qps 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -q 4 -n 1024
 run send_bw_two_qps 1 -np 2 "$bin/fb_rdma_send_bw" -d rxe0 -s 4K -q 2 -n 1024
+
+# The console tables people parse, line by line.
+if python3 tests/output_check.py --bin "$bin" --mpirun mpirun verbs rxe0; then :; else fail "verbs table shape"; fi
 
 # Errors that can be produced for real: one line, exit 2, no file.
 expect_usage_error() {  # NAME FRAGMENT ARGS...
@@ -68,6 +77,7 @@ expect_usage_error() {  # NAME FRAGMENT ARGS...
 }
 expect_usage_error wrong_device "present: rxe0" "$bin/fb_rdma_write_bw" -d mlx5_9
 expect_usage_error bad_gid "-x/--gid-index" "$bin/fb_rdma_write_bw" -d rxe0 -x 200
+expect_usage_error atomic_size "an RDMA atomic works on 8 B" "$bin/fb_rdma_atomic_bw" -d rxe0 -s 64
 expect_usage_error gpu_memory_without_gpu "no CUDA GPU" "$bin/fb_rdma_write_bw" -d rxe0 --mem staged
 # Without CAP_IPC_LOCK (dropped from the bounding set, as for a normal user) a low memlock limit bites.
 (ulimit -l 64 && expect_usage_error memlock_too_low "memlock limit is 64 KiB" \
@@ -126,6 +136,16 @@ theirs=$(ib_write_lat -d rxe0 -s 2 -n 2000 -F 127.0.0.1 2>&1 | awk '$1 == 2 {pri
 wait "$server"
 ours=$(python3 -c "import csv; r=list(csv.DictReader(open('$out/ours_lat.csv')))[0]; print(float(r['time_median_s'])*1e6)")
 echo "benchmark: write latency 2 B: ours $ours us (median), ib_write_lat $theirs us (t_typical), ratio $(python3 -c "print(f'{$ours/$theirs:.2f}')" 2>/dev/null)"
+
+# Atomic latency beside perftest's ib_atomic_lat (round trip, t_typical against our median).
+mpirun --oversubscribe -np 2 "$bin/fb_rdma_atomic_lat" -d rxe0 -n 2000 --csv "$out/ours_atomic.csv" > /dev/null 2>&1
+ib_atomic_lat -d rxe0 -n 2000 -F > "$out/pt_server.log" 2>&1 &
+server=$!
+sleep 1
+theirs=$(ib_atomic_lat -d rxe0 -n 2000 -F 127.0.0.1 2>&1 | awk '$1 == 8 {print $5}')
+wait "$server"
+ours=$(python3 -c "import csv; r=list(csv.DictReader(open('$out/ours_atomic.csv')))[0]; print(float(r['time_median_s'])*1e6)")
+echo "benchmark: atomic fetch-and-add latency 8 B: ours $ours us (median), ib_atomic_lat $theirs us (t_typical), ratio $(python3 -c "print(f'{$ours/$theirs:.2f}')" 2>/dev/null)"
 
 echo "rdma VM suite: $((failures == 0 ? 1 : 0)) passed, $failures failed checks, $(($(date +%s) - start)) s inside the VM"
 exit $((failures > 0))

@@ -65,11 +65,7 @@ std::vector<Setting> combinations(const std::vector<Variable>& variables) {
   return out;
 }
 
-std::string setting_text(const Setting& s) {
-  std::string text;
-  for (const auto& [name, value] : s) text += fmt::format("{}{}={}", text.empty() ? "" : ";", name, value);
-  return text;
-}
+std::string setting_text(const Setting& s) { return KeyValues(s).text(); }
 
 bool is_open_mpi_launcher(const std::string& program) {
   const std::string name = fs::path(program).filename();
@@ -96,7 +92,7 @@ void print_side_by_side(const std::vector<std::string>& columns, const std::vect
     if (runs[c])
       for (const ResultRow& r : runs[c]->rows) {
         ResultRow plain = r;
-        plain.settings.clear();
+        plain.settings = {};
         cells[{series_of(plain), r.size_bytes}][c] = &r;
       }
   std::string header = fmt::format("# {:<40} {:>10}", "series", "size");
@@ -198,7 +194,7 @@ int run(int argc, char** argv) {
     by_column.push_back(loaded[i].get());
     if (!loaded[i]) continue;
     for (ResultRow row : loaded[i]->rows) {
-      row.settings += (row.settings.empty() ? "" : ";") + setting_text(settings[i]);
+      for (const auto& [name, value] : settings[i]) row.settings.set(name, value);
       reporters.add(row);
       merged.push_back(row);
     }
@@ -206,7 +202,7 @@ int run(int argc, char** argv) {
   RunTotals totals;
   totals.rows = merged.size();
   totals.summary = summarize_rows(merged);
-  totals.summary["failed_launches"] = failed;
+  totals.summary.failed_launches = failed;
   reporters.finish(totals);
   fmt::print("#\n");
   print_side_by_side(columns, by_column);

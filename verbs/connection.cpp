@@ -43,13 +43,12 @@ Endpoint RcQueuePair::endpoint(std::uint32_t rkey, std::uint64_t address) const 
   return e;
 }
 
-void RcQueuePair::connect(const Endpoint& remote, ibv_mtu mtu) {
-  constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+void RcQueuePair::connect(const Endpoint& remote, ibv_mtu mtu, int access) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = hca_.port.number;
-  attr.qp_access_flags = kAccess;
+  attr.qp_access_flags = static_cast<unsigned>(access);
   check_rc(ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
            "ibv_modify_qp to INIT");
 

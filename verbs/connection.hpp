@@ -29,8 +29,9 @@ class RcQueuePair {
  public:
   RcQueuePair(Hca& hca, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint32_t depth);
   Endpoint endpoint(std::uint32_t rkey, std::uint64_t address) const;
-  /// INIT -> RTR -> RTS towards `remote`, with `mtu` capped at the port's active MTU.
-  void connect(const Endpoint& remote, ibv_mtu mtu);
+  /// INIT -> RTR -> RTS towards `remote`, with `mtu` capped at the port's active MTU; `access`
+  /// is what the peer may do to our memory through this QP.
+  void connect(const Endpoint& remote, ibv_mtu mtu, int access);
   ibv_qp* get() const { return qp_.get(); }
 
  private:

@@ -2,12 +2,10 @@
 #include "verbs/pair_benchmark.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench::verbs {
@@ -22,26 +20,21 @@ constexpr int kPollBatch = 16;
 
 }  // namespace
 
-PairRates pair_rates(std::uint64_t bytes, bool bidirectional, Metric metric, double mean_s, double median_s,
-                     double min_s) {
-  const double moved = static_cast<double>(bytes) * (bidirectional && metric == Metric::kBandwidth ? 2 : 1);
-  auto rate = [moved](double seconds) { return seconds > 0 ? moved / seconds : 0; };
-  return {rate(mean_s), rate(median_s), rate(min_s)};
+double bytes_moved(std::uint64_t bytes, bool bidirectional, Metric metric) {
+  return static_cast<double>(bytes) * (bidirectional && metric == Metric::kBandwidth ? 2 : 1);
 }
 
-PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<MessageMemory> memory,
-                             MPI_Comm pair_comm)
-    : hca_(hca), config_(config), memory_(std::move(memory)) {
+PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation,
+                             std::unique_ptr<MessageMemory> memory, MPI_Comm pair_comm)
+    : hca_(hca), config_(config), operation_(std::move(operation)), memory_(std::move(memory)) {
   MPI_Comm_rank(pair_comm, &role_);
-  constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  const int access = IBV_ACCESS_LOCAL_WRITE | operation_->remote_access();
   try {
-    mr_ = memory_->register_with(hca.pd.get(), kAccess);
+    mr_ = memory_->register_with(hca.pd.get(), access);
   } catch (...) {
-    rethrow_with_context(fmt::format("registering {} B of {} memory on {}", 2 * config.max_bytes,
+    rethrow_with_context(fmt::format("registering {} B of {} memory on {}", 2 * config.half_bytes,
                                      memory_->describe(), hca.name));
   }
-  write_with_immediate_ = config.operation == Operation::kWrite &&
-                          (config.metric == Metric::kLatency ? !memory_->host_visible() : memory_->kind() == MemoryKind::kStaged);
   const int depth = static_cast<int>(config.tx_depth) * config.qps;
   send_cq_.reset(ibv_create_cq(hca.context.get(), depth, nullptr, nullptr, 0));
   recv_cq_.reset(ibv_create_cq(hca.context.get(), depth, nullptr, nullptr, 0));
@@ -49,74 +42,47 @@ PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr
   std::vector<Endpoint> mine;
   for (int i = 0; i < config.qps; ++i) {
     qps_.emplace_back(hca, send_cq_.get(), recv_cq_.get(), config.tx_depth);
-    mine.push_back(qps_.back().endpoint(mr_->rkey, reinterpret_cast<std::uint64_t>(exposed())));
+    mine.push_back(qps_.back().endpoint(mr_->rkey, reinterpret_cast<std::uint64_t>(memory_->wire() + exposed_offset())));
   }
   remote_ = exchange_endpoints(mine, 1 - role_, pair_comm);
-  for (int i = 0; i < config.qps; ++i) qps_[i].connect(remote_[i], config.mtu);
+  for (int i = 0; i < config.qps; ++i) qps_[i].connect(remote_[i], config.mtu, access);
 }
 
-bool PairBenchmark::posts_receives() const {
-  return config_.operation == Operation::kSend || write_with_immediate_;
-}
-
-bool PairBenchmark::receives_data() const {
-  if (config_.metric == Metric::kLatency) return config_.operation != Operation::kRead || role_ == 0;
-  if (config_.bidirectional) return true;
-  return config_.operation == Operation::kRead ? role_ == 0 : role_ == 1;
+ibv_sge PairBenchmark::sge(std::size_t offset, std::uint64_t bytes) const {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uint64_t>(memory_->wire() + offset);
+  sge.length = static_cast<std::uint32_t>(bytes);
+  sge.lkey = mr_->lkey;
+  return sge;
 }
 
 void PairBenchmark::prepare(std::uint64_t bytes) {
-  // Write and send move local -> peer's exposed half; read moves the peer's exposed half -> local.
-  const bool read = config_.operation == Operation::kRead;
-  const std::size_t source = read ? exposed_offset() : kLocal;
-  const std::size_t target = read ? kLocal : exposed_offset();
-  std::vector<std::uint8_t> pattern(bytes);
-  for (std::uint64_t i = 0; i < bytes; ++i) pattern[i] = pattern_byte(role_, bytes, i);
-  memory_->store(source, pattern.data(), bytes);
-  memory_->clear(target, bytes);
-  // Nothing tells the target of a read when it happens: its bytes are staged once, here.
-  if (read) memory_->stage_out(source, bytes);
-  if (posts_receives() && receive_bytes_ != bytes) {
-    // Receives posted for an earlier size stay valid: they were sized for the largest message.
-    if (receive_bytes_ == 0)
-      for (std::size_t qp = 0; qp < qps_.size(); ++qp)
-        for (std::uint32_t i = 0; i < config_.tx_depth; ++i) post_receive(qp, config_.max_bytes);
-    receive_bytes_ = bytes;
+  operation_->prepare(*this, bytes);
+  if (operation_->posts_receives() && !receives_posted_) {
+    // Sized for the largest message: valid for every size of the sweep.
+    for (std::size_t qp = 0; qp < qps_.size(); ++qp)
+      for (std::uint32_t i = 0; i < config_.tx_depth; ++i) post_receive(qp);
+    receives_posted_ = true;
   }
-  marker_ = 0;
 }
 
 void PairBenchmark::post(std::size_t qp, std::uint64_t bytes, bool signaled, std::uint64_t covered) {
-  const bool read = config_.operation == Operation::kRead;
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<std::uint64_t>(local());
-  sge.length = static_cast<std::uint32_t>(bytes);
-  sge.lkey = mr_->lkey;
+  ibv_sge entry = sge(0, bytes);
   ibv_send_wr wr{};
   wr.wr_id = covered;
-  wr.sg_list = &sge;
+  wr.sg_list = &entry;
   wr.num_sge = 1;
-  wr.opcode = config_.operation == Operation::kSend ? IBV_WR_SEND
-              : read                                  ? IBV_WR_RDMA_READ
-              : write_with_immediate_                 ? IBV_WR_RDMA_WRITE_WITH_IMM
-                                                      : IBV_WR_RDMA_WRITE;
   wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-  if (config_.operation != Operation::kSend) {
-    wr.wr.rdma.remote_addr = remote_[qp].address;
-    wr.wr.rdma.rkey = remote_[qp].rkey;
-  }
+  operation_->fill(*this, qp, bytes, wr, entry);
   ibv_send_wr* bad = nullptr;
   check_rc(ibv_post_send(qps_[qp].get(), &wr, &bad), "ibv_post_send");
 }
 
-void PairBenchmark::post_receive(std::size_t qp, std::uint64_t bytes) {
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<std::uint64_t>(exposed());
-  sge.length = static_cast<std::uint32_t>(bytes);
-  sge.lkey = mr_->lkey;
+void PairBenchmark::post_receive(std::size_t qp) {
+  ibv_sge entry = sge(exposed_offset(), config_.half_bytes);
   ibv_recv_wr wr{};
   wr.wr_id = qp;
-  wr.sg_list = &sge;
+  wr.sg_list = &entry;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
   check_rc(ibv_post_recv(qps_[qp].get(), &wr, &bad), "ibv_post_recv");
@@ -143,14 +109,49 @@ int PairBenchmark::poll(ibv_cq* cq, ibv_wc* completions, int capacity) {
   return n;
 }
 
+void PairBenchmark::await_completion(ibv_cq* cq, const char* what) {
+  ibv_wc completion;
+  wait_start_ = now_seconds();
+  std::uint64_t spins = 0;
+  while (poll(cq, &completion, 1) == 0)
+    if (++spins % 4096 == 0) check_deadline(what);
+}
+
+void PairBenchmark::await_send_completion(const char* what) { await_completion(send_cq_.get(), what); }
+
+void PairBenchmark::await_receive(const char* what) { await_completion(recv_cq_.get(), what); }
+
+void PairBenchmark::await_byte(const std::uint8_t* byte, std::uint8_t value, const char* what) {
+  const volatile std::uint8_t* watched = byte;
+  wait_start_ = now_seconds();
+  std::uint64_t spins = 0;
+  while (*watched != value)
+    if (++spins % 65536 == 0) check_deadline(what);
+}
+
+void PairBenchmark::read_remote(std::size_t qp, std::size_t local_offset, std::uint64_t remote_offset,
+                                std::uint32_t bytes) {
+  ibv_sge entry = sge(local_offset, bytes);
+  ibv_send_wr wr{};
+  wr.sg_list = &entry;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_[qp].address + remote_offset;
+  wr.wr.rdma.rkey = remote_[qp].rkey;
+  ibv_send_wr* bad = nullptr;
+  check_rc(ibv_post_send(qps_[qp].get(), &wr, &bad), "ibv_post_send (read-back)");
+  await_send_completion("the read-back of the peer's memory");
+}
+
 double PairBenchmark::run(std::uint64_t bytes, int operations) {
-  return config_.metric == Metric::kBandwidth ? run_bandwidth(bytes, operations) : run_latency(bytes, operations);
+  if (config_.metric == Metric::kBandwidth) return run_bandwidth(bytes, operations);
+  return operation_->ping_pong() ? run_ping_pong(bytes, operations) : run_round_trips(bytes, operations);
 }
 
 double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
   const bool sends = role_ == 0 || config_.bidirectional;
-  const bool receives = posts_receives() && (role_ == 1 || config_.bidirectional);
-  const bool read = config_.operation == Operation::kRead;
+  const bool receives = operation_->posts_receives() && (role_ == 1 || config_.bidirectional);
   const std::size_t queues = qps_.size();
   // Completions are requested every `signal_every` WRs per QP (and on each QP's last), each
   // carrying in wr_id how many WRs it retires: fewer interrupts of the pipeline, depth kept full.
@@ -172,14 +173,14 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
         ++since_signal[qp];
         const bool last_on_qp = index + queues >= total;
         const bool signaled = since_signal[qp] >= signal_every || last_on_qp;
-        if (!read) memory_->stage_out(kLocal, bytes);
+        operation_->before_post(*this, bytes);
         post(qp, bytes, signaled, signaled ? since_signal[qp] : 0);
         if (signaled) since_signal[qp] = 0;
         ++posted[qp];
         ++posted_total;
       }
     }
-    int n = poll(send_cq_.get(), completions, kPollBatch);
+    const int n = poll(send_cq_.get(), completions, kPollBatch);
     for (int i = 0; i < n; ++i) {
       const std::size_t qp =
           std::find_if(qps_.begin(), qps_.end(),
@@ -187,13 +188,12 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
           qps_.begin();
       completed[qp] += completions[i].wr_id;
       completed_total += completions[i].wr_id;
-      if (read)  // every message read lands in the bounce buffer and is copied on
-        for (std::uint64_t m = 0; m < completions[i].wr_id; ++m) memory_->stage_in(kLocal, bytes);
+      for (std::uint64_t m = 0; m < completions[i].wr_id; ++m) operation_->after_completion(*this, bytes);
     }
-    int r = receives ? poll(recv_cq_.get(), completions, kPollBatch) : 0;
+    const int r = receives ? poll(recv_cq_.get(), completions, kPollBatch) : 0;
     for (int i = 0; i < r; ++i) {
       memory_->stage_in(exposed_offset(), bytes);
-      post_receive(completions[i].wr_id, config_.max_bytes);
+      post_receive(completions[i].wr_id);
     }
     received += static_cast<std::uint64_t>(r);
     if (n + r > 0) {
@@ -205,72 +205,39 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
   return now_seconds() - start;
 }
 
-double PairBenchmark::run_latency(std::uint64_t bytes, int operations) {
-  ibv_wc completions[kPollBatch];
-  const bool client = role_ == 0;
-  auto await = [&](ibv_cq* cq, const char* what) {
-    wait_start_ = now_seconds();
-    std::uint64_t spins = 0;
-    while (poll(cq, completions, 1) == 0)
-      if (++spins % 4096 == 0) check_deadline(what);
-  };
+double PairBenchmark::run_round_trips(std::uint64_t bytes, int operations) {
+  if (role_ != 0) return 0;
   const double start = now_seconds();
-  if (config_.operation == Operation::kRead) {
-    for (int i = 0; client && i < operations; ++i) {
-      post(0, bytes, true, 1);
-      await(send_cq_.get(), "an RDMA read completion");
-      memory_->stage_in(kLocal, bytes);
-    }
-    return client ? now_seconds() - start : 0;
-  }
-  // Ping-pong: the client sends then waits for the reply; the server waits then replies.
-  const bool poll_last_byte = config_.operation == Operation::kWrite && !write_with_immediate_;
-  auto send_leg = [&] {
-    memory_->stage_out(kLocal, bytes);
-    if (poll_last_byte) local()[bytes - 1] = marker_;
-    post(0, bytes, true, 1);
-    await(send_cq_.get(), config_.operation == Operation::kWrite ? "an RDMA write completion" : "a send completion");
-  };
-  auto receive_leg = [&] {
-    if (!poll_last_byte) {
-      await(recv_cq_.get(), "the peer's message");
-      memory_->stage_in(exposed_offset(), bytes);
-      post_receive(0, config_.max_bytes);
-      return;
-    }
-    // ib_write_lat's way: the last byte of the peer's write landing in our memory.
-    volatile std::uint8_t* last = exposed() + bytes - 1;
-    wait_start_ = now_seconds();
-    std::uint64_t spins = 0;
-    while (*last != marker_)
-      if (++spins % 65536 == 0) check_deadline("the peer's RDMA write");
-    memory_->stage_in(exposed_offset(), bytes);
-  };
   for (int i = 0; i < operations; ++i) {
-    marker_ = static_cast<std::uint8_t>(marker_ % 255 + 1);  // the same sequence on both sides
-    if (client) {
+    post(0, bytes, true, 1);
+    await_send_completion("the completion of an operation on the peer's memory");
+    operation_->after_completion(*this, bytes);
+  }
+  return now_seconds() - start;
+}
+
+double PairBenchmark::run_ping_pong(std::uint64_t bytes, int operations) {
+  auto send_leg = [&] {
+    operation_->before_post(*this, bytes);
+    post(0, bytes, true, 1);
+    await_send_completion("a send completion");
+  };
+  std::uint8_t trip = 0;
+  const double start = now_seconds();
+  for (int i = 0; i < operations; ++i) {
+    trip = static_cast<std::uint8_t>(trip % 255 + 1);  // the same sequence on both sides
+    operation_->begin_trip(*this, bytes, trip);
+    if (role_ == 0) {
       send_leg();
-      receive_leg();
+      operation_->await_message(*this, bytes);
     } else {
-      receive_leg();
+      operation_->await_message(*this, bytes);
       send_leg();
     }
   }
   return (now_seconds() - start) / 2;  // one way, as perftest reports write and send latency
 }
 
-std::uint64_t PairBenchmark::count_wrong(std::uint64_t bytes) const {
-  if (!receives_data()) return 0;
-  std::vector<std::uint8_t> received(bytes);
-  memory_->load(config_.operation == Operation::kRead ? kLocal : exposed_offset(), received.data(), bytes);
-  // Write latency polling memory keeps a trip counter in the last byte.
-  const std::uint64_t checked = config_.operation == Operation::kWrite && config_.metric == Metric::kLatency &&
-                                        !write_with_immediate_
-                                    ? bytes - 1
-                                    : bytes;
-  std::uint64_t wrong = 0;
-  for (std::uint64_t i = 0; i < checked; ++i) wrong += received[i] != pattern_byte(1 - role_, bytes, i);
-  return wrong;
-}
+std::uint64_t PairBenchmark::count_wrong(std::uint64_t bytes) { return operation_->count_wrong(*this, bytes); }
 
 }  // namespace fabricbench::verbs

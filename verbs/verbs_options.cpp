@@ -5,8 +5,7 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
-#include "common/options.hpp"
-#include "common/output_file.hpp"
+#include "common/output_options.hpp"
 
 namespace fabricbench::verbs {
 
@@ -21,22 +20,36 @@ ibv_mtu mtu_enum(int mtu) {
   }
 }
 
-ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric metric, int argc, const char* const* argv,
-                                           bool check_paths) {
+namespace {
+
+AtomicKind atomic_kind(const std::string& name) {
+  if (name == "FETCH_AND_ADD" || name == "faa") return AtomicKind::kFetchAndAdd;
+  if (name == "CMP_AND_SWAP" || name == "cas") return AtomicKind::kCompareAndSwap;
+  throw UsageError(fmt::format("-A/--atomic_type '{}': valid types are FETCH_AND_ADD (faa) and CMP_AND_SWAP (cas)", name));
+}
+
+}  // namespace
+
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation operation, Metric metric, int argc,
+                                           const char* const* argv, bool check_paths) {
   ParsedVerbsCommandLine parsed;
   VerbsOptions& o = parsed.options;
-  CLI::App app(fmt::format("{}: RDMA {} between pairs of MPI ranks (rank i with i + n/2), data verified.", program,
-                           metric == Metric::kBandwidth ? "bandwidth" : "latency"),
+  const bool atomic = operation == Operation::kAtomic;
+  CLI::App app(fmt::format("{}: RDMA {} {} between pairs of MPI ranks (rank i with i + n/2), data verified.", program,
+                           operation_family(operation), metric == Metric::kBandwidth ? "bandwidth" : "latency"),
                program);
   app.get_formatter()->column_width(34);
-  std::string size_text, min_text, max_text, memory_text, pairs_text = "half";
-  std::vector<std::string> tag_texts;
+  std::string size_text, min_text, max_text, memory_text, pairs_text = "half", atomic_text = "FETCH_AND_ADD";
   bool all_sizes = false, report_gbits = false, use_cuda_dmabuf = false;
   std::optional<int> use_cuda;
   app.add_option("-d,--ib-dev", o.device, "RDMA device (ibv_devices lists them) [the first]");
   app.add_option("-i,--ib-port", o.port, "port of the device [1]");
   app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]");
-  auto* size_opt = app.add_option("-s,--size", size_text, "one message size (K/M/G suffixes) [64K bw, 2 latency]");
+  auto* size_opt = app.add_option("-s,--size", size_text,
+                                  atomic ? "message size: an atomic is 8 B [8]"
+                                         : "one message size (K/M/G suffixes) [64K bw, 2 latency]");
+  if (atomic)
+    app.add_option("-A,--atomic_type", atomic_text, "FETCH_AND_ADD (faa) or CMP_AND_SWAP (cas), as perftest [FETCH_AND_ADD]");
   app.add_flag("-a,--all", all_sizes, "all sizes from 2 B to 8 MiB, doubling (perftest's -a)");
   auto* min_opt = app.add_option("--minbytes", min_text, "sweep: smallest size");
   auto* max_opt = app.add_option("--maxbytes", max_text, "sweep: largest size");
@@ -59,11 +72,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
                  "through pinned host memory per message); GPU = --use_cuda or local rank [host]");
   app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]");
   app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]");
-  app.add_option("-T,--timeout", o.timeout_seconds, "seconds a wait on the peer may take; 0 off [300]");
-  app.add_option("--csv", o.csv_path, "write rows as CSV to this file");
-  app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
-  app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
-  app.add_option("--progress", o.progress, "row k of N on stderr: on, off, auto [auto]");
+  OutputFlags output_flags(app, o.outputs);
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);
     return parsed;
@@ -87,8 +96,11 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
     o.sweep.min_bytes = parse_bytes(min_text.empty() ? "2" : min_text, "--minbytes");
     o.sweep.max_bytes = parse_bytes(max_text.empty() ? "8M" : max_text, "--maxbytes");
   } else {
-    o.sweep.min_bytes = o.sweep.max_bytes = bandwidth ? 65536 : 2;
+    o.sweep.min_bytes = o.sweep.max_bytes = atomic ? 8 : bandwidth ? 65536 : 2;
   }
+  if (atomic && (o.sweep.min_bytes != 8 || o.sweep.max_bytes != 8))
+    throw UsageError("-s/--size: an RDMA atomic works on 8 B; drop the size flags or give -s 8");
+  if (atomic) o.atomic = atomic_kind(atomic_text);
   if (o.sweep.min_bytes > o.sweep.max_bytes)
     throw UsageError(
         fmt::format("--minbytes ({} B) is larger than --maxbytes ({} B)", o.sweep.min_bytes, o.sweep.max_bytes));
@@ -112,9 +124,6 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
   if (!(o.warn_percent <= o.pass_percent) || o.warn_percent < 0 || o.pass_percent > 100)
     throw UsageError(
         fmt::format("--warn ({:g}) must be at most --pass ({:g}), both 0..100", o.warn_percent, o.pass_percent));
-  if (o.timeout_seconds < 0) throw UsageError("-T/--timeout must be 0 (off) or positive");
-  if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
-    throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
 
   if (use_cuda_dmabuf && !use_cuda) throw UsageError("--use_cuda_dmabuf needs --use_cuda=<gpu>");
   if (use_cuda) {
@@ -127,12 +136,11 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric me
                                    use_cuda_dmabuf ? " --use_cuda_dmabuf" : "", memory_text));
   }
   o.memory = memory_kind(memory_text.empty() ? "host" : memory_text);
+  if (atomic && o.memory == MemoryKind::kStaged)
+    throw UsageError("--mem staged: an atomic acts on the NIC's target memory, there is nothing to stage; use host, "
+                     "cuda or cuda-dmabuf");
   o.pairs = pair_mode(pairs_text);
-
-  for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
-  if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
-  if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
-  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
+  output_flags.check(check_paths);
   return parsed;
 }
 

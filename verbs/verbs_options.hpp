@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/output_options.hpp"
 #include "common/sizes.hpp"
 #include "verbs/pair_benchmark.hpp"
 #include "verbs/pairing.hpp"
@@ -29,11 +30,10 @@ struct VerbsOptions {
   bool report_mibs = false;  ///< --report-mibs; Gb/s otherwise
   MemoryKind memory = MemoryKind::kHost;  ///< --mem / --use_cuda / --use_cuda_dmabuf
   int gpu = -1;                           ///< --use_cuda=<gpu>; -1 = local rank modulo the GPU count
+  AtomicKind atomic = AtomicKind::kFetchAndAdd;  ///< -A (atomics only)
   double pass_percent = 90;
   double warn_percent = 70;
-  double timeout_seconds = 300;
-  std::string csv_path, json_path, progress = "auto";
-  std::vector<std::pair<std::string, std::string>> tags;
+  OutputOptions outputs;  ///< --csv --json --tag --progress -T
 };
 
 struct ParsedVerbsCommandLine {
@@ -42,8 +42,8 @@ struct ParsedVerbsCommandLine {
 };
 
 /// Parses and validates argv (everything that needs no device). Throws UsageError naming the flag.
-ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Metric metric, int argc, const char* const* argv,
-                                           bool check_paths);
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation operation, Metric metric, int argc,
+                                           const char* const* argv, bool check_paths);
 
 /// ibv_mtu for 256..4096; throws UsageError for anything else.
 ibv_mtu mtu_enum(int mtu);

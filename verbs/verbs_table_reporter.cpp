@@ -53,8 +53,7 @@ class VerbsTableReporter final : public Reporter {
   }
 
   void finish(const RunTotals& totals) override {
-    const auto& s = totals.summary;
-    if (s.contains("verdict")) fmt::print(out_, "# Verdict               : {}\n", s["verdict"].get<std::string>());
+    print_verdicts(out_, totals.summary);
     fmt::print(out_, "# Wrong bytes           : {} {}\n", totals.wrong_total,
                totals.wrong_total == 0 ? "OK" : "FAILED");
     fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);

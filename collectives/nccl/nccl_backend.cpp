@@ -467,14 +467,13 @@ void NcclBackend::plant_error() {
   }
 }
 
-std::string NcclBackend::settings() const {
-  std::string text;
-  if (settings_.gpus_per_process > 1) text = fmt::format("gpus_per_process={}", settings_.gpus_per_process);
-  if (settings_.graph_iterations > 0)
-    text += fmt::format("{}graph_iterations={}", text.empty() ? "" : ";", settings_.graph_iterations);
-  if (!algorithm_.empty()) text += fmt::format("{}algo={}", text.empty() ? "" : ";", algorithm_);
-  if (!protocol_.empty()) text += fmt::format("{}proto={}", text.empty() ? "" : ";", protocol_);
-  return text;
+KeyValues NcclBackend::settings() const {
+  KeyValues settings;
+  if (settings_.gpus_per_process > 1) settings.set("gpus_per_process", std::to_string(settings_.gpus_per_process));
+  if (settings_.graph_iterations > 0) settings.set("graph_iterations", std::to_string(settings_.graph_iterations));
+  if (!algorithm_.empty()) settings.set("algo", algorithm_);
+  if (!protocol_.empty()) settings.set("proto", protocol_);
+  return settings;
 }
 
 nlohmann::json NcclBackend::rank_context() const {

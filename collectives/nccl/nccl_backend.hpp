@@ -88,9 +88,10 @@ class NcclBackend final : public Backend {
   double run(const CallSpec& call, int operations) override;
   std::uint64_t count_wrong(const CallSpec& call) override;
   bool corrupt_output(const CallSpec& call) override;
-  std::string settings() const override;
+  KeyValues settings() const override;
   nlohmann::json rank_context() const override;
   void set_tuning(const std::string& algorithm, const std::string& protocol) override;
+  bool tunable() const override { return true; }
   void reconnect() override;
   void abandon() noexcept override { abort_all(); }
   void plant_error() override;

@@ -33,7 +33,7 @@ ResultRow sample_row() {
   r.time_s = Summary{20, 1e-4, 1.25e-4, 1.3e-4, 2e-4, 3.5e-4, 1.0 / 3.0 * 1e-5};
   r.algbw_mean_bytes_per_s = 1048576 / 1.3e-4;
   r.wrong = 0;
-  r.tags = "fabric=ib,hdr;note=\"quoted\"";
+  r.tags = KeyValues::parse("fabric=ib,hdr;note=\"quoted\"");
   return r;
 }
 
@@ -99,7 +99,7 @@ TEST(JsonReporter, PartialFileIsValidJsonAndFinalHasTotals) {
   EXPECT_EQ(doc["schema_version"].get<int>(), kSchemaVersion);
   EXPECT_EQ(doc["rows"][0]["size_bytes"].get<std::uint64_t>(), 1048576u);
   EXPECT_DOUBLE_EQ(doc["rows"][0]["time_mean_s"].get<double>(), 1.3e-4);
-  EXPECT_EQ(doc["rows"][0]["tags"].get<std::string>(), sample_row().tags);
+  EXPECT_EQ(doc["rows"][0]["tags"].get<std::string>(), sample_row().tags.text());
   EXPECT_EQ(doc["context"]["argv"][0].get<std::string>(), "fb_all_reduce");
 }
 

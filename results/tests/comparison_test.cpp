@@ -28,7 +28,7 @@ ResultRow row(std::uint64_t size, double busbw, double noise = 0.01, const std::
   r.algbw_mean_bytes_per_s = busbw / 1.75;
   r.time_s.mean = static_cast<double>(size) / r.algbw_mean_bytes_per_s;
   r.time_s.stdev = noise * r.time_s.mean;
-  r.tags = "run=before";
+  r.tags = KeyValues::parse("run=before");
   return r;
 }
 
@@ -44,7 +44,7 @@ std::vector<ResultRow> sweep(double scale_at_1m = 1.0, double noise = 0.01, cons
   for (std::uint64_t size = 1024; size <= (64u << 20); size *= 4) {
     const double busbw = 100e9 * static_cast<double>(size) / static_cast<double>(size + (1u << 20));
     ResultRow r = row(size, size == (1u << 20) ? busbw * scale_at_1m : busbw, noise);
-    r.tags = tag;
+    r.tags = KeyValues::parse(tag);
     rows.push_back(r);
   }
   return rows;
@@ -103,7 +103,7 @@ TEST(Compare, LatencyRowsAreJudgedOnTimeLowerIsBetter) {
 TEST(Compare, MatchesOnWhatWasMeasuredAndReportsTheRest) {
   std::vector<ResultRow> fresh = sweep();
   fresh.back().ranks = 16;      // not the same measurement
-  fresh.front().settings = "algo=Ring";
+  fresh.front().settings = KeyValues::parse("algo=Ring");
   const Comparison c = compare_runs(run_of(sweep(), "base"), run_of(fresh, "new"), CompareOptions{});
   EXPECT_EQ(c.rows.size(), sweep().size() - 2);
   EXPECT_EQ(c.only_base.size(), 2u);

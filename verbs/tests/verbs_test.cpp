@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/measured_row.hpp"
 #include "verbs/device.hpp"
 #include "verbs/message_memory.hpp"
 #include "verbs/pair_benchmark.hpp"
@@ -35,17 +36,24 @@ TEST(PortNames, AsIbstat) {
 }
 
 TEST(PairRates, BidirectionalCountsBothDirectionsAtTheMeanAndThePeak) {
-  // 64 KiB both ways at once: mean 20 us, fastest sample 10 us per message ->
+  // 64 KiB both ways at once: mean 20 us, median 16 us, fastest sample 10 us per message ->
   // 2 x 65536 B / 20e-6 s = 6.5536e9 B/s on average and 1.31072e10 B/s at the peak.
-  const PairRates bi = pair_rates(65536, true, Metric::kBandwidth, 20e-6, 16e-6, 10e-6);
-  EXPECT_DOUBLE_EQ(bi.mean, 6.5536e9);
-  EXPECT_DOUBLE_EQ(bi.median, 8.192e9);
-  EXPECT_DOUBLE_EQ(bi.peak, 1.31072e10);
-  const PairRates uni = pair_rates(65536, false, Metric::kBandwidth, 20e-6, 16e-6, 10e-6);
-  EXPECT_DOUBLE_EQ(uni.peak, 6.5536e9);
+  ResultRow bi;
+  bi.time_s.mean = 20e-6;
+  bi.time_s.median = 16e-6;
+  bi.time_s.min = 10e-6;
+  ResultRow uni = bi;
+  record_rates(bi, bytes_moved(65536, true, Metric::kBandwidth), 1);
+  EXPECT_DOUBLE_EQ(bi.busbw_mean_bytes_per_s, 6.5536e9);
+  EXPECT_DOUBLE_EQ(bi.busbw_median_bytes_per_s, 8.192e9);
+  EXPECT_DOUBLE_EQ(bi.busbw_peak_bytes_per_s, 1.31072e10);
+  record_rates(uni, bytes_moved(65536, false, Metric::kBandwidth), 1);
+  EXPECT_DOUBLE_EQ(uni.busbw_peak_bytes_per_s, 6.5536e9);
   // Latency is one way whatever -b says (it refuses -b anyway); no time, no rate.
-  EXPECT_DOUBLE_EQ(pair_rates(2, true, Metric::kLatency, 1e-6, 1e-6, 1e-6).peak, 2e6);
-  EXPECT_DOUBLE_EQ(pair_rates(2, false, Metric::kBandwidth, 0, 0, 0).peak, 0);
+  EXPECT_DOUBLE_EQ(bytes_moved(2, true, Metric::kLatency), 2);
+  ResultRow idle;
+  record_rates(idle, 2, 1);
+  EXPECT_DOUBLE_EQ(idle.busbw_peak_bytes_per_s, 0);
 }
 
 TEST(Pattern, DependsOnSenderSizeAndIndex) {
@@ -54,21 +62,40 @@ TEST(Pattern, DependsOnSenderSizeAndIndex) {
   EXPECT_NE(pattern_byte(0, 64, 0), pattern_byte(0, 64, 1));
 }
 
-std::string usage_error(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth) {
+std::string usage_error(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth,
+                        Operation operation = Operation::kWrite) {
   std::vector<const char*> argv{"fb_rdma_write_bw"};
   argv.insert(argv.end(), args);
   try {
-    parse_verbs_options("fb_rdma_write_bw", metric, static_cast<int>(argv.size()), argv.data(), true);
+    parse_verbs_options("fb_rdma_write_bw", operation, metric, static_cast<int>(argv.size()), argv.data(), true);
   } catch (const UsageError& e) {
     return e.what();
   }
   return "";
 }
 
-VerbsOptions parsed(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth) {
+VerbsOptions parsed(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth,
+                    Operation operation = Operation::kWrite) {
   std::vector<const char*> argv{"fb_rdma_write_bw"};
   argv.insert(argv.end(), args);
-  return parse_verbs_options("fb_rdma_write_bw", metric, static_cast<int>(argv.size()), argv.data(), true).options;
+  return parse_verbs_options("fb_rdma_write_bw", operation, metric, static_cast<int>(argv.size()), argv.data(), true)
+      .options;
+}
+
+TEST(VerbsOptions, AtomicsAreEightBytesOfPerftestsTwoTypes) {
+  EXPECT_EQ(parsed({}, Metric::kLatency, Operation::kAtomic).sweep.max_bytes, 8u);
+  EXPECT_EQ(parsed({}, Metric::kBandwidth, Operation::kAtomic).atomic, AtomicKind::kFetchAndAdd);
+  EXPECT_EQ(parsed({"-A", "CMP_AND_SWAP"}, Metric::kBandwidth, Operation::kAtomic).atomic, AtomicKind::kCompareAndSwap);
+  EXPECT_EQ(parsed({"-A", "faa", "-s", "8"}, Metric::kLatency, Operation::kAtomic).atomic, AtomicKind::kFetchAndAdd);
+  EXPECT_NE(usage_error({"-s", "64"}, Metric::kBandwidth, Operation::kAtomic).find("8 B"), std::string::npos);
+  EXPECT_NE(usage_error({"-A", "XOR"}, Metric::kBandwidth, Operation::kAtomic).find("-A/--atomic_type"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--use_cuda=0", "--mem", "staged"}, Metric::kBandwidth, Operation::kAtomic).find("staged"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"-A", "faa"}).find("-A"), std::string::npos);  // write has no -A
+  // Each QP's counter and the slots its fetched value and read-back land in.
+  EXPECT_EQ(half_bytes_for(Operation::kAtomic, 8, 4), 64u);
+  EXPECT_EQ(half_bytes_for(Operation::kWrite, 65536, 4), 65536u);
 }
 
 TEST(VerbsOptions, WarmupZeroTurnsItOffAndIterationsZeroIsRefused) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/options.hpp"
+#include "collectives/collective_options.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,8 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
-#include "common/output_file.hpp"
 
-namespace fabricbench {
+namespace fabricbench::collectives {
 namespace {
 
 FaultInjection parse_fault(const std::string& text) {
@@ -53,9 +52,6 @@ void check_timing(const CollectiveOptions& o) {
   if (o.warmup_iterations < 0)
     throw UsageError(fmt::format("-w/--warmup_iters must be 0 or more (got {})", o.warmup_iterations));
   if (o.check < 0) throw UsageError(fmt::format("-c/--check must be 0 (off) or 1 (got {})", o.check));
-  if (o.timeout_seconds < 0)
-    throw UsageError(
-        fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})", o.timeout_seconds));
   if (o.max_noise_percent) {
     if (!(*o.max_noise_percent > 0))
       throw UsageError(fmt::format("--max-noise must be a positive percentage (got {:g})", *o.max_noise_percent));
@@ -107,23 +103,6 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
   return names;
 }
 
-std::pair<std::string, std::string> parse_tag(const std::string& text) {
-  const auto equals = text.find('=');
-  if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
-  std::string key = text.substr(0, equals);
-  if (key.find_first_of(";,\"") != std::string::npos)
-    throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
-  std::string value = text.substr(equals + 1);
-  if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
-  return {std::move(key), std::move(value)};
-}
-
-std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags) {
-  std::string joined;
-  for (const auto& [key, value] : tags) joined += (joined.empty() ? "" : ";") + key + "=" + value;
-  return joined;
-}
-
 ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
                                            bool check_paths) {
   ParsedCommandLine parsed;
@@ -133,7 +112,6 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.get_formatter()->column_width(34);
 
   std::string min_text = "8", max_text = "64M", step_text, reduction_text = "max", fault_text;
-  std::vector<std::string> tag_texts;
   auto* min_opt = app.add_option("-b,--minbytes", min_text, "smallest size, K/M/G suffixes (binary) [8]");
   auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
   auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]");
@@ -151,11 +129,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("-a,--average", reduction_text,
                  "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), "
                  "min|2, rank0|0");
-  app.add_option("-T,--timeout", o.timeout_seconds,
-                 "seconds one wait may take before the run ends with a diagnosis; 0 off [300]");
-  app.add_option("--csv", o.csv_path, "write rows as CSV to this file");
-  app.add_option("--json", o.json_path, "write context and rows as JSON to this file");
-  app.add_option("--tag", tag_texts, "key=value label stored in every row (repeatable)");
+  OutputFlags output_flags(app, o.outputs);
   app.add_option("--backend", o.backend,
                  "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
   app.add_option("--max-noise", o.max_noise_percent,
@@ -175,8 +149,6 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--proto", proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
   app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
   app.add_option("--path", path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
-  app.add_option("--progress", o.progress,
-                 "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
   app.add_option("--inject-fault", fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
                  "makes that rank's library fail at the second row");
@@ -205,10 +177,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
     throw UsageError(fmt::format("-G/--cudagraph must be 0 or more (got {})", o.graph_iterations));
   if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
   o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
-  for (const std::string& tag : tag_texts) o.tags.push_back(parse_tag(tag));
   if (!fault_text.empty()) o.fault = parse_fault(fault_text);
-  if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
-    throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
   if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
     throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
 
@@ -219,9 +188,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   o.observe_path = path_text == "on";
   check_sweep(o, step_opt->count() > 0);
   check_timing(o);
-  if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
-  if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
-  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
+  output_flags.check(check_paths);
   return parsed;
 }
 
@@ -278,4 +245,4 @@ void resolve(CollectiveOptions& o, const ValidationContext& c) {
   }
 }
 
-}  // namespace fabricbench
+}  // namespace fabricbench::collectives

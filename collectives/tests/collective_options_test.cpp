@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/options.hpp"
+#include "collectives/collective_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 
-namespace fabricbench {
+namespace fabricbench::collectives {
 namespace {
 
 ParsedCommandLine parse(std::initializer_list<const char*> args) {
@@ -57,7 +57,7 @@ TEST(Options, NccltestsStyleFlagsParse) {
   EXPECT_EQ(o.warmup_iterations, 2);
   EXPECT_EQ(o.check, 0);
   EXPECT_EQ(o.rank_reduction, RankReduction::kAvg);
-  EXPECT_EQ(join_tags(o.tags), "run=a");
+  EXPECT_EQ(o.outputs.tags.text(), "run=a");
 }
 
 TEST(Options, HelpIsNotAnError) { EXPECT_TRUE(parse({"--help"}).help_text.has_value()); }
@@ -119,4 +119,4 @@ TEST(Resolve, RejectsWhatTheBackendOrCollectiveCannotDo) {
 }
 
 }  // namespace
-}  // namespace fabricbench
+}  // namespace fabricbench::collectives

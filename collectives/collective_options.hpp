@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The options every collective executable shares, with nccl-tests' short flags, and their
-// validation: the whole set is checked before any work, each problem one line naming the flag.
+// parsing: each problem one line naming the flag. What needs the backend is checked when the run
+// is planned (collectives/run_plan.hpp).
 #pragma once
 
 #include <functional>
@@ -11,9 +12,10 @@
 
 #include "common/dtype.hpp"
 #include "common/reduce_op.hpp"
+#include "common/output_options.hpp"
 #include "common/sizes.hpp"
 
-namespace fabricbench {
+namespace fabricbench::collectives {
 
 /// Deliberate faults, for proving that the checks and the watchdog fire on the real binaries.
 struct FaultInjection {
@@ -34,10 +36,7 @@ struct CollectiveOptions {
   int root = 0;
   bool root_given = false;
   RankReduction rank_reduction = RankReduction::kMax;
-  double timeout_seconds = 300;
-  std::string csv_path;
-  std::string json_path;
-  std::vector<std::pair<std::string, std::string>> tags;
+  OutputOptions outputs;  ///< --csv --json --tag --progress -T
   std::string backend = "auto";
   std::optional<double> max_noise_percent;  ///< adaptive mode when set
   double min_time_seconds = 0.02;
@@ -49,7 +48,6 @@ struct CollectiveOptions {
   int gpu_offset = 0;        ///< --gpu-offset: GPU = local rank + offset (NCCL backend)
   bool gpu_offset_given = false;
   bool gpus_given = false;
-  std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
   /// --algo / --proto: NCCL_ALGO x NCCL_PROTO values swept in-process, one communicator each;
   /// empty = leave NCCL's choice (and the user's environment) alone.
   std::vector<std::string> algorithms;
@@ -103,10 +101,4 @@ const std::vector<std::string>& nccl_protocols();
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
                                          const std::string& flag);
 
-/// Parses one --tag value ("key=value"); throws UsageError.
-std::pair<std::string, std::string> parse_tag(const std::string& text);
-
-/// "k=v;k=v" for the tags column.
-std::string join_tags(const std::vector<std::pair<std::string, std::string>>& tags);
-
-}  // namespace fabricbench
+}  // namespace fabricbench::collectives

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/driver.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "common/context.hpp"
+#include "common/error.hpp"
+#include "common/output_file.hpp"
+#include "common/program.hpp"
+#include "common/watchdog.hpp"
+
+namespace fabricbench {
+namespace {
+
+// Every rank plans; any rank's problem becomes every rank's, so all ranks exit alike.
+std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& program, int argc, char** argv,
+                                 const mpi::Topology& topology) {
+  std::string error, help;
+  std::unique_ptr<Job> job;
+  try {
+    Plan plan = planner(program, argc, argv, topology);
+    if (auto* text = std::get_if<std::string>(&plan))
+      help = std::move(*text);
+    else
+      job = std::move(std::get<std::unique_ptr<Job>>(plan));
+  } catch (const UsageError& e) {
+    error = e.what();
+  } catch (const Error& e) {  // a node that cannot run this: its rank says which
+    error = fmt::format("{} {}", topology.size > 1 ? topology.label() : std::string(), describe(e));
+  }
+  error = mpi::agree_on_error(error);
+  if (!error.empty()) throw UsageError(error);
+  if (!help.empty() && topology.rank == 0) std::fputs(help.c_str(), stdout);
+  return job;
+}
+
+std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
+  const OutputOptions& o = job.outputs();
+  auto tee = std::make_unique<ReporterTee>();
+  tee->attach(job.console_reporter(stdout));
+  if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
+  if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
+  if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: under the table
+  return tee;
+}
+
+int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, const mpi::Topology& topology) {
+  watchdog.set_activity(job.connecting());
+  {
+    Watchdog::Scope wait(watchdog);
+    try {
+      job.connect();
+    } catch (const UsageError&) {
+      throw;
+    } catch (...) {
+      rethrow_with_context(job.connecting());
+    }
+  }
+  std::unique_ptr<ReporterTee> reporters;
+  RunHeader header;
+  header.context = topology.rank == 0 ? capture_context(topology, std::vector<std::string>(argv, argv + argc))
+                                      : nlohmann::json::object();
+  header.context["tags"] = job.outputs().tags.text();
+  job.describe(header);
+  const auto start = std::chrono::steady_clock::now();
+  if (topology.rank == 0) {
+    header.context["notes"] = header.notes;
+    reporters = make_reporters(job);
+    reporters->begin(header);
+  }
+  JobOutcome outcome = job.measure(reporters.get(), watchdog);
+  // The verdicts are rank 0's; every rank exits alike.
+  int verdict_failed = outcome.summary.failed() ? 1 : 0;
+  FB_MPI_CHECK(MPI_Bcast(&verdict_failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  if (reporters) {
+    RunTotals totals;
+    totals.wrong_total = outcome.wrong_total;
+    totals.rows = outcome.rows;
+    totals.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totals.end_time = utc_timestamp();
+    totals.summary = std::move(outcome.summary);
+    reporters->finish(totals);
+  }
+  if (outcome.failed) return kExitFailure;
+  return outcome.wrong_total > 0 || verdict_failed ? kExitWrongResults : kExitOk;
+}
+
+}  // namespace
+
+int drive(const Planner& planner, int argc, char** argv) {
+  return run_mpi_program(argc, argv, [&](const std::string& program, const mpi::Topology& topology) {
+    std::unique_ptr<Job> planned = agreed_plan(planner, program, argc, argv, topology);
+    if (!planned) return static_cast<int>(kExitOk);  // help
+    // Declared before the job it guards, so it still watches while the job is torn down.
+    Watchdog watchdog(planned->outputs().timeout_seconds, topology.label());
+    std::unique_ptr<Job> job = std::move(planned);
+    try {
+      return measure_and_report(*job, watchdog, argc, argv, topology);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The message first: aborting the communication is the next thing that could block.
+      print_failure(program, topology, e);
+      watchdog.set_activity("aborting the communication after the error above");
+      Watchdog::Scope wait(watchdog);
+      job->abandon();
+      throw ReportedError(kExitFailure);
+    }
+  });
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/output_options.hpp"
+
+#include <fmt/format.h>
+
+#include "common/cli.hpp"
+#include "common/error.hpp"
+#include "common/output_file.hpp"
+
+namespace fabricbench {
+
+OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(options) {
+  app.add_option("-T,--timeout", options.timeout_seconds,
+                 "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]");
+  app.add_option("--csv", options.csv_path, "write rows as CSV to this file");
+  app.add_option("--json", options.json_path, "write context and rows as JSON to this file");
+  app.add_option("--tag", tag_texts_, "key=value label stored in every row (repeatable)");
+  app.add_option("--progress", options.progress,
+                 "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
+}
+
+void OutputFlags::check(bool check_paths) {
+  OutputOptions& o = options_;
+  if (o.timeout_seconds < 0)
+    throw UsageError(
+        fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})", o.timeout_seconds));
+  if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
+    throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
+  for (const std::string& tag : tag_texts_) {
+    auto [key, value] = parse_tag(tag);
+    o.tags.set(std::move(key), std::move(value));
+  }
+  if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
+  if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
+  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
+}
+
+std::pair<std::string, std::string> parse_tag(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) throw UsageError(fmt::format("--tag: '{}' is not key=value", text));
+  std::string key = text.substr(0, equals);
+  if (key.find_first_of(";,\"") != std::string::npos)
+    throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
+  std::string value = text.substr(equals + 1);
+  if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
+  return {std::move(key), std::move(value)};
+}
+
+}  // namespace fabricbench

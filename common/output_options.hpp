@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flags every measurement executable shares, collectives and verbs alike: where rows go
+// (--csv, --json), the labels they carry (--tag), progress on stderr, and how long a wait on a
+// peer may take (-T). One definition, so both families spell and check them the same way.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/key_values.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace fabricbench {
+
+struct OutputOptions {
+  std::string csv_path;
+  std::string json_path;
+  std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
+  KeyValues tags;
+  double timeout_seconds = 300;  ///< -T; 0 = no deadline
+};
+
+/// Binds the shared flags to `options` on `app`; check() after parsing.
+class OutputFlags {
+ public:
+  OutputFlags(CLI::App& app, OutputOptions& options);
+  /// Throws UsageError naming the flag; with `check_paths` (rank 0), also for unwritable paths.
+  void check(bool check_paths);
+
+ private:
+  OutputOptions& options_;
+  std::vector<std::string> tag_texts_;
+};
+
+/// Parses one --tag value ("key=value"); throws UsageError.
+std::pair<std::string, std::string> parse_tag(const std::string& text);
+
+}  // namespace fabricbench

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+// A verbs benchmark as the driver runs it: the plan (perftest's flags, the pairing, the device,
+// the memory), one PairBenchmark per pair, a row per pair and size built on the pair's initiator
+// and gathered to rank 0, the total of all pairs, and the line-rate verdict on the worst pair.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "common/driver.hpp"
+#include "common/measured_row.hpp"
+#include "common/mpi.hpp"
+#include "common/row_exchange.hpp"
+#include "common/sampling.hpp"
+#include "common/watchdog.hpp"
+#include "verbs/device.hpp"
+#include "verbs/pair_benchmark.hpp"
+#include "verbs/verbs_main.hpp"
+#include "verbs/verbs_options.hpp"
+#include "verbs/verbs_table_reporter.hpp"
+
+namespace fabricbench::verbs {
+namespace {
+
+/// Everything the run will do, fixed before any work.
+struct VerbsPlan {
+  std::string program;
+  Operation operation;
+  Metric metric;
+  VerbsOptions options;
+  std::vector<std::uint64_t> sizes;  ///< measured once each
+  Pairing pairing;
+  SamplingPlan sampling;
+  std::uint64_t half_bytes = 0;  ///< each half of a pair's memory
+};
+
+SamplingPlan sampling_plan(const VerbsOptions& o, Metric metric) {
+  SamplingPlan plan;
+  plan.warmup_operations = o.warmup;
+  plan.policy = RankReduction::kMax;
+  plan.min_sample_seconds = std::max(1000 * clock_resolution_seconds(), 10e-6);
+  // A bandwidth sample must keep the pipeline full most of the time: several tx-depths of messages.
+  plan.min_batch = metric == Metric::kLatency
+                       ? 1
+                       : 4 * static_cast<std::uint64_t>(o.tx_depth) * static_cast<std::uint64_t>(o.qps);
+  if (o.duration_seconds) {  // -D: each size runs this long; never stop early on noise
+    plan.max_noise = 0;
+    plan.min_time_seconds = plan.max_time_seconds = *o.duration_seconds;
+  } else {
+    plan.total_operations = static_cast<std::uint64_t>(o.iterations);
+  }
+  return plan;
+}
+
+/// The line-rate verdict on the slowest pair's best size: one slow pair among eight fails the
+/// run, where the best pair would mask it.
+RunVerdict line_rate_verdict(const std::vector<ResultRow>& pair_rows, const Hca& hca, const VerbsOptions& o) {
+  std::map<int, const ResultRow*> best_of_pair;
+  for (const ResultRow& r : pair_rows) {
+    const ResultRow*& best = best_of_pair[r.pair];
+    if (!best || r.busbw_mean_bytes_per_s > best->busbw_mean_bytes_per_s) best = &r;
+  }
+  const ResultRow* worst = nullptr;
+  for (const auto& [pair, best] : best_of_pair)
+    if (!worst || best->busbw_mean_bytes_per_s < worst->busbw_mean_bytes_per_s) worst = best;
+  if (!worst) return {"line rate", "FAIL", {"no pair produced a measurement"}};
+  const double gbps = worst->busbw_mean_bytes_per_s * 8 / 1e9;
+  const std::string which = best_of_pair.size() > 1 ? fmt::format(" (slowest of {} pairs: pair {}, {} B)",
+                                                                  best_of_pair.size(), worst->pair, worst->size_bytes)
+                                                    : fmt::format(" at {} B", worst->size_bytes);
+  if (hca.port.nominal_rate)
+    return {"line rate", "NOMINAL",
+            {fmt::format("{} is a software device (rate {:g} Gb/s is not a wire speed), no verdict; {:.2f} Gb/s per pair{}",
+                         hca.name, hca.port.line_rate_gbps, gbps, which)}};
+  if (hca.port.line_rate_gbps <= 0)
+    return {"line rate", "FAIL",
+            {fmt::format("unknown line rate of {}: cannot judge {:.2f} Gb/s per pair{}", hca.name, gbps, which)}};
+  const double percent = gbps / hca.port.line_rate_gbps * 100;
+  const char* word = percent >= o.pass_percent ? "PASS" : percent >= o.warn_percent ? "WARN" : "FAIL";
+  return {"line rate", word,
+          {fmt::format("{:.2f} Gb/s per pair{} is {:.1f} % of {} port {}'s {:g} Gb/s (PASS >= {:g} %, WARN >= {:g} %)",
+                       gbps, which, percent, hca.name, static_cast<int>(hca.port.number), hca.port.line_rate_gbps,
+                       o.pass_percent, o.warn_percent)}};
+}
+
+/// The total of all pairs at one size: rates summed, the slowest pair's times.
+ResultRow total_of(const std::vector<ResultRow>& rows, const mpi::Topology& topology) {
+  ResultRow total = rows.front();
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const ResultRow& row = rows[i];
+    total.algbw_mean_bytes_per_s += row.algbw_mean_bytes_per_s;
+    total.busbw_mean_bytes_per_s += row.busbw_mean_bytes_per_s;
+    total.algbw_median_bytes_per_s += row.algbw_median_bytes_per_s;
+    total.busbw_median_bytes_per_s += row.busbw_median_bytes_per_s;
+    total.busbw_peak_bytes_per_s += row.busbw_peak_bytes_per_s;
+    total.wrong += row.wrong;
+    if (row.time_s.mean > total.time_s.mean) {
+      total.time_s = row.time_s;
+      total.slowest_rank = row.slowest_rank;
+      total.slowest_host = row.slowest_host;
+    }
+  }
+  total.pair = -1;
+  total.ranks = topology.size;
+  total.hosts = static_cast<int>(topology.ranks_per_host.size());
+  return total;
+}
+
+class VerbsJob final : public Job {
+ public:
+  VerbsJob(VerbsPlan plan, Hca hca, std::unique_ptr<MessageMemory> memory, const mpi::Topology& topology)
+      : plan_(std::move(plan)),
+        hca_(std::move(hca)),
+        memory_(std::move(memory)),
+        topology_(topology),
+        pair_(plan_.pairing.pair_of_rank[static_cast<std::size_t>(topology.rank)]),
+        role_(plan_.pairing.role_of_rank[static_cast<std::size_t>(topology.rank)]) {}
+
+  const OutputOptions& outputs() const override { return plan_.options.outputs; }
+  std::string connecting() const override { return fmt::format("connecting pair {} on {}", pair_, hca_.name); }
+
+  void connect() override {
+    const VerbsOptions& o = plan_.options;
+    pair_comm_ = mpi::Comm::split(MPI_COMM_WORLD, pair_, role_);
+    const PairConfig config{plan_.metric,     plan_.half_bytes,  o.qps,
+                            static_cast<std::uint32_t>(o.tx_depth), o.bidirectional, mtu_enum(o.mtu),
+                            o.outputs.timeout_seconds,              topology_.label()};
+    memory_description_ = memory_->describe();
+    auto operation = make_operation(plan_.operation, o.atomic, plan_.metric, *memory_);
+    word_ = std::string(operation->word());
+    bench_.emplace(hca_, config, std::move(operation), std::move(memory_), pair_comm_.get());
+  }
+
+  std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override {
+    return make_verbs_table_reporter(out, plan_.metric == Metric::kLatency, plan_.options.report_mibs,
+                                     hca_.port.nominal_rate ? 0 : hca_.port.line_rate_gbps);
+  }
+
+  void describe(RunHeader& header) override {
+    const VerbsOptions& o = plan_.options;
+    header.context["backend"] = "verbs";
+    header.context["operation"] = word_;
+    header.context["memory"] = memory_description_;
+    header.context["device"] = {{"name", hca_.name},
+                                {"port", hca_.port.number},
+                                {"gid_index", hca_.gid_index},
+                                {"gid", gid_text(hca_.gid)},
+                                {"state", port_state_name(hca_.port.attributes.state)},
+                                {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
+                                {"line_rate_gbps", hca_.port.line_rate_gbps},
+                                {"nominal_rate", hca_.port.nominal_rate}};
+    const std::size_t pairs = plan_.pairing.members.size();
+    header.title = fmt::format("{}: {} {} pair(s) ({}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory",
+                               plan_.program, word_, pairs, plan_.pairing.describe(), hca_.name,
+                               static_cast<int>(hca_.port.number), hca_.gid_index, o.qps, o.tx_depth,
+                               o.bidirectional ? "bidirectional" : "unidirectional", memory_description_);
+    header.planned_rows = plan_.sizes.size() * (pairs > 1 ? pairs + 1 : 1);
+  }
+
+  JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
+    JobOutcome outcome;
+    std::vector<ResultRow> pair_rows;
+    for (std::uint64_t bytes : plan_.sizes) {
+      const std::string what = fmt::format("{} {} of {} B", plan_.program,
+                                           plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
+      watchdog.set_activity(what + fmt::format(" (pair {})", pair_));
+      std::vector<ResultRow> rows;
+      try {
+        rows = measure_size(bytes, watchdog);
+      } catch (const UsageError&) {
+        throw;
+      } catch (...) {
+        rethrow_with_context(what + fmt::format(" on pair {} ({} port {})", pair_, hca_.name,
+                                                static_cast<int>(hca_.port.number)));
+      }
+      for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
+      if (reporter) {
+        for (const ResultRow& row : rows) reporter->add(row);
+        if (rows.size() > 1) reporter->add(total_of(rows, topology_));
+        outcome.rows += rows.size() > 1 ? rows.size() + 1 : rows.size();
+      }
+      pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
+    }
+    FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    if (topology_.rank == 0 && plan_.metric == Metric::kBandwidth)
+      outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
+    bench_.reset();
+    return outcome;
+  }
+
+  // Leaves the QPs as they are: towards a peer that stopped answering, tearing them down can
+  // block in the kernel; MPI_Abort ends the process next.
+  void abandon() noexcept override {}
+
+ private:
+  // Every pair measures `bytes` at once; its initiator builds the row; rank 0 gets them all.
+  std::vector<ResultRow> measure_size(std::uint64_t bytes, Watchdog& watchdog) {
+    MPI_Comm comm = pair_comm_.get();
+    bench_->prepare(bytes);
+    {
+      Watchdog::Scope wait(watchdog);
+      FB_MPI_CHECK(MPI_Barrier(comm));
+    }
+    const Measurement m = fabricbench::measure(
+        plan_.sampling, [&](int n) { return bench_->run(bytes, n); }, comm, watchdog);
+    std::int64_t wrong = 0;
+    {
+      Watchdog::Scope wait(watchdog);
+      FB_MPI_CHECK(MPI_Barrier(comm));
+      wrong = static_cast<std::int64_t>(bench_->count_wrong(bytes));
+      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+    }
+    std::vector<ResultRow> mine;
+    if (role_ == 0) mine.push_back(pair_row(bytes, m, wrong));
+    Watchdog::Scope wait(watchdog);
+    std::vector<ResultRow> rows = gather_rows(mine);  // in initiators' rank order
+    std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
+    return rows;
+  }
+
+  ResultRow pair_row(std::uint64_t bytes, const Measurement& m, std::int64_t wrong) const {
+    const VerbsOptions& o = plan_.options;
+    const auto [initiator, target] = plan_.pairing.members[static_cast<std::size_t>(pair_)];
+    ResultRow row;
+    row.benchmark = plan_.program;
+    row.backend = "verbs";
+    row.collective = "rdma_" + std::string(operation_family(plan_.operation));  // as before schema 5
+    row.operation = word_;
+    row.memory = memory_kind_name(o.memory);
+    row.dtype = "byte";
+    row.op = "none";
+    row.placement = memory_kind_name(o.memory);  // as before schema 5
+    row.pair = pair_;
+    row.size_bytes = bytes;
+    row.count = bytes;
+    row.ranks = 2;
+    row.hosts = topology_.host_of_rank[static_cast<std::size_t>(initiator)] ==
+                        topology_.host_of_rank[static_cast<std::size_t>(target)]
+                    ? 1
+                    : 2;
+    row.rank_reduction = "max";
+    record_measurement(row, m, m.slowest_rank == 0 ? initiator : target, topology_.host_of_rank);
+    row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
+    record_rates(row, bytes_moved(bytes, o.bidirectional, plan_.metric), 1);
+    row.wrong = wrong;
+    row.settings = KeyValues({{"device", hca_.name},
+                              {"port", std::to_string(hca_.port.number)},
+                              {"gid_index", std::to_string(hca_.gid_index)},
+                              {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
+                              {"line_rate_gbps", fmt::format("{:g}", hca_.port.line_rate_gbps)},
+                              {"qps", std::to_string(o.qps)},
+                              {"tx_depth", std::to_string(o.tx_depth)},
+                              {"mtu", std::to_string(o.mtu)},
+                              {"direction", o.bidirectional ? "bi" : "uni"}});
+    row.tags = o.outputs.tags;
+    return row;
+  }
+
+  const VerbsPlan plan_;
+  Hca hca_;
+  std::unique_ptr<MessageMemory> memory_;  // handed to the pair benchmark on connect()
+  const mpi::Topology& topology_;
+  const int pair_;
+  const int role_;
+  mpi::Comm pair_comm_;
+  std::string word_;
+  std::string memory_description_;
+  std::optional<PairBenchmark> bench_;
+};
+
+Plan plan_verbs(Operation operation, Metric metric, const std::string& program, int argc, char** argv,
+                const mpi::Topology& topology) {
+  ParsedVerbsCommandLine parsed = parse_verbs_options(program, operation, metric, argc, argv, topology.rank == 0);
+  if (parsed.help_text) return std::move(*parsed.help_text);
+  VerbsPlan plan{program, operation, metric, std::move(parsed.options), {}, {}, {}, 0};
+  const VerbsOptions& o = plan.options;
+  if (topology.size < 2 || topology.size % 2 != 0)
+    throw UsageError(fmt::format("{} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs (rank i "
+                                 "with rank i + k); got {}",
+                                 program, topology.size));
+  plan.sizes = make_sweep(o.sweep);
+  plan.pairing = make_pairing(o.pairs, topology.host_of_rank);
+  plan.sampling = sampling_plan(o, metric);
+  plan.half_bytes = half_bytes_for(operation, o.sweep.max_bytes, o.qps);
+  // GPU memory is pinned by the GPU driver, not against RLIMIT_MEMLOCK.
+  if (o.memory == MemoryKind::kHost || o.memory == MemoryKind::kStaged) check_memlock(2 * plan.half_bytes);
+  Hca hca = open_hca(o.device, o.port, o.gid_index);
+  if (operation == Operation::kAtomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
+    throw UsageError(fmt::format("{} has no RDMA atomics (atomic_cap NONE in ibv_devinfo -v)", hca.name));
+  auto memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * plan.half_bytes);
+  return std::make_unique<VerbsJob>(std::move(plan), std::move(hca), std::move(memory), topology);
+}
+
+}  // namespace
+
+int verbs_main(Operation operation, Metric metric, int argc, char** argv) {
+  return drive(
+      [=](const std::string& program, int argc_, char** argv_, const mpi::Topology& topology) {
+        return plan_verbs(operation, metric, program, argc_, argv_, topology);
+      },
+      argc, argv);
+}
+
+}  // namespace fabricbench::verbs
