@@ -12,6 +12,7 @@
 #include "collectives/benchmark_main.hpp"
 #include "collectives/collective_table_reporter.hpp"
 #include "collectives/nccl/nccl_log.hpp"
+#include "collectives/pairs_job.hpp"
 #include "collectives/runner.hpp"
 #include "common/context.hpp"
 #include "common/driver.hpp"
@@ -124,7 +125,7 @@ class CollectiveJob final : public Job {
         Watchdog::Scope wait(watchdog);
         backend_->reconnect();
       }
-      SweepResult part = run_sweep(program_, plan_, *backend_, topology_, reporter, watchdog);
+      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{}, topology_, reporter, watchdog);
       result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
       result.rows.insert(result.rows.end(), part.rows.begin(), part.rows.end());
     } catch (const UsageError&) {
@@ -196,6 +197,7 @@ Plan plan_collective(const Collective& c, const std::string& program, int argc, 
                      const mpi::Topology& topology) {
   ParsedCommandLine parsed = parse_collective_options(program, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
+  if (parsed.options.pairs_given) return make_pairs_job(program, c, std::move(parsed.options), topology);
   std::unique_ptr<Backend> backend = make_backend(parsed.options, topology);
   RunPlan plan = make_run_plan(c, std::move(parsed.options), *backend);
   return std::make_unique<CollectiveJob>(program, std::move(plan), std::move(backend), topology);

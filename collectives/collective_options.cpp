@@ -130,6 +130,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
                  "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), "
                  "min|2, rank0|0");
   OutputFlags output_flags(app, o.outputs);
+  PairFlags pair_flags(app, o.pairs, "");
   app.add_option("--backend", o.backend,
                  "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
   app.add_option("--max-noise", o.max_noise_percent,
@@ -189,6 +190,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   check_sweep(o, step_opt->count() > 0);
   check_timing(o);
   output_flags.check(check_paths);
+  o.pairs_given = pair_flags.check();
   return parsed;
 }
 

@@ -13,6 +13,7 @@
 #include "common/dtype.hpp"
 #include "common/reduce_op.hpp"
 #include "common/output_options.hpp"
+#include "common/pair_options.hpp"
 #include "common/sizes.hpp"
 
 namespace fabricbench::collectives {
@@ -56,6 +57,8 @@ struct CollectiveOptions {
   std::string nccl_log_dir;
   bool observe_path = true;  ///< --path off: no profiler plugin, no log capture
   FaultInjection fault;
+  PairOptions pairs;          ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
+  bool pairs_given = false;
 
   // Filled by resolve():
   std::vector<DataType> dtypes;

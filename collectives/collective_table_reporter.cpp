@@ -57,6 +57,12 @@ class TableReporter final : public Reporter {
       settings_ = row.settings;
       if (!settings_.empty()) fmt::print(out_, "# -- {} --\n", settings_.text());
     }
+    const std::string cell = cell_of(row);
+    if (cell != cell_) {  // --pairs: each cell of the matrix under a heading of its own
+      flush_pending();
+      cell_ = cell;
+      if (!cell_.empty()) fmt::print(out_, "# -- {} --\n", cell_);
+    }
     if (pending_ && !same_line(*pending_, row)) flush_pending();
     if (!pending_) {
       pending_ = row;
@@ -80,6 +86,12 @@ class TableReporter final : public Reporter {
   }
 
  private:
+  static std::string cell_of(const ResultRow& r) {
+    if (r.host.empty()) return {};
+    return fmt::format("round {}: {} - {}{}", r.round, r.host, r.peer_host,
+                       r.rail >= 0 ? fmt::format(" rail {}", r.rail) : std::string());
+  }
+
   static bool same_line(const ResultRow& a, const ResultRow& b) {
     return a.size_bytes == b.size_bytes && a.dtype == b.dtype && a.op == b.op && a.root == b.root &&
            a.settings == b.settings && a.placement != b.placement;
@@ -110,6 +122,7 @@ class TableReporter final : public Reporter {
   std::FILE* out_;
   std::optional<ResultRow> pending_;
   KeyValues settings_;
+  std::string cell_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "common/error.hpp"
@@ -33,6 +34,17 @@ std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
 
 }  // namespace
 
+int RankGroup::world_rank(int rank) const {
+  return world_ranks.empty() ? rank : world_ranks.at(static_cast<std::size_t>(rank));
+}
+
+int RankGroup::hosts(const mpi::Topology& topology) const {
+  if (world_ranks.empty()) return static_cast<int>(topology.ranks_per_host.size());
+  std::set<std::string> hosts;
+  for (int r : world_ranks) hosts.insert(topology.host_of_rank.at(static_cast<std::size_t>(r)));
+  return static_cast<int>(hosts.size());
+}
+
 ResultRow collective_row(const std::string& program, const RunPlan& plan, const Backend& backend,
                          const SweepPoint& point) {
   const Collective& c = *plan.collective;
@@ -55,7 +67,7 @@ ResultRow collective_row(const std::string& program, const RunPlan& plan, const 
   return row;
 }
 
-SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend,
+SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend, const RankGroup& group,
                       const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog) {
   const Collective& c = *plan.collective;
   const CollectiveOptions& o = plan.options;
@@ -83,7 +95,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           backend.prepare(call);
           backend.begin_observation();
           const Measurement m = measure(
-              plan.sampling, [&](int n) { return backend.run(call, n); }, MPI_COMM_WORLD, watchdog);
+              plan.sampling, [&](int n) { return backend.run(call, n); }, group.comm, watchdog);
           const ObservedPath path = backend.observed_path(call);
 
           std::int64_t wrong = -1;
@@ -95,9 +107,9 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
             if (corrupting && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
             auto local = static_cast<long long>(backend.count_wrong(call));
             long long total = 0;
-            FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+            FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, group.comm));
             int pending = fault_pending ? 1 : 0;  // the fault rank may have had no output yet
-            FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+            FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MIN, group.comm));
             fault_pending = fault_pending && pending;
             wrong = total;
             result.wrong_total += total;
@@ -105,8 +117,8 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
 
           ResultRow row = collective_row(program, plan, backend, point);
           row.placement = std::string(name_of(placement));
-          row.hosts = static_cast<int>(topology.ranks_per_host.size());
-          record_measurement(row, m, m.slowest_rank, topology.host_of_rank);
+          row.hosts = group.hosts(topology);
+          record_measurement(row, m, group.world_rank(m.slowest_rank), topology.host_of_rank);
           record_rates(row, static_cast<double>(c.algbw_elements(point.count, plan.ranks) * size_of(point.dtype)),
                        c.busbw_factor(plan.ranks));
           row.wrong = wrong;

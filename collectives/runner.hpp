@@ -28,8 +28,17 @@ struct SweepResult {
 ResultRow collective_row(const std::string& program, const RunPlan& plan, const Backend& backend,
                          const SweepPoint& point);
 
-/// Runs the sweep. Every rank must call; `reporter` is non-null on rank 0 only.
-SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend,
+/// The ranks a sweep runs on: the world, or one pair of a --pairs round.
+struct RankGroup {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  std::vector<int> world_ranks;  ///< rank in `comm` -> world rank; empty: the world itself
+
+  int world_rank(int rank) const;
+  int hosts(const mpi::Topology& topology) const;
+};
+
+/// Runs the sweep. Every rank of `group` must call; `reporter` is non-null on rank 0 only.
+SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend, const RankGroup& group,
                       const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog);
 
 }  // namespace fabricbench::collectives

@@ -18,7 +18,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -30,7 +30,11 @@ struct ResultRow {
   std::string op;                ///< reduction, "none" for collectives that do not reduce
   int root = -1;                 ///< -1 for rootless collectives
   std::string placement;         ///< out-of-place | in-place; verbs: the memory (host, ...)
-  int pair = -1;                 ///< verbs: the rank pair; -1 for all pairs together and for collectives
+  int pair = -1;                 ///< pairs: the pair within its round; -1 for all pairs together and for collectives
+  int round = -1;                ///< --pairs all/quick/rail: the round of concurrent pairs; -1 otherwise
+  int rail = -1;                 ///< --pairs rail: the local rank of both ends; -1 otherwise
+  std::string host;              ///< matrix modes: the initiator's node (matrix unit); "" otherwise
+  std::string peer_host;         ///< matrix modes: the target's node (matrix unit); "" otherwise
   std::uint64_t size_bytes = 0;  ///< bytes per rank of the larger buffer, after count rounding
   std::uint64_t count = 0;       ///< elements per rank of the collective's count argument
   int ranks = 0;
@@ -77,7 +81,7 @@ struct Column {
 std::span<const Column> columns();
 
 /// The identity columns in table order: backend, collective, dtype, op, root, placement, pair,
-/// size_bytes, ranks, settings. (operation and memory, new in schema 5, restate collective and
+/// rail, host, peer_host, size_bytes, ranks, settings. (operation and memory, new in schema 5, restate collective and
 /// placement/backend, so rows of older files still match.)
 std::vector<const Column*> identity_columns();
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/link_matrix.hpp"
+
 namespace fabricbench {
 
 bool RunSummary::failed() const {
@@ -106,6 +108,7 @@ nlohmann::json to_json(const RunSummary& s) {
   }
   if (s.refused_settings > 0) j["refused_settings"] = s.refused_settings;
   if (s.failed_launches > 0) j["failed_launches"] = s.failed_launches;
+  if (s.matrix) j["matrix"] = matrix_json(*s.matrix);
   if (s.memory) {
     j["memory_at_end"] = {{"peak_rss_bytes", s.memory->peak_rss_bytes}};
     if (s.memory->gpu)
@@ -156,6 +159,7 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
 }
 
 void print_verdicts(std::FILE* out, const RunSummary& s) {
+  if (s.matrix) print_matrix(out, *s.matrix);
   for (const RunVerdict& v : s.verdicts) {
     if (v.lines.size() == 1) {
       fmt::print(out, "# Verdict ({}) : {}: {}\n", v.subject, v.word, v.lines.front());

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,8 @@
 #include "common/row.hpp"
 
 namespace fabricbench {
+
+struct LinkMatrix;  // common/link_matrix.hpp
 
 /// The figures of one series: rows of one collective, type, op, placement, root, pair and settings.
 struct SeriesFigures {
@@ -79,6 +82,7 @@ struct RunSummary {
   std::size_t refused_settings = 0;
   std::size_t failed_launches = 0;  ///< fb_sweep: launches that produced no rows
   std::optional<MemoryAtEnd> memory;
+  std::shared_ptr<const LinkMatrix> matrix;  ///< --pairs all/quick/rail: the node x node figures
   /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
   nlohmann::json attachments = nlohmann::json::object();
 
@@ -100,7 +104,8 @@ nlohmann::json to_json(const RunSummary& summary);
 /// The summary lines a collective's console table ends with: headline, slowest node, memory,
 /// settings not honoured, then the verdicts. `rows` is the run's row count.
 void print_summary(std::FILE* out, const RunSummary& summary, std::size_t rows);
-/// "# Verdict (line rate) : PASS: ...", one block per verdict.
+/// The link matrix (when there is one), then "# Verdict (line rate) : PASS: ...", one block per
+/// verdict.
 void print_verdicts(std::FILE* out, const RunSummary& summary);
 
 }  // namespace fabricbench

@@ -5,6 +5,7 @@
   fbplot.py bandwidth RUN [RUN...] [--baseline RUN] [--metric busbw|algbw] --out PREFIX
   fbplot.py latency   RUN [RUN...] [--baseline RUN] --out PREFIX
   fbplot.py heatmap   RUN --out PREFIX          (multi-pair verbs run: pair x size)
+  fbplot.py matrix    RUN.json --out PREFIX     (--pairs all/quick/rail: node x node, bad cells marked)
   fbplot.py report    RUN [--baseline RUN] [--compare-bin fb_compare] --out report.html
 
 bandwidth / latency / heatmap write PREFIX.png and PREFIX.svg. One line per run and series
@@ -34,7 +35,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 NUMERIC = {"size_bytes", "count", "ranks", "hosts", "samples", "batch", "pair", "root", "wrong", "schema_version",
-           "slowest_rank"}
+           "slowest_rank", "round", "rail", "channels"}
 
 
 class InputError(Exception):
@@ -91,7 +92,9 @@ def load_run(path):
         out.append(converted)
     if not out:
         raise InputError(f"{path}: no rows")
-    return {"path": path, "rows": out, "context": context or {}, "label": run_label(path, out)}
+    summary = document.get("summary", {}) if text.lstrip().startswith("{") else {}
+    return {"path": path, "rows": out, "context": context or {}, "label": run_label(path, out),
+            "summary": summary if isinstance(summary, dict) else {}}
 
 
 def run_label(path, rows):
@@ -274,6 +277,54 @@ def plot_heatmap(args):
     save(figure, args.out)
 
 
+def plot_matrix(args):
+    """The link matrix of a --pairs run: figures per node pair, SLOW nodes, SLOW links and failed
+    cells marked in red, from the run's JSON (its summary holds the matrix and the verdict)."""
+    run = load_run(args.runs[0])
+    matrix = run["summary"].get("matrix")
+    if not isinstance(matrix, dict) or not matrix.get("units"):
+        raise InputError(f"{run['path']}: no link matrix (a --pairs all/quick/rail run's JSON has one)")
+    units = matrix["units"]
+    index = {u: i for i, u in enumerate(units)}
+    grid = [[float("nan") if v is None else float(v) for v in row] for row in matrix["grid"]]
+    lines = [line for v in run["summary"].get("verdicts", []) if v.get("subject") == "link matrix"
+             for line in v.get("lines", [])]
+    slow_nodes = {line.split(":", 1)[1].split("(")[0].strip() for line in lines if line.startswith("SLOW node")}
+    slow_links = {tuple(part.strip() for part in line.split(":", 1)[1].split("(")[0].split(" - ")[:2])
+                  for line in lines if line.startswith("SLOW link")}
+    failed = {(c["a"], c["b"]) for c in matrix.get("cells", []) if c.get("failure")}
+    size = max(5, 0.7 * len(units) + 2.5)
+    figure, axis = plt.subplots(figsize=(size + 1.2, size), dpi=110)
+    image = axis.imshow(grid, cmap="viridis")
+    axis.set_xticks(range(len(units)))
+    axis.set_xticklabels(units, rotation=45, ha="right", fontsize=8)
+    axis.set_yticks(range(len(units)))
+    axis.set_yticklabels(units, fontsize=8)
+    for tick in axis.get_xticklabels() + axis.get_yticklabels():
+        if tick.get_text() in slow_nodes:
+            tick.set_color("red")
+            tick.set_fontweight("bold")
+    finite = [v for row in grid for v in row if not math.isnan(v)]
+    top = max(finite) if finite else 1
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            pair = (units[i], units[j])
+            if pair in failed or pair[::-1] in failed:
+                axis.text(j, i, "FAIL", ha="center", va="center", fontsize=7, color="red", fontweight="bold")
+            elif not math.isnan(value) and len(units) <= 24:
+                axis.text(j, i, f"{value:.3g}", ha="center", va="center", fontsize=6,
+                          color="white" if value < 0.6 * top else "black")
+            if pair in slow_links or pair[::-1] in slow_links:
+                axis.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
+    for node in slow_nodes & set(index):
+        k = index[node]
+        axis.add_patch(plt.Rectangle((-0.5, k - 0.5), len(units), 1, fill=False, edgecolor="red", linewidth=2))
+    axis.set_title(title_of([run], f"link matrix at {human_bytes(matrix.get('size_bytes', 0))}"))
+    colorbar = figure.colorbar(image, ax=axis)
+    colorbar.set_label(matrix.get("unit", ""))
+    save(figure, args.out)
+
+
 def embedded_png(plotter, args):
     with tempfile.TemporaryDirectory() as tmp:
         prefix = Path(tmp) / "figure"
@@ -364,14 +415,15 @@ th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "report"])
+    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "matrix", "report"])
     parser.add_argument("runs", nargs="+", help="fabricbench CSV or JSON files")
     parser.add_argument("--baseline", help="a run to draw as the reference, with a ratio panel")
     parser.add_argument("--metric", default="busbw", choices=["busbw", "algbw"])
     parser.add_argument("--compare-bin", help="fb_compare to call for the report's verdicts")
     parser.add_argument("--out", required=True, help="PREFIX of PREFIX.png/.svg, or the report's .html")
     args = parser.parse_args()
-    plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "report": render_report}
+    plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "matrix": plot_matrix,
+                "report": render_report}
     try:
         plotters[args.what](args)
     except InputError as error:

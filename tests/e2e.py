@@ -279,6 +279,13 @@ BAD_INPUT = [
     ("all_reduce", 2, ["--frobnicate"], "frobnicate"),
     ("all_reduce", 2, ["-n", "many"], "--iters"),
     ("all_reduce", 2, ["-e", "4G", "-d", "int8"], "limit"),
+    ("all_reduce", 2, ["--pairs", "all"], "fb_sendrecv"),
+    ("sendrecv", 2, ["--pairs", "half"], "all, quick or rail"),
+    ("sendrecv", 2, ["--pairs", "random"], "--pairs"),
+    ("sendrecv", 1, ["--pairs", "all"], "two nodes or two ranks"),
+    ("sendrecv", 3, ["--pairs", "all", "-b", "1K", "-e", "4K", "--matrix-size", "3K"], "is not among the sizes"),
+    ("sendrecv", 2, ["--matrix-size", "1K"], "--matrix-size needs --pairs"),
+    ("sendrecv", 3, ["--pairs", "all", "--node-threshold", "1.5"], "--node-threshold"),
 ]
 
 

@@ -42,6 +42,8 @@ def main():
         "latency_h200": ["latency", reference / "h200-1gpu-nccl/fixed.json", reference / "h200-1gpu-nccl/adaptive.json"],
         "verbs_bandwidth": ["bandwidth", reference / "rxe-vm-verbs/write_bw.csv"],
         "verbs_heatmap": ["heatmap", reference / "rxe-vm-verbs/write_bw_two_pairs.json"],
+        "matrix_slow_link": ["matrix", reference / "fake-cluster-pairs/slow_link.json"],
+        "matrix_slow_node": ["matrix", reference / "fake-cluster-pairs/slow_node.json"],
     }
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,10 +32,10 @@ struct PairConfig {
 class PairBenchmark final : public PairSide {
  public:
   /// Both ranks of the pair call; `pair_comm` holds exactly the two (rank 0 initiates). `memory`
-  /// holds 2 x half_bytes (a local half and a half the peer reaches); registers it, creates and
+  /// (borrowed: one buffer serves every round of a matrix) holds 2 x half_bytes (a local half and a half the peer reaches); registers it, creates and
   /// connects the QPs.
   PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation,
-                std::unique_ptr<MessageMemory> memory, MPI_Comm pair_comm);
+                MessageMemory& memory, MPI_Comm pair_comm);
 
   /// Writes this rank's pattern for `bytes` and clears what it will receive.
   void prepare(std::uint64_t bytes);
@@ -48,7 +48,7 @@ class PairBenchmark final : public PairSide {
   // PairSide
   int role() const override { return role_; }
   const PairConfig& config() const override { return config_; }
-  MessageMemory& memory() const override { return *memory_; }
+  MessageMemory& memory() const override { return memory_; }
   ibv_sge sge(std::size_t offset, std::uint64_t bytes) const override;
   const Endpoint& remote(std::size_t qp) const override { return remote_[qp]; }
   void post_receive(std::size_t qp) override;
@@ -70,7 +70,7 @@ class PairBenchmark final : public PairSide {
   PairConfig config_;
   std::unique_ptr<OperationStrategy> operation_;
   int role_;  // 0 initiates, 1 is the target
-  std::unique_ptr<MessageMemory> memory_;
+  MessageMemory& memory_;
   MemoryRegion mr_;
   CompletionQueue send_cq_;
   CompletionQueue recv_cq_;

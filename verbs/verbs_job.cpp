@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "common/driver.hpp"
+#include "common/link_matrix.hpp"
+#include "common/pairing.hpp"
 #include "common/measured_row.hpp"
 #include "common/mpi.hpp"
 #include "common/row_exchange.hpp"
@@ -57,9 +59,9 @@ SamplingPlan sampling_plan(const VerbsOptions& o, Metric metric) {
 /// The line-rate verdict on the slowest pair's best size: one slow pair among eight fails the
 /// run, where the best pair would mask it.
 RunVerdict line_rate_verdict(const std::vector<ResultRow>& pair_rows, const Hca& hca, const VerbsOptions& o) {
-  std::map<int, const ResultRow*> best_of_pair;
+  std::map<std::pair<int, int>, const ResultRow*> best_of_pair;  // by (round, pair)
   for (const ResultRow& r : pair_rows) {
-    const ResultRow*& best = best_of_pair[r.pair];
+    const ResultRow*& best = best_of_pair[{r.round, r.pair}];
     if (!best || r.busbw_mean_bytes_per_s > best->busbw_mean_bytes_per_s) best = &r;
   }
   const ResultRow* worst = nullptr;
@@ -67,8 +69,10 @@ RunVerdict line_rate_verdict(const std::vector<ResultRow>& pair_rows, const Hca&
     if (!worst || best->busbw_mean_bytes_per_s < worst->busbw_mean_bytes_per_s) worst = best;
   if (!worst) return {"line rate", "FAIL", {"no pair produced a measurement"}};
   const double gbps = worst->busbw_mean_bytes_per_s * 8 / 1e9;
-  const std::string which = best_of_pair.size() > 1 ? fmt::format(" (slowest of {} pairs: pair {}, {} B)",
-                                                                  best_of_pair.size(), worst->pair, worst->size_bytes)
+  const std::string pair =
+      worst->host.empty() ? fmt::format("pair {}", worst->pair) : fmt::format("{} - {}", worst->host, worst->peer_host);
+  const std::string which = best_of_pair.size() > 1 ? fmt::format(" (slowest of {} pairs: {}, {} B)",
+                                                                  best_of_pair.size(), pair, worst->size_bytes)
                                                     : fmt::format(" at {} B", worst->size_bytes);
   if (hca.port.nominal_rate)
     return {"line rate", "NOMINAL",
@@ -111,26 +115,17 @@ ResultRow total_of(const std::vector<ResultRow>& rows, const mpi::Topology& topo
 class VerbsJob final : public Job {
  public:
   VerbsJob(VerbsPlan plan, Hca hca, std::unique_ptr<MessageMemory> memory, const mpi::Topology& topology)
-      : plan_(std::move(plan)),
-        hca_(std::move(hca)),
-        memory_(std::move(memory)),
-        topology_(topology),
-        pair_(plan_.pairing.pair_of_rank[static_cast<std::size_t>(topology.rank)]),
-        role_(plan_.pairing.role_of_rank[static_cast<std::size_t>(topology.rank)]) {}
+      : plan_(std::move(plan)), hca_(std::move(hca)), memory_(std::move(memory)), topology_(topology) {}
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
-  std::string connecting() const override { return fmt::format("connecting pair {} on {}", pair_, hca_.name); }
+  std::string connecting() const override {
+    return fmt::format("connecting the pairs of round 0 on {}", hca_.name);
+  }
 
   void connect() override {
-    const VerbsOptions& o = plan_.options;
-    pair_comm_ = mpi::Comm::split(MPI_COMM_WORLD, pair_, role_);
-    const PairConfig config{plan_.metric,     plan_.half_bytes,  o.qps,
-                            static_cast<std::uint32_t>(o.tx_depth), o.bidirectional, mtu_enum(o.mtu),
-                            o.outputs.timeout_seconds,              topology_.label()};
     memory_description_ = memory_->describe();
-    auto operation = make_operation(plan_.operation, o.atomic, plan_.metric, *memory_);
-    word_ = std::string(operation->word());
-    bench_.emplace(hca_, config, std::move(operation), std::move(memory_), pair_comm_.get());
+    word_ = std::string(make_operation(plan_.operation, plan_.options.atomic, plan_.metric, *memory_)->word());
+    connect_round(0);
   }
 
   std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override {
@@ -151,42 +146,52 @@ class VerbsJob final : public Job {
                                 {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
                                 {"line_rate_gbps", hca_.port.line_rate_gbps},
                                 {"nominal_rate", hca_.port.nominal_rate}};
-    const std::size_t pairs = plan_.pairing.members.size();
+    const Pairing& pairing = plan_.pairing;
+    if (pairing.matrix()) header.context["matrix_units"] = pairing.units;
     header.title = fmt::format("{}: {} {} pair(s) ({}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory",
-                               plan_.program, word_, pairs, plan_.pairing.describe(), hca_.name,
+                               plan_.program, word_, pairing.rounds.front().size(), pairing.describe(), hca_.name,
                                static_cast<int>(hca_.port.number), hca_.gid_index, o.qps, o.tx_depth,
                                o.bidirectional ? "bidirectional" : "unidirectional", memory_description_);
-    header.planned_rows = plan_.sizes.size() * (pairs > 1 ? pairs + 1 : 1);
+    std::size_t rows = 0;
+    for (const auto& round : pairing.rounds) rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
+    header.planned_rows = plan_.sizes.size() * rows;
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
     std::vector<ResultRow> pair_rows;
-    for (std::uint64_t bytes : plan_.sizes) {
-      const std::string what = fmt::format("{} {} of {} B", plan_.program,
-                                           plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
-      watchdog.set_activity(what + fmt::format(" (pair {})", pair_));
-      std::vector<ResultRow> rows;
-      try {
-        rows = measure_size(bytes, watchdog);
-      } catch (const UsageError&) {
-        throw;
-      } catch (...) {
-        rethrow_with_context(what + fmt::format(" on pair {} ({} port {})", pair_, hca_.name,
-                                                static_cast<int>(hca_.port.number)));
+    for (std::size_t round = 0; round < plan_.pairing.rounds.size(); ++round) {
+      if (round > 0) {
+        watchdog.set_activity(fmt::format("connecting the pairs of round {} on {}", round, hca_.name));
+        Watchdog::Scope wait(watchdog);
+        connect_round(round);
       }
-      for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
-      if (reporter) {
-        for (const ResultRow& row : rows) reporter->add(row);
-        if (rows.size() > 1) reporter->add(total_of(rows, topology_));
-        outcome.rows += rows.size() > 1 ? rows.size() + 1 : rows.size();
+      for (std::uint64_t bytes : plan_.sizes) {
+        std::vector<ResultRow> rows = measure_size(round, bytes, watchdog);
+        for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
+        if (reporter) {
+          for (const ResultRow& row : rows) reporter->add(row);
+          outcome.rows += rows.size();
+          if (rows.size() > 1 && !plan_.pairing.matrix()) {
+            reporter->add(total_of(rows, topology_));
+            ++outcome.rows;
+          }
+        }
+        pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
       }
-      pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
+      bench_.reset();
+      pair_comm_ = mpi::Comm();
     }
     FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
-    if (topology_.rank == 0 && plan_.metric == Metric::kBandwidth)
-      outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
-    bench_.reset();
+    if (topology_.rank != 0) return outcome;
+    const bool latency = plan_.metric == Metric::kLatency;
+    if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
+    if (plan_.pairing.matrix()) {
+      auto matrix = std::make_shared<LinkMatrix>(matrix_of(plan_.pairing, pair_rows, plan_.options.pairs.matrix_size,
+                                                           latency));
+      outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
+      outcome.summary.matrix = std::move(matrix);
+    }
     return outcome;
   }
 
@@ -195,8 +200,46 @@ class VerbsJob final : public Job {
   void abandon() noexcept override {}
 
  private:
-  // Every pair measures `bytes` at once; its initiator builds the row; rank 0 gets them all.
-  std::vector<ResultRow> measure_size(std::uint64_t bytes, Watchdog& watchdog) {
+  // This rank's pair of `round` (if it has one) connects; every rank takes part in the split.
+  void connect_round(std::size_t round) {
+    const VerbsOptions& o = plan_.options;
+    const int pair = plan_.pairing.pair_of(round, topology_.rank);
+    pair_comm_ = mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
+                                  pair < 0 ? 0 : plan_.pairing.role_of(round, topology_.rank));
+    if (pair < 0) return;  // sits this round out
+    const PairConfig config{plan_.metric,     plan_.half_bytes,  o.qps,
+                            static_cast<std::uint32_t>(o.tx_depth), o.bidirectional, mtu_enum(o.mtu),
+                            o.outputs.timeout_seconds,              topology_.label()};
+    bench_.emplace(hca_, config, make_operation(plan_.operation, o.atomic, plan_.metric, *memory_), *memory_,
+                   pair_comm_.get());
+  }
+
+  // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
+  // them all. A rank sitting the round out only takes part in the gather.
+  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog) {
+    const int pair = plan_.pairing.pair_of(round, topology_.rank);
+    std::vector<ResultRow> mine;
+    if (pair >= 0) {
+      const std::string what = fmt::format("{} {} of {} B", plan_.program,
+                                           plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
+      watchdog.set_activity(what + fmt::format(" (round {} pair {})", round, pair));
+      try {
+        if (std::optional<ResultRow> row = measure_pair(round, pair, bytes, watchdog)) mine.push_back(std::move(*row));
+      } catch (const UsageError&) {
+        throw;
+      } catch (...) {
+        const RankPair& p = plan_.pairing.rounds[round][static_cast<std::size_t>(pair)];
+        rethrow_with_context(what + fmt::format(" on pair {} of round {} (ranks {} on {} and {} on {}, {} port {})",
+                                                pair, round, p.ranks[0], host_of(p.ranks[0]), p.ranks[1],
+                                                host_of(p.ranks[1]), hca_.name, static_cast<int>(hca_.port.number)));
+      }
+    }
+    std::vector<ResultRow> rows = gather_rows(mine);  // in initiators' rank order
+    std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
+    return rows;
+  }
+
+  std::optional<ResultRow> measure_pair(std::size_t round, int pair, std::uint64_t bytes, Watchdog& watchdog) {
     MPI_Comm comm = pair_comm_.get();
     bench_->prepare(bytes);
     {
@@ -212,17 +255,17 @@ class VerbsJob final : public Job {
       wrong = static_cast<std::int64_t>(bench_->count_wrong(bytes));
       FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
     }
-    std::vector<ResultRow> mine;
-    if (role_ == 0) mine.push_back(pair_row(bytes, m, wrong));
-    Watchdog::Scope wait(watchdog);
-    std::vector<ResultRow> rows = gather_rows(mine);  // in initiators' rank order
-    std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
-    return rows;
+    if (plan_.pairing.role_of(round, topology_.rank) != 0) return std::nullopt;
+    return pair_row(round, pair, bytes, m, wrong);
   }
 
-  ResultRow pair_row(std::uint64_t bytes, const Measurement& m, std::int64_t wrong) const {
+  const std::string& host_of(int rank) const { return topology_.host_of_rank[static_cast<std::size_t>(rank)]; }
+
+  ResultRow pair_row(std::size_t round, int pair, std::uint64_t bytes, const Measurement& m, std::int64_t wrong) const {
     const VerbsOptions& o = plan_.options;
-    const auto [initiator, target] = plan_.pairing.members[static_cast<std::size_t>(pair_)];
+    const Pairing& pairing = plan_.pairing;
+    const RankPair& p = pairing.rounds[round][static_cast<std::size_t>(pair)];
+    const auto [initiator, target] = p.ranks;
     ResultRow row;
     row.benchmark = plan_.program;
     row.backend = "verbs";
@@ -232,14 +275,17 @@ class VerbsJob final : public Job {
     row.dtype = "byte";
     row.op = "none";
     row.placement = memory_kind_name(o.memory);  // as before schema 5
-    row.pair = pair_;
+    row.pair = pair;
+    if (pairing.matrix()) {
+      row.round = static_cast<int>(round);
+      row.rail = p.rail;
+      row.host = pairing.units[static_cast<std::size_t>(p.unit_a)];
+      row.peer_host = pairing.units[static_cast<std::size_t>(p.unit_b)];
+    }
     row.size_bytes = bytes;
     row.count = bytes;
     row.ranks = 2;
-    row.hosts = topology_.host_of_rank[static_cast<std::size_t>(initiator)] ==
-                        topology_.host_of_rank[static_cast<std::size_t>(target)]
-                    ? 1
-                    : 2;
+    row.hosts = host_of(initiator) == host_of(target) ? 1 : 2;
     row.rank_reduction = "max";
     record_measurement(row, m, m.slowest_rank == 0 ? initiator : target, topology_.host_of_rank);
     row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
@@ -260,15 +306,31 @@ class VerbsJob final : public Job {
 
   const VerbsPlan plan_;
   Hca hca_;
-  std::unique_ptr<MessageMemory> memory_;  // handed to the pair benchmark on connect()
+  std::unique_ptr<MessageMemory> memory_;  // one buffer for every round
   const mpi::Topology& topology_;
-  const int pair_;
-  const int role_;
-  mpi::Comm pair_comm_;
+  mpi::Comm pair_comm_;                    // this round's pair; null when sitting it out
   std::string word_;
   std::string memory_description_;
   std::optional<PairBenchmark> bench_;
 };
+
+/// -d per local rank: "mlx5_%l" (the local rank substituted) or a comma list indexed by it.
+std::string device_for(const std::string& spec, int local_rank) {
+  if (const auto at = spec.find("%l"); at != std::string::npos)
+    return spec.substr(0, at) + std::to_string(local_rank) + spec.substr(at + 2);
+  if (spec.find(',') == std::string::npos) return spec;
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', start), spec.size());
+    names.push_back(spec.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (static_cast<std::size_t>(local_rank) >= names.size())
+    throw UsageError(fmt::format("-d/--ib-dev {}: {} devices for local rank {}; give one per rank of the node", spec,
+                                 names.size(), local_rank));
+  return names[static_cast<std::size_t>(local_rank)];
+}
 
 Plan plan_verbs(Operation operation, Metric metric, const std::string& program, int argc, char** argv,
                 const mpi::Topology& topology) {
@@ -276,17 +338,15 @@ Plan plan_verbs(Operation operation, Metric metric, const std::string& program, 
   if (parsed.help_text) return std::move(*parsed.help_text);
   VerbsPlan plan{program, operation, metric, std::move(parsed.options), {}, {}, {}, 0};
   const VerbsOptions& o = plan.options;
-  if (topology.size < 2 || topology.size % 2 != 0)
-    throw UsageError(fmt::format("{} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs (rank i "
-                                 "with rank i + k); got {}",
-                                 program, topology.size));
   plan.sizes = make_sweep(o.sweep);
-  plan.pairing = make_pairing(o.pairs, topology.host_of_rank);
+  plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
+  if (o.pairs.matrix_size && std::find(plan.sizes.begin(), plan.sizes.end(), *o.pairs.matrix_size) == plan.sizes.end())
+    throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *o.pairs.matrix_size));
   plan.sampling = sampling_plan(o, metric);
   plan.half_bytes = half_bytes_for(operation, o.sweep.max_bytes, o.qps);
   // GPU memory is pinned by the GPU driver, not against RLIMIT_MEMLOCK.
   if (o.memory == MemoryKind::kHost || o.memory == MemoryKind::kStaged) check_memlock(2 * plan.half_bytes);
-  Hca hca = open_hca(o.device, o.port, o.gid_index);
+  Hca hca = open_hca(device_for(o.device, topology.local_rank), o.port, o.gid_index);
   if (operation == Operation::kAtomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
     throw UsageError(fmt::format("{} has no RDMA atomics (atomic_cap NONE in ibv_devinfo -v)", hca.name));
   auto memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * plan.half_bytes);

@@ -39,10 +39,11 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
                            operation_family(operation), metric == Metric::kBandwidth ? "bandwidth" : "latency"),
                program);
   app.get_formatter()->column_width(34);
-  std::string size_text, min_text, max_text, memory_text, pairs_text = "half", atomic_text = "FETCH_AND_ADD";
+  std::string size_text, min_text, max_text, memory_text, atomic_text = "FETCH_AND_ADD";
   bool all_sizes = false, report_gbits = false, use_cuda_dmabuf = false;
   std::optional<int> use_cuda;
-  app.add_option("-d,--ib-dev", o.device, "RDMA device (ibv_devices lists them) [the first]");
+  app.add_option("-d,--ib-dev", o.device,
+                 "RDMA device (ibv_devices lists them); per local rank: mlx5_%l, or mlx5_0,mlx5_3,... [the first]");
   app.add_option("-i,--ib-port", o.port, "port of the device [1]");
   app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]");
   auto* size_opt = app.add_option("-s,--size", size_text,
@@ -59,7 +60,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n");
   app.add_option("-w,--warmup", warmup, "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
-  app.add_option("--pairs", pairs_text, "half: rank i with i + n/2; cross-node: every pair crosses nodes [half]");
+  PairFlags pair_flags(app, o.pairs, "half");
   app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
   app.add_flag("-b,--bidirectional", o.bidirectional, "both ranks of a pair send at once (bandwidth)");
   app.add_option("-m,--mtu", o.mtu, "path MTU: 256..4096, capped at the port's [4096]");
@@ -139,7 +140,7 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   if (atomic && o.memory == MemoryKind::kStaged)
     throw UsageError("--mem staged: an atomic acts on the NIC's target memory, there is nothing to stage; use host, "
                      "cuda or cuda-dmabuf");
-  o.pairs = pair_mode(pairs_text);
+  pair_flags.check();
   output_flags.check(check_paths);
   return parsed;
 }

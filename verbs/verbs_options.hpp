@@ -10,19 +10,19 @@
 #include "common/output_options.hpp"
 #include "common/sizes.hpp"
 #include "verbs/pair_benchmark.hpp"
-#include "verbs/pairing.hpp"
+#include "common/pair_options.hpp"
 
 namespace fabricbench::verbs {
 
 struct VerbsOptions {
-  std::string device;                      ///< -d; empty = the first device
+  std::string device;                      ///< -d; empty = the first device; %l, or a list, per local rank
   int port = 1;                            ///< -i
   int gid_index = -1;                      ///< -x; -1 = chosen like perftest
   SweepSpec sweep;                         ///< -s / -a / --minbytes --maxbytes --stepfactor
   int iterations = 0;                      ///< -n (the metric's default when not given)
   std::optional<double> duration_seconds;  ///< -D: measure each size this long instead of -n
   int warmup = 0;
-  PairMode pairs = PairMode::kHalf;  ///< --pairs
+  PairOptions pairs;  ///< --pairs --matrix-size --node-threshold
   int qps = 1;
   int tx_depth = 128;
   bool bidirectional = false;

@@ -13,7 +13,6 @@
 #include "verbs/device.hpp"
 #include "verbs/message_memory.hpp"
 #include "verbs/pair_benchmark.hpp"
-#include "verbs/pairing.hpp"
 #include "verbs/verbs_options.hpp"
 
 namespace fabricbench::verbs {
@@ -152,46 +151,6 @@ TEST(HostMemory, StoresLoadsAndClearsThroughTheWireAddress) {
   EXPECT_EQ(back, (std::vector<std::uint8_t>{1, 0, 0, 4, 5}));
 }
 
-std::vector<std::string> hosts_of_pairs(const Pairing& pairing, const std::vector<std::string>& host_of_rank) {
-  std::vector<std::string> out;
-  for (const auto& [initiator, target] : pairing.members)
-    out.push_back(host_of_rank[static_cast<std::size_t>(initiator)] + "-" +
-                  host_of_rank[static_cast<std::size_t>(target)]);
-  return out;
-}
-
-TEST(Pairing, HalfPairsRankIWithIPlusHalf) {
-  const Pairing p = make_pairing(PairMode::kHalf, {"a", "a", "b", "b"});
-  ASSERT_EQ(p.members.size(), 2u);
-  EXPECT_EQ(p.members[0], (std::array<int, 2>{0, 2}));
-  EXPECT_EQ(p.members[1], (std::array<int, 2>{1, 3}));
-  EXPECT_EQ(p.role_of_rank, (std::vector<int>{0, 0, 1, 1}));
-  EXPECT_EQ(p.describe(), "0-2 1-3");
-}
-
-TEST(Pairing, CrossNodeFixesAPlacementWhereHalfStaysInsideANode) {
-  // srun's block distribution of 6 ranks on 3 nodes: half would pair 0-3 (a-b), 1-4 (a-c), 2-5 (b-c)...
-  const std::vector<std::string> block{"a", "a", "b", "b", "c", "c"};
-  // ...but round-robin with 2 nodes puts i and i + n/2 on the same node.
-  const std::vector<std::string> cyclic{"a", "b", "a", "b"};
-  EXPECT_EQ(hosts_of_pairs(make_pairing(PairMode::kHalf, cyclic), cyclic), (std::vector<std::string>{"a-a", "b-b"}));
-  for (const auto& hosts : {block, cyclic}) {
-    const Pairing p = make_pairing(PairMode::kCrossNode, hosts);
-    for (const std::string& pair : hosts_of_pairs(p, hosts)) EXPECT_NE(pair[0], pair[2]) << pair;
-    for (std::size_t r = 0; r < hosts.size(); ++r) EXPECT_GE(p.pair_of_rank[r], 0);
-  }
-}
-
-TEST(Pairing, CrossNodeRefusesWhenOneNodeHoldsMoreThanHalf) {
-  try {
-    make_pairing(PairMode::kCrossNode, {"a", "a", "a", "b"});
-    FAIL() << "a holds 3 of 4 ranks";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("a holds 3 of the 4 ranks"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(make_pairing(PairMode::kCrossNode, {"a", "a"}), UsageError);
-  EXPECT_THROW(pair_mode("random"), UsageError);
-}
 
 }  // namespace
 }  // namespace fabricbench::verbs

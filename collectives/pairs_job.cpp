@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/pairs_job.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/collective_table_reporter.hpp"
+#include "collectives/mpi_backend.hpp"
+#include "collectives/run_plan.hpp"
+#include "collectives/runner.hpp"
+#include "common/error.hpp"
+#include "common/link_matrix.hpp"
+#include "common/pairing.hpp"
+#include "common/row_exchange.hpp"
+#include "common/watchdog.hpp"
+
+namespace fabricbench::collectives {
+namespace {
+
+class PairsJob final : public Job {
+ public:
+  PairsJob(std::string program, RunPlan plan, Pairing pairing, const mpi::Topology& topology)
+      : program_(std::move(program)), plan_(std::move(plan)), pairing_(std::move(pairing)), topology_(topology) {}
+
+  const OutputOptions& outputs() const override { return plan_.options.outputs; }
+  std::string connecting() const override { return "forming the pairs of round 0"; }
+  void connect() override {}  // per round, in measure()
+
+  std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override {
+    return make_collective_table_reporter(out);
+  }
+
+  void describe(RunHeader& header) override {
+    header.context["collective"] = plan_.collective->name;
+    header.context["backend"] = "mpi";
+    header.context["matrix_units"] = pairing_.units;
+    header.title = fmt::format("{} (mpi backend, {}, {} rank(s) on {} host(s), {} samples)", program_,
+                               pairing_.describe(), topology_.size, topology_.ranks_per_host.size(),
+                               plan_.options.iterations);
+    std::size_t cells = 0;
+    for (const auto& round : pairing_.rounds) cells += round.size();
+    header.planned_rows = plan_.points.size() * std::size(kPlacements) * cells;
+    header.notes = plan_.notes;
+  }
+
+  JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
+    JobOutcome outcome;
+    std::vector<ResultRow> cells;  // out-of-place rows: the matrix's figures
+    for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
+      std::vector<ResultRow> rows = gather_rows(measure_round(round, watchdog));
+      // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
+      std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
+      for (const ResultRow& row : rows) {
+        if (row.wrong > 0) outcome.wrong_total += row.wrong;
+        if (reporter) reporter->add(row);
+        if (row.placement == "out-of-place") cells.push_back(row);
+      }
+      outcome.rows += rows.size();
+    }
+    FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    if (topology_.rank != 0) return outcome;
+    outcome.summary = summarize_rows(cells);
+    auto matrix = std::make_shared<LinkMatrix>(matrix_of(pairing_, cells, plan_.options.pairs.matrix_size, false));
+    outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
+    outcome.summary.matrix = std::move(matrix);
+    return outcome;
+  }
+
+  void abandon() noexcept override {}  // MPI_Abort ends every pair
+
+ private:
+  // This rank's pair sweeps on its own two-rank communicator; the initiator keeps the rows.
+  std::vector<ResultRow> measure_round(std::size_t round, Watchdog& watchdog) {
+    const int pair = pairing_.pair_of(round, topology_.rank);
+    const mpi::Comm comm = mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
+                                            pair < 0 ? 0 : pairing_.role_of(round, topology_.rank));
+    if (pair < 0) return {};  // sits this round out
+    const RankPair& p = pairing_.rounds[round][static_cast<std::size_t>(pair)];
+    const int role = pairing_.role_of(round, topology_.rank);
+    MpiBackend backend(comm.get(), role, 2);
+    backend.reserve(plan_.send_bytes, plan_.recv_bytes);
+    SweepResult result;
+    try {
+      result = run_sweep(program_, plan_, backend, RankGroup{comm.get(), {p.ranks[0], p.ranks[1]}}, topology_, nullptr,
+                         watchdog);
+    } catch (const UsageError&) {
+      throw;
+    } catch (...) {
+      rethrow_with_context(fmt::format("round {} pair {} (rank {} on {}, rank {} on {})", round, pair, p.ranks[0],
+                                       host_of(p.ranks[0]), p.ranks[1], host_of(p.ranks[1])));
+    }
+    if (role != 0) return {};
+    for (ResultRow& row : result.rows) {
+      row.pair = pair;
+      row.round = static_cast<int>(round);
+      row.rail = p.rail;
+      row.host = pairing_.units[static_cast<std::size_t>(p.unit_a)];
+      row.peer_host = pairing_.units[static_cast<std::size_t>(p.unit_b)];
+    }
+    return result.rows;
+  }
+
+  const std::string& host_of(int rank) const { return topology_.host_of_rank[static_cast<std::size_t>(rank)]; }
+
+  std::string program_;
+  const RunPlan plan_;
+  const Pairing pairing_;
+  const mpi::Topology& topology_;
+};
+
+}  // namespace
+
+std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective& c, CollectiveOptions options,
+                                    const mpi::Topology& topology) {
+  if (c.name != "sendrecv")
+    throw UsageError(fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
+                                 "(and fb_rdma_*)",
+                                 c.name));
+  if (options.backend == "nccl")
+    throw UsageError("--pairs with --backend nccl: this build measures pairs over MPI only; use --backend mpi");
+  if (options.pairs.mode != PairMode::kAll && options.pairs.mode != PairMode::kQuick &&
+      options.pairs.mode != PairMode::kRail)
+    throw UsageError("fb_sendrecv --pairs: all, quick or rail (half and cross-node are the verbs pairings)");
+  Pairing pairing = make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
+  const MpiBackend capabilities(MPI_COMM_NULL, 0, 2);  // answers what MPI can carry; never connected
+  RunPlan plan = make_run_plan(c, std::move(options), capabilities);
+  if (const auto size = plan.options.pairs.matrix_size;
+      size && std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
+    throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));
+  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), topology);
+}
+
+}  // namespace fabricbench::collectives

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/link_matrix.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace fabricbench {
+namespace {
+
+struct NodeScore {
+  double rate = 0;   // median rate of its cells
+  double shown = 0;  // median figure of its cells
+  std::size_t cells = 0;
+};
+
+std::string cell_name(const MatrixCell& c) {
+  return c.rail >= 0 ? fmt::format("{} - {} rail {}", c.a, c.b, c.rail) : fmt::format("{} - {}", c.a, c.b);
+}
+
+}  // namespace
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+RunVerdict judge_links(const LinkMatrix& m, double threshold) {
+  RunVerdict verdict{"link matrix", "PASS", {}};
+  auto fail = [&](std::string line) {
+    verdict.word = "FAIL";
+    verdict.lines.push_back(std::move(line));
+  };
+  std::vector<const MatrixCell*> measured;
+  for (const MatrixCell& c : m.cells) {
+    if (c.failure.empty())
+      measured.push_back(&c);
+    else
+      fail(fmt::format("FAIL cell  : {}: {}", cell_name(c), c.failure));
+  }
+  if (m.units.size() < 3) {
+    fail(fmt::format("{} units: which end of a slow link is slow needs three or more", m.units.size()));
+    return verdict;
+  }
+  std::map<std::string, NodeScore> scores;
+  for (const std::string& unit : m.units) {
+    std::vector<double> rates, shown;
+    for (const MatrixCell* c : measured)
+      if (c->a == unit || c->b == unit) {
+        rates.push_back(c->rate);
+        shown.push_back(c->shown);
+      }
+    scores[unit] = {median_of(rates), median_of(shown), rates.size()};
+  }
+  std::vector<double> node_rates, node_shown, cell_rates, cell_shown;
+  for (const auto& [unit, s] : scores)
+    if (s.cells > 0) {
+      node_rates.push_back(s.rate);
+      node_shown.push_back(s.shown);
+    }
+  for (const MatrixCell* c : measured) {
+    cell_rates.push_back(c->rate);
+    cell_shown.push_back(c->shown);
+  }
+  const double fleet = median_of(node_rates), cell_median = median_of(cell_rates);
+  std::set<std::string> slow;
+  for (const auto& [unit, s] : scores) {
+    if (s.cells == 0 || s.rate >= threshold * fleet) continue;
+    slow.insert(unit);
+    std::size_t low = 0;
+    for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->rate < threshold * cell_median;
+    fail(fmt::format("SLOW node  : {} (median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x)", unit,
+                     s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold));
+  }
+  for (const MatrixCell* c : measured)
+    if (c->rate < threshold * cell_median && !slow.count(c->a) && !slow.count(c->b))
+      fail(fmt::format("SLOW link  : {} ({:.4g} {} vs median {:.4g}; both nodes fine elsewhere)", cell_name(*c),
+                       c->shown, m.unit, median_of(cell_shown)));
+  if (verdict.word == "PASS")
+    verdict.lines.push_back(fmt::format("{} cells of {} units, every node and link within {:g} x the median ({:.4g} {})",
+                                        m.cells.size(), m.units.size(), threshold, median_of(cell_shown), m.unit));
+  return verdict;
+}
+
+LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows, std::optional<std::uint64_t> size,
+                     bool latency) {
+  LinkMatrix m;
+  m.units = pairing.units;
+  m.unit = latency ? "us" : "Gb/s";
+  if (size) {
+    m.size_bytes = *size;
+  } else if (latency) {
+    m.size_bytes = rows.empty() ? 0 : std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                                        return a.size_bytes < b.size_bytes;
+                                      })->size_bytes;
+  } else {
+    std::map<std::uint64_t, std::vector<double>> by_size;
+    for (const ResultRow& r : rows) by_size[r.size_bytes].push_back(r.busbw_median_bytes_per_s);
+    double best = -1;
+    for (const auto& [bytes, rates] : by_size)
+      if (median_of(rates) > best) {
+        best = median_of(rates);
+        m.size_bytes = bytes;
+      }
+  }
+  std::map<std::tuple<std::string, std::string, int>, const ResultRow*> found;
+  for (const ResultRow& r : rows)
+    if (r.size_bytes == m.size_bytes) found[{r.host, r.peer_host, r.rail}] = &r;
+  for (const auto& round : pairing.rounds)
+    for (const RankPair& p : round) {
+      MatrixCell cell{pairing.units[static_cast<std::size_t>(p.unit_a)], pairing.units[static_cast<std::size_t>(p.unit_b)],
+                      p.rail, 0, 0, {}};
+      const auto row = found.find({cell.a, cell.b, cell.rail});
+      if (row == found.end()) {
+        cell.failure = fmt::format("no measurement at {} B", m.size_bytes);
+      } else if (row->second->wrong != 0) {
+        cell.failure = row->second->wrong < 0 ? "not checked" : fmt::format("{} wrong", row->second->wrong);
+      } else if (latency) {
+        const double t = row->second->time_s.median;
+        cell.rate = t > 0 ? 1 / t : 0;
+        cell.shown = t * 1e6;
+      } else {
+        cell.rate = row->second->busbw_median_bytes_per_s;  // the typical sample: robust to a stray one
+        cell.shown = cell.rate * 8 / 1e9;
+      }
+      if (cell.failure.empty() && !(cell.rate > 0)) cell.failure = "no time measured";
+      m.cells.push_back(std::move(cell));
+    }
+  return m;
+}
+
+void print_matrix(std::FILE* out, const LinkMatrix& m) {
+  std::size_t width = 8;
+  for (const std::string& u : m.units) width = std::max(width, u.size() + 1);
+  // Several rails of one node pair: the worst rail stands in the matrix, each is a row of its own.
+  std::map<std::pair<std::string, std::string>, std::string> text;
+  std::map<std::pair<std::string, std::string>, double> worst;
+  for (const MatrixCell& c : m.cells) {
+    for (const auto& key : {std::make_pair(c.a, c.b), std::make_pair(c.b, c.a)}) {
+      const double rate = c.failure.empty() ? c.rate : -1;
+      if (worst.count(key) && worst[key] <= rate) continue;
+      worst[key] = rate;
+      text[key] = c.failure.empty() ? fmt::format("{:.4g}", c.shown) : "FAIL";
+    }
+  }
+  fmt::print(out, "# link matrix at {} B ({}{}):\n# {:>{}}", m.size_bytes, m.unit,
+             std::any_of(m.cells.begin(), m.cells.end(), [](const MatrixCell& c) { return c.rail >= 0; })
+                 ? ", worst rail"
+                 : "",
+             "", width);
+  for (const std::string& u : m.units) fmt::print(out, " {:>{}}", u, width);
+  fmt::print(out, "\n");
+  for (const std::string& row : m.units) {
+    fmt::print(out, "# {:>{}}", row, width);
+    for (const std::string& column : m.units) {
+      const auto found = text.find({row, column});
+      fmt::print(out, " {:>{}}", row == column ? "." : found == text.end() ? "-" : found->second, width);
+    }
+    fmt::print(out, "\n");
+  }
+}
+
+nlohmann::json matrix_json(const LinkMatrix& m) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < m.units.size(); ++i) index[m.units[i]] = i;
+  nlohmann::json grid = nlohmann::json::array();
+  for (std::size_t i = 0; i < m.units.size(); ++i) grid.push_back(std::vector<nlohmann::json>(m.units.size(), nullptr));
+  nlohmann::json cells = nlohmann::json::array();
+  for (const MatrixCell& c : m.cells) {
+    const nlohmann::json value = c.failure.empty() ? nlohmann::json(c.shown) : nlohmann::json(nullptr);
+    if (c.rail <= 0) grid[index[c.a]][index[c.b]] = grid[index[c.b]][index[c.a]] = value;
+    cells.push_back({{"a", c.a}, {"b", c.b}, {"rail", c.rail}, {"value", value}, {"failure", c.failure}});
+  }
+  return {{"units", m.units}, {"size_bytes", m.size_bytes}, {"unit", m.unit}, {"grid", grid}, {"cells", cells}};
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The node x node matrix of a --pairs all/quick/rail run, and the rule that names the bad part:
+//   a node's score is the median of its cells; a node is SLOW when its score is below
+//   threshold x the median over nodes; a link is SLOW when its cell is below threshold x the
+//   median over cells while neither of its nodes is SLOW. A cell that errored, timed out, held
+//   wrong data or is missing is FAIL with its reason: a missing measurement never reads healthy.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <optional>
+
+#include "common/pairing.hpp"
+#include "common/row.hpp"
+#include "common/summary.hpp"
+
+namespace fabricbench {
+
+/// One measured link (one rail of it under --pairs rail).
+struct MatrixCell {
+  std::string a, b;     ///< its two units (nodes)
+  int rail = -1;
+  double rate = 0;      ///< higher is better: median B/s, or 1 / median seconds for latency cells
+  double shown = 0;     ///< the figure people read: Gb/s, or us
+  std::string failure;  ///< non-empty: why this cell FAILs
+};
+
+struct LinkMatrix {
+  std::vector<std::string> units;
+  std::vector<MatrixCell> cells;
+  std::string unit = "Gb/s";  ///< of `shown`
+  std::uint64_t size_bytes = 0;
+};
+
+/// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell, else PASS.
+/// Fewer than three units cannot say which end is slow: FAIL with that reason.
+RunVerdict judge_links(const LinkMatrix& matrix, double threshold);
+
+/// Units on both axes, the cell's figure in each place ("FAIL" for a failed cell, "-" for none).
+void print_matrix(std::FILE* out, const LinkMatrix& matrix);
+
+/// The matrix for the run's JSON: units, size, unit, cells [[figure or null]].
+nlohmann::json matrix_json(const LinkMatrix& matrix);
+
+/// The matrix of a pairing's cell rows (host, peer_host, rail set) at `size`, or at the size whose
+/// median cell is best (bandwidth: highest; latency: the smallest size). Every scheduled cell is
+/// present: one without a row, or with wrong data, FAILs.
+LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows, std::optional<std::uint64_t> size,
+                     bool latency);
+
+/// Median of `values` (0 for none).
+double median_of(std::vector<double> values);
+
+}  // namespace fabricbench

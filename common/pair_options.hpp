@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pairing flags shared by the verbs executables and fb_sendrecv: --pairs, --matrix-size,
+// --node-threshold.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/pairing.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace fabricbench {
+
+struct PairOptions {
+  PairMode mode = PairMode::kHalf;
+  std::optional<std::uint64_t> matrix_size;  ///< the size the matrix and its verdict use; none: the best
+  double node_threshold = 0.85;              ///< SLOW below this fraction of the median
+};
+
+class PairFlags {
+ public:
+  /// `default_mode` is "half" for verbs, "" (no pairs: the ring) for fb_sendrecv.
+  PairFlags(CLI::App& app, PairOptions& options, std::string default_mode);
+  /// Throws UsageError naming the flag. True when --pairs was given (or defaults to a mode).
+  bool check();
+
+ private:
+  PairOptions& options_;
+  std::string mode_text_;
+  std::string size_text_;
+};
+
+}  // namespace fabricbench

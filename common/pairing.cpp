@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/pairing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "common/error.hpp"
+
+namespace fabricbench {
+namespace {
+
+constexpr std::pair<PairMode, const char*> kModeNames[] = {{PairMode::kHalf, "half"},
+                                                           {PairMode::kCrossNode, "cross-node"},
+                                                           {PairMode::kAll, "all"},
+                                                           {PairMode::kQuick, "quick"},
+                                                           {PairMode::kRail, "rail"}};
+
+RankPair ordered(int a, int b) { return {{std::min(a, b), std::max(a, b)}}; }
+
+// half / cross-node: position i with position i + n/2 of `order`.
+std::vector<RankPair> halves(const std::vector<int>& order) {
+  const std::size_t pairs = order.size() / 2;
+  std::vector<RankPair> round;
+  for (std::size_t p = 0; p < pairs; ++p) round.push_back(ordered(order[p], order[p + pairs]));
+  return round;
+}
+
+std::vector<RankPair> split_pairs(PairMode mode, const std::vector<std::string>& host_of_rank) {
+  const int ranks = static_cast<int>(host_of_rank.size());
+  if (ranks < 2 || ranks % 2 != 0)
+    throw UsageError(fmt::format("--pairs {} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs "
+                                 "(rank i with rank i + k); got {}",
+                                 pair_mode_name(mode), ranks));
+  std::vector<int> order(static_cast<std::size_t>(ranks));
+  std::iota(order.begin(), order.end(), 0);
+  if (mode == PairMode::kCrossNode) {
+    std::map<std::string, int> per_host;
+    for (const std::string& host : host_of_rank) ++per_host[host];
+    const auto crowded = std::max_element(per_host.begin(), per_host.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (per_host.size() < 2 || crowded->second > ranks / 2)
+      throw UsageError(fmt::format(
+          "--pairs cross-node: {} holds {} of the {} ranks, so some pair would stay inside it; place at most {} "
+          "per node (e.g. mpirun --map-by node, srun --distribution=cyclic) over two nodes or more",
+          crowded->first, crowded->second, ranks, ranks / 2));
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return host_of_rank[static_cast<std::size_t>(a)] < host_of_rank[static_cast<std::size_t>(b)];
+    });
+  }
+  return halves(order);
+}
+
+// The matrix modes: units are nodes (the ranks of each, by local rank), or the ranks of the one node.
+struct Units {
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> ranks_by_local;  ///< [unit][local rank] -> world rank
+};
+
+Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<int>& local_rank_of_rank) {
+  Units units;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t r = 0; r < host_of_rank.size(); ++r)
+    if (index.emplace(host_of_rank[r], index.size()).second) units.names.push_back(host_of_rank[r]);
+  units.ranks_by_local.resize(units.names.size());
+  for (std::size_t r = 0; r < host_of_rank.size(); ++r) {
+    auto& locals = units.ranks_by_local[index[host_of_rank[r]]];
+    const auto local = static_cast<std::size_t>(local_rank_of_rank[r]);
+    if (locals.size() <= local) locals.resize(local + 1, -1);
+    locals[local] = static_cast<int>(r);
+  }
+  if (units.names.size() == 1) {  // one node: its ranks are the units
+    const std::vector<int> ranks = units.ranks_by_local.front();
+    units.names.clear();
+    units.ranks_by_local.clear();
+    for (int r : ranks) {
+      units.names.push_back(fmt::format("{}#{}", host_of_rank.front(), r));
+      units.ranks_by_local.push_back({r});
+    }
+  }
+  return units;
+}
+
+}  // namespace
+
+PairMode pair_mode(const std::string& name) {
+  for (const auto& [mode, spelling] : kModeNames)
+    if (name == spelling) return mode;
+  throw UsageError(fmt::format("--pairs: '{}' is not half, cross-node, all, quick or rail", name));
+}
+
+const char* pair_mode_name(PairMode mode) {
+  for (const auto& [m, spelling] : kModeNames)
+    if (m == mode) return spelling;
+  return "?";
+}
+
+std::vector<UnitRound> circle_rounds(int units) {
+  std::vector<UnitRound> rounds;
+  if (units < 2) return rounds;
+  // An odd count gets a phantom unit: whoever meets it sits the round out.
+  const int n = units % 2 == 0 ? units : units + 1;
+  const int fixed = n - 1;
+  for (int r = 0; r < n - 1; ++r) {
+    UnitRound round;
+    auto add = [&](int a, int b) {
+      if (a < units && b < units) round.push_back({std::min(a, b), std::max(a, b)});
+    };
+    add(r, fixed);
+    for (int k = 1; k < n / 2; ++k) add((r + k) % (n - 1), (r - k + n - 1) % (n - 1));
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+std::vector<UnitRound> quick_rounds(int units) {
+  std::vector<UnitRound> rounds = circle_rounds(units);
+  if (rounds.empty()) return rounds;
+  rounds.resize(1);
+  if (units % 2 == 1) {
+    std::vector<bool> seen(static_cast<std::size_t>(units), false);
+    for (const UnitPair& p : rounds.front()) seen[static_cast<std::size_t>(p.a)] = seen[static_cast<std::size_t>(p.b)] = true;
+    const int bye = static_cast<int>(std::find(seen.begin(), seen.end(), false) - seen.begin());
+    const int partner = bye == 0 ? 1 : 0;
+    rounds.push_back({{std::min(partner, bye), std::max(partner, bye)}});
+  }
+  return rounds;
+}
+
+int Pairing::pair_of(std::size_t round, int rank) const {
+  return pair_of_rank.at(round).at(static_cast<std::size_t>(rank));
+}
+
+int Pairing::role_of(std::size_t round, int rank) const {
+  const RankPair& pair = rounds.at(round).at(static_cast<std::size_t>(pair_of(round, rank)));
+  return pair.ranks[0] == rank ? 0 : 1;
+}
+
+std::string Pairing::describe() const {
+  if (matrix()) {
+    std::size_t cells = 0;
+    for (const auto& round : rounds) cells += round.size();
+    return fmt::format("--pairs {}: {} cells of {} units in {} round(s)", pair_mode_name(mode), cells, units.size(),
+                       rounds.size());
+  }
+  std::string text;
+  for (const RankPair& p : rounds.front()) text += fmt::format("{}{}-{}", text.empty() ? "" : " ", p.ranks[0], p.ranks[1]);
+  return text;
+}
+
+Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank,
+                     const std::vector<int>& local_rank_of_rank) {
+  Pairing pairing;
+  pairing.mode = mode;
+  if (!pairing.matrix()) {
+    pairing.rounds.push_back(split_pairs(mode, host_of_rank));
+  } else {
+    const Units units = units_of(host_of_rank, local_rank_of_rank);
+    const int count = static_cast<int>(units.names.size());
+    if (count < 2)
+      throw UsageError(fmt::format("--pairs {} needs two nodes or two ranks at least; got one rank",
+                                   pair_mode_name(mode)));
+    std::size_t rails = 1;
+    if (mode == PairMode::kRail) {
+      rails = units.ranks_by_local.front().size();
+      for (std::size_t u = 0; u < units.ranks_by_local.size(); ++u)
+        if (units.ranks_by_local[u].size() != rails)
+          throw UsageError(fmt::format("--pairs rail: {} has {} rank(s), {} has {}: give every node the same ranks "
+                                       "per node (--ntasks-per-node, --map-by ppr:G:node)",
+                                       units.names.front(), rails, units.names[u], units.ranks_by_local[u].size()));
+    }
+    pairing.units = units.names;
+    for (const UnitRound& unit_round : mode == PairMode::kQuick ? quick_rounds(count) : circle_rounds(count)) {
+      std::vector<RankPair> round;
+      for (const UnitPair& cell : unit_round)
+        for (std::size_t g = 0; g < rails; ++g) {
+          RankPair pair = ordered(units.ranks_by_local[static_cast<std::size_t>(cell.a)][g],
+                                  units.ranks_by_local[static_cast<std::size_t>(cell.b)][g]);
+          const bool swapped = pair.ranks[0] != units.ranks_by_local[static_cast<std::size_t>(cell.a)][g];
+          pair.unit_a = swapped ? cell.b : cell.a;
+          pair.unit_b = swapped ? cell.a : cell.b;
+          pair.rail = mode == PairMode::kRail ? static_cast<int>(g) : -1;
+          round.push_back(pair);
+        }
+      pairing.rounds.push_back(std::move(round));
+    }
+  }
+  for (const auto& round : pairing.rounds) {
+    std::vector<int> of_rank(host_of_rank.size(), -1);
+    for (std::size_t p = 0; p < round.size(); ++p)
+      for (int rank : round[p].ranks) of_rank[static_cast<std::size_t>(rank)] = static_cast<int>(p);
+    pairing.pair_of_rank.push_back(std::move(of_rank));
+  }
+  return pairing;
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which rank measures with which, from one launch. perftest's one client and one server
+// generalised:
+//   half        rank i with i + n/2 (a hostfile listing nodes in order puts the halves apart);
+//   cross-node  every pair crosses nodes, whatever the placement, or says why it cannot;
+//   all         every unordered pair of nodes once, in rounds of concurrent pairs (circle method);
+//   quick       one round in which every node is measured once: the smoke test;
+//   rail        as all, with local rank g of one node paired with local rank g of the other
+//               (GPU i <-> GPU i, HCA i <-> HCA i), every rail of a node pair at once.
+// Nodes are hosts as MPI sees them, never launcher variables. On a single node the matrix modes
+// pair its ranks instead (one node's HCAs against each other).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace fabricbench {
+
+enum class PairMode { kHalf, kCrossNode, kAll, kQuick, kRail };
+
+/// "half" | "cross-node" | "all" | "quick" | "rail"; throws UsageError.
+PairMode pair_mode(const std::string& name);
+const char* pair_mode_name(PairMode mode);
+
+/// Two units (nodes) of a round, by index.
+struct UnitPair {
+  int a;
+  int b;
+};
+using UnitRound = std::vector<UnitPair>;
+
+/// Every unordered pair of `units` exactly once, in rounds where no unit appears twice (the circle
+/// method: fix one unit, rotate the others): units - 1 rounds of units / 2 pairs when even, units
+/// rounds of (units - 1) / 2 when odd (each unit sits out one round, its bye).
+std::vector<UnitRound> circle_rounds(int units);
+
+/// The circle's first round: every unit once; with an odd count the unit left out is measured
+/// against unit 0 (or 1, when it is unit 0) in a second, one-pair round.
+std::vector<UnitRound> quick_rounds(int units);
+
+/// One pair of ranks of a round: the lower world rank initiates.
+struct RankPair {
+  std::array<int, 2> ranks;  ///< {initiator, target}, world ranks
+  int unit_a = -1;           ///< matrix cell: the two units (-1 outside the matrix modes)
+  int unit_b = -1;
+  int rail = -1;             ///< --pairs rail: the local rank of both ends
+};
+
+struct Pairing {
+  PairMode mode = PairMode::kHalf;
+  std::vector<std::string> units;            ///< the matrix axes (matrix modes only)
+  std::vector<std::vector<RankPair>> rounds;  ///< half and cross-node: one round
+  std::vector<std::vector<int>> pair_of_rank;  ///< [round][world rank]: index in the round, -1 idle
+
+  bool matrix() const { return mode == PairMode::kAll || mode == PairMode::kQuick || mode == PairMode::kRail; }
+  /// Index of `rank`'s pair in `round`, or -1 when it sits this round out.
+  int pair_of(std::size_t round, int rank) const;
+  /// 0 for the initiator, 1 for the target (`rank` must take part in `round`).
+  int role_of(std::size_t round, int rank) const;
+  /// "0-2 1-3" (one round), or "15 node pairs in 5 rounds" (matrix modes), for the run's title.
+  std::string describe() const;
+};
+
+/// Pairs the ranks placed on `host_of_rank` (with their node-local ranks). Throws UsageError when
+/// the mode cannot be formed: an odd rank count for half and cross-node, a node holding more than
+/// half the ranks for cross-node, fewer than two units for the matrix modes, unequal ranks per
+/// node for rail.
+Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank,
+                     const std::vector<int>& local_rank_of_rank);
+
+}  // namespace fabricbench

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// Who measures with whom: the split modes and the matrix schedules, checked exhaustively.
+#include "common/pairing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/link_matrix.hpp"
+
+namespace fabricbench {
+namespace {
+
+// Local ranks as MPI_Comm_split_type numbers them: order of appearance on each host.
+std::vector<int> locals_of(const std::vector<std::string>& hosts) {
+  std::vector<int> locals;
+  for (std::size_t r = 0; r < hosts.size(); ++r)
+    locals.push_back(static_cast<int>(std::count(hosts.begin(), hosts.begin() + static_cast<long>(r), hosts[r])));
+  return locals;
+}
+
+Pairing pairing_of(PairMode mode, const std::vector<std::string>& hosts) {
+  return make_pairing(mode, hosts, locals_of(hosts));
+}
+
+std::vector<std::string> hosts_of_pairs(const Pairing& pairing, const std::vector<std::string>& host_of_rank) {
+  std::vector<std::string> out;
+  for (const RankPair& p : pairing.rounds.front())
+    out.push_back(host_of_rank[static_cast<std::size_t>(p.ranks[0])] + "-" +
+                  host_of_rank[static_cast<std::size_t>(p.ranks[1])]);
+  return out;
+}
+
+TEST(Pairing, HalfPairsRankIWithIPlusHalf) {
+  const Pairing p = pairing_of(PairMode::kHalf, {"a", "a", "b", "b"});
+  ASSERT_EQ(p.rounds.size(), 1u);
+  ASSERT_EQ(p.rounds[0].size(), 2u);
+  EXPECT_EQ(p.rounds[0][0].ranks, (std::array<int, 2>{0, 2}));
+  EXPECT_EQ(p.rounds[0][1].ranks, (std::array<int, 2>{1, 3}));
+  EXPECT_EQ(p.role_of(0, 2), 1);
+  EXPECT_EQ(p.pair_of(0, 3), 1);
+  EXPECT_EQ(p.describe(), "0-2 1-3");
+  EXPECT_THROW(pairing_of(PairMode::kHalf, {"a", "a", "b"}), UsageError);  // odd rank count
+}
+
+TEST(Pairing, CrossNodeFixesAPlacementWhereHalfStaysInsideANode) {
+  const std::vector<std::string> block{"a", "a", "b", "b", "c", "c"};
+  // Round-robin with 2 nodes puts i and i + n/2 on the same node.
+  const std::vector<std::string> cyclic{"a", "b", "a", "b"};
+  EXPECT_EQ(hosts_of_pairs(pairing_of(PairMode::kHalf, cyclic), cyclic), (std::vector<std::string>{"a-a", "b-b"}));
+  for (const auto& hosts : {block, cyclic}) {
+    const Pairing p = pairing_of(PairMode::kCrossNode, hosts);
+    for (const std::string& pair : hosts_of_pairs(p, hosts)) EXPECT_NE(pair[0], pair[2]) << pair;
+    for (std::size_t r = 0; r < hosts.size(); ++r) EXPECT_GE(p.pair_of(0, static_cast<int>(r)), 0);
+  }
+}
+
+TEST(Pairing, CrossNodeRefusesWhenOneNodeHoldsMoreThanHalf) {
+  try {
+    pairing_of(PairMode::kCrossNode, {"a", "a", "a", "b"});
+    FAIL() << "a holds 3 of 4 ranks";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a holds 3 of the 4 ranks"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(pairing_of(PairMode::kCrossNode, {"a", "a"}), UsageError);
+  EXPECT_THROW(pair_mode("random"), UsageError);
+}
+
+TEST(CircleSchedule, EveryPairOnceNoUnitTwiceInARoundForTwoTo257Units) {
+  for (int n = 2; n <= 257; ++n) {
+    const std::vector<UnitRound> rounds = circle_rounds(n);
+    ASSERT_EQ(rounds.size(), static_cast<std::size_t>(n % 2 == 0 ? n - 1 : n)) << n;
+    std::set<std::pair<int, int>> seen;
+    for (const UnitRound& round : rounds) {
+      ASSERT_EQ(round.size(), static_cast<std::size_t>(n / 2)) << n;
+      std::set<int> in_round;
+      for (const UnitPair& p : round) {
+        ASSERT_TRUE(p.a >= 0 && p.a < p.b && p.b < n) << n;
+        ASSERT_TRUE(in_round.insert(p.a).second && in_round.insert(p.b).second) << "unit twice in a round, n " << n;
+        ASSERT_TRUE(seen.insert({p.a, p.b}).second) << "pair twice, n " << n;
+      }
+    }
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << n;
+  }
+  EXPECT_TRUE(circle_rounds(1).empty());
+}
+
+TEST(QuickSchedule, EveryUnitMeasuredOnceAndTheOddOneOutToo) {
+  for (int n = 2; n <= 257; ++n) {
+    std::multiset<int> measured;
+    std::size_t links = 0;
+    for (const UnitRound& round : quick_rounds(n))
+      for (const UnitPair& p : round) {
+        ASSERT_TRUE(p.a >= 0 && p.a < p.b && p.b < n) << n;
+        measured.insert(p.a);
+        measured.insert(p.b);
+        ++links;
+      }
+    ASSERT_EQ(links, static_cast<std::size_t>(n / 2 + n % 2)) << n;
+    for (int u = 0; u < n; ++u) ASSERT_GE(measured.count(u), 1u) << "unit " << u << " of " << n;
+  }
+}
+
+TEST(RailPairing, LocalRankGWithLocalRankGEveryRailOfANodePairAtOnce) {
+  // 3 nodes x 2 ranks, block placement: ranks 0,1 on a; 2,3 on b; 4,5 on c.
+  const std::vector<std::string> hosts{"a", "a", "b", "b", "c", "c"};
+  const Pairing p = pairing_of(PairMode::kRail, hosts);
+  EXPECT_EQ(p.units, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(p.rounds.size(), 3u);  // 3 units: 3 rounds of one node pair, two rails each
+  std::set<std::tuple<int, int, int>> cells;
+  for (const auto& round : p.rounds) {
+    ASSERT_EQ(round.size(), 2u);
+    for (const RankPair& pair : round) {
+      EXPECT_EQ(pair.ranks[0] % 2, pair.rail);  // local rank g on both ends
+      EXPECT_EQ(pair.ranks[1] % 2, pair.rail);
+      EXPECT_NE(hosts[static_cast<std::size_t>(pair.ranks[0])], hosts[static_cast<std::size_t>(pair.ranks[1])]);
+      cells.insert({std::min(pair.unit_a, pair.unit_b), std::max(pair.unit_a, pair.unit_b), pair.rail});
+    }
+  }
+  EXPECT_EQ(cells.size(), 6u);  // 3 node pairs x 2 rails, each once
+  EXPECT_THROW(pairing_of(PairMode::kRail, {"a", "a", "b"}), UsageError);  // unequal ranks per node
+}
+
+TEST(AllPairing, OneRankPerNodeAndTheRanksOfOneNodeWhenThereIsOnlyOne) {
+  const Pairing nodes = pairing_of(PairMode::kAll, {"a", "a", "b", "b", "c", "c", "d", "d"});
+  EXPECT_EQ(nodes.units.size(), 4u);
+  EXPECT_EQ(nodes.rounds.size(), 3u);
+  for (const auto& round : nodes.rounds)
+    for (const RankPair& pair : round) EXPECT_TRUE(pair.ranks[0] % 2 == 0 && pair.ranks[1] % 2 == 0);  // local rank 0
+  EXPECT_EQ(nodes.pair_of(0, 1), -1);  // local rank 1 sits every round out
+  const Pairing one_node = pairing_of(PairMode::kAll, {"vm", "vm", "vm", "vm", "vm"});
+  EXPECT_EQ(one_node.units, (std::vector<std::string>{"vm#0", "vm#1", "vm#2", "vm#3", "vm#4"}));
+  EXPECT_EQ(one_node.rounds.size(), 5u);  // odd: each rank has its bye
+  EXPECT_THROW(pairing_of(PairMode::kAll, {"vm"}), UsageError);
+}
+
+// The attribution rule on hand-made matrices of 5 nodes at 400 Gb/s.
+LinkMatrix matrix(const std::vector<std::tuple<std::string, std::string, double>>& slow, std::string failed = {}) {
+  LinkMatrix m;
+  m.units = {"n1", "n2", "n3", "n4", "n5"};
+  for (std::size_t i = 0; i < m.units.size(); ++i)
+    for (std::size_t j = i + 1; j < m.units.size(); ++j) {
+      MatrixCell c{m.units[i], m.units[j], -1, 400, 400, {}};
+      for (const auto& [a, b, gbps] : slow)
+        if ((a == c.a && b == c.b) || (a == c.b && b == c.a)) c.rate = c.shown = gbps;
+      if (!failed.empty() && c.a == "n1" && c.b == failed) c.failure = "timed out";
+      m.cells.push_back(c);
+    }
+  return m;
+}
+
+bool has_line(const RunVerdict& v, const std::string& start) {
+  return std::any_of(v.lines.begin(), v.lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+}
+
+TEST(LinkMatrix, HealthyPassesASlowNodeIsNamedAndNoLinkOfIt) {
+  EXPECT_EQ(judge_links(matrix({}), 0.85).word, "PASS");
+  // n3 at 200 on all four of its links: its median 200 < 0.85 x fleet median 400.
+  const RunVerdict v =
+      judge_links(matrix({{"n3", "n1", 200}, {"n3", "n2", 200}, {"n3", "n4", 200}, {"n3", "n5", 200}}), 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  ASSERT_EQ(v.lines.size(), 1u) << v.lines.front();
+  EXPECT_EQ(v.lines[0], "SLOW node  : n3 (median 200 Gb/s vs fleet 400 Gb/s, 4 of 4 links below 0.85 x)");
+}
+
+TEST(LinkMatrix, ASlowLinkBetweenHealthyNodesIsTheLinkNeitherNode) {
+  const RunVerdict v = judge_links(matrix({{"n2", "n4", 120}}), 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  ASSERT_EQ(v.lines.size(), 1u);
+  EXPECT_EQ(v.lines[0], "SLOW link  : n2 - n4 (120 Gb/s vs median 400; both nodes fine elsewhere)");
+  EXPECT_FALSE(has_line(v, "SLOW node"));
+}
+
+TEST(LinkMatrix, AFailedCellFailsClosedAndTwoUnitsCannotBeAttributed) {
+  const RunVerdict v = judge_links(matrix({}, "n5"), 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_TRUE(has_line(v, "FAIL cell  : n1 - n5: timed out"));
+  LinkMatrix two;
+  two.units = {"a", "b"};
+  two.cells = {{"a", "b", -1, 400, 400, {}}};
+  EXPECT_EQ(judge_links(two, 0.85).word, "FAIL");
+}
+
+}  // namespace
+}  // namespace fabricbench

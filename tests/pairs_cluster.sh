@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs inside scripts/fake-cluster.sh (one rank per fake host): fb_sendrecv --pairs all over the
+# hosts, first healthy, then with one node and then one link slowed by the kernel's traffic
+# control, and --pairs quick. The matrix must name the planted part and nothing else.
+#   scripts/fake-cluster.sh --hosts 5 --slots 1 -- bash tests/pairs_cluster.sh BIN_DIR
+# The fake hosts share this machine's cores: unshaped, a cell's figure is its share of the CPU
+# (a pair whose round-mate is slow gets it all), not the network's. So every host's link is first
+# shaped to a "line rate" of 1 Gbit/s (tbf on its eth0 and its bridge port), which the veths carry
+# easily; the planted faults are 100 Mbit/s below that. SLOW means below 0.5 x the median.
+set -uo pipefail
+bin=$(cd "${1:?usage: tests/pairs_cluster.sh BIN_DIR}" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+read -ra hosts <<< "$FB_CLUSTER_HOSTS"
+n=${#hosts[@]}
+out=$(mktemp -d /tmp/pairs-cluster.XXXXXX)
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
+flags=(--backend mpi -b 1M -e 1M -n 20 -w 5 --node-threshold 0.5 -T 120)
+
+sweep() {  # NAME MODE: runs the matrix; sets rc
+  local start=$SECONDS
+  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs "$2" "${flags[@]}" --json "$out/$1.json" \
+    > "$out/$1.log" 2>&1
+  rc=$?
+  echo "   $1: exit $rc in $((SECONDS - start)) s; $(grep -E '^# Verdict' "$out/$1.log" | cut -c1-160)"
+  [[ -s $out/$1.json ]] || echo "   $1: no JSON; log: $(grep -m3 -E 'error|rror:' "$out/$1.log")"
+}
+
+cells_ok() {  # NAME EXPECTED_CELLS: every scheduled cell present exactly once, data correct
+  python3 - "$out/$1.json" "$2" "$n" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+expected, units = int(sys.argv[2]), int(sys.argv[3])
+rows = [r for r in doc["rows"] if r["placement"] == "out-of-place"]
+cells = [tuple(sorted((r["host"], r["peer_host"]))) for r in rows]
+assert len(cells) == expected and len(set(cells)) == expected, f"{len(cells)} cells, {len(set(cells))} distinct, expected {expected}"
+assert all(r["wrong"] == 0 for r in doc["rows"]), "wrong data"
+assert len({h for c in cells for h in c}) == units, "a node was never measured"
+m = doc["summary"]["matrix"]
+assert len(m["units"]) == units and len(m["cells"]) == expected, "matrix in the JSON"
+PY
+}
+
+shape() {  # HOST RATE: the host's egress (eth0) and ingress (its bridge port) at RATE
+  tc -n "$(ns "$1")" qdisc replace dev eth0 root tbf rate "$2" burst 256kb latency 400ms
+  tc -n "$(ns sw)" qdisc replace dev "port$1" root tbf rate "$2" burst 256kb latency 400ms
+}
+for ((h = 1; h <= n; h++)); do shape $h 1gbit; done
+
+slow_lines() { grep -E '^# Verdict|SLOW (node|link)' "$out/$1.log" | grep -oE 'SLOW (node|link)  : [^(]*' | sed 's/ *$//'; }
+
+# 1. Healthy: all N(N-1)/2 cells, each once, exit 0, no SLOW line.
+sweep healthy all
+cells_ok healthy $((n * (n - 1) / 2)) || fail "healthy: cells"
+[[ $rc -eq 0 && -z $(slow_lines healthy) ]] || fail "healthy: exit $rc, $(slow_lines healthy | tr '\n' ';')"
+
+# 2. --pairs quick: every node once (odd N: its bye measured too).
+sweep quick quick
+cells_ok quick $((n / 2 + n % 2)) || fail "quick: cells"
+[[ $rc -eq 0 ]] || fail "quick: exit $rc"
+
+# 3. One slow node: its eth0 (egress) and its bridge port (ingress) at 100 Mbit/s.
+slow=3
+shape $slow 100mbit
+sweep slow_node all
+shape $slow 1gbit
+cells_ok slow_node $((n * (n - 1) / 2)) || fail "slow node: cells"
+[[ $rc -eq 1 && $(slow_lines slow_node) == "SLOW node  : mhnode$slow" ]] ||
+  fail "slow node: exit $rc, named '$(slow_lines slow_node | tr '\n' ';')', expected mhnode$slow alone"
+
+# 4. One slow link 2 - 4: htb on both hosts, a u32 filter sending only the other's address to the slow class.
+a=2 b=4
+for pair in "$a $b" "$b $a"; do
+  read -r here there <<< "$pair"
+  tc -n "$(ns "$here")" qdisc replace dev eth0 root handle 1: htb default 10
+  tc -n "$(ns "$here")" class add dev eth0 parent 1: classid 1:10 htb rate 1gbit 2> /dev/null
+  tc -n "$(ns "$here")" class add dev eth0 parent 1: classid 1:20 htb rate 100mbit 2> /dev/null
+  tc -n "$(ns "$here")" filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst "127.1.0.$there/32" flowid 1:20
+done
+sweep slow_link all
+for h in $a $b; do shape "$h" 1gbit; done
+cells_ok slow_link $((n * (n - 1) / 2)) || fail "slow link: cells"
+[[ $rc -eq 1 && $(slow_lines slow_link) == "SLOW link  : mhnode$a - mhnode$b" ]] ||
+  fail "slow link: exit $rc, named '$(slow_lines slow_link | tr '\n' ';')', expected the link mhnode$a - mhnode$b alone"
+
+grep -A$((n + 1)) "^# link matrix" "$out/slow_link.log" | sed 's/^/   /'
+# FB_PAIRS_KEEP=DIR keeps the runs (results/reference/fake-cluster-pairs came from here).
+[[ -n ${FB_PAIRS_KEEP:-} ]] && mkdir -p "$FB_PAIRS_KEEP" && cp "$out"/*.json "$FB_PAIRS_KEEP"/
+echo "pairs on $n fake hosts: $failures failed check(s)"
+exit $((failures > 0))
