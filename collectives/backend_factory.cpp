@@ -45,7 +45,8 @@ std::string nccl_log_file(const CollectiveOptions& o, const mpi::Topology& topol
       .string();
 }
 
-std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Topology& topology) {
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Topology& topology,
+                                      const BackendGroup* group) {
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
@@ -58,7 +59,13 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     if (o.observe_path) {
       settings.profiler_plugin = bundled_profiler_plugin();
       settings.log_file = nccl_log_file(o, topology);
-      settings.log_is_temporary = o.nccl_log_dir.empty() && o.outputs.json_path.empty();
+      // A pair's backend lives one round; NCCL keeps writing the one log: the job removes it.
+      settings.log_is_temporary = !group && o.nccl_log_dir.empty() && o.outputs.json_path.empty();
+    }
+    if (group) {
+      settings.group = group->comm;
+      settings.group_rank = group->rank;
+      settings.group_size = group->size;
     }
     return std::make_unique<NcclBackend>(topology, settings);
 #else
@@ -73,6 +80,7 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     throw UsageError("--algo/--proto are NCCL settings: they need --backend nccl");
   if (!o.nccl_log_dir.empty()) throw UsageError("--nccl-logs needs --backend nccl");
   if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
+  if (group) return std::make_unique<MpiBackend>(group->comm, group->rank, group->size);
   return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size);
 }
 

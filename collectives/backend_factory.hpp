@@ -13,7 +13,16 @@ namespace fabricbench::collectives {
 /// --backend mpi, nccl or auto (NCCL where this build has it and the node has a GPU, else MPI).
 /// Local work only: the caller agrees across ranks, then calls connect(). Throws UsageError when
 /// the requested backend is not in this build, has no device, or cannot take an option given.
-std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const mpi::Topology& topology);
+/// The ranks a backend communicates among when not the whole world: one pair of a --pairs round
+/// (`comm` may be MPI_COMM_NULL for a backend that only answers what it can do).
+struct BackendGroup {
+  MPI_Comm comm;
+  int rank;
+  int size;
+};
+
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const mpi::Topology& topology,
+                                      const BackendGroup* group = nullptr);
 
 /// This rank's NCCL INFO log: in --nccl-logs, else in "<--json without .json>.nccl-logs/", else
 /// a temporary file (removed at the end).

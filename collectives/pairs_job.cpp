@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 
 #include "collectives/collective_table_reporter.hpp"
-#include "collectives/mpi_backend.hpp"
+#include "collectives/backend_factory.hpp"
+#include "collectives/nccl/nccl_log.hpp"
 #include "collectives/run_plan.hpp"
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
@@ -20,8 +23,20 @@ namespace {
 
 class PairsJob final : public Job {
  public:
-  PairsJob(std::string program, RunPlan plan, Pairing pairing, const mpi::Topology& topology)
-      : program_(std::move(program)), plan_(std::move(plan)), pairing_(std::move(pairing)), topology_(topology) {}
+  PairsJob(std::string program, RunPlan plan, Pairing pairing, std::string backend, const mpi::Topology& topology)
+      : program_(std::move(program)),
+        plan_(std::move(plan)),
+        pairing_(std::move(pairing)),
+        backend_name_(std::move(backend)),
+        topology_(topology) {}
+
+  ~PairsJob() override {
+    // NCCL wrote one log for every round; it was a temporary one unless --json or --nccl-logs.
+    const CollectiveOptions& o = plan_.options;
+    std::error_code ec;
+    if (backend_name_ == "nccl" && o.nccl_log_dir.empty() && o.outputs.json_path.empty())
+      std::filesystem::remove(nccl_log_file(o, topology_), ec);
+  }
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
   std::string connecting() const override { return "forming the pairs of round 0"; }
@@ -33,10 +48,10 @@ class PairsJob final : public Job {
 
   void describe(RunHeader& header) override {
     header.context["collective"] = plan_.collective->name;
-    header.context["backend"] = "mpi";
+    header.context["backend"] = backend_name_;
     header.context["matrix_units"] = pairing_.units;
-    header.title = fmt::format("{} (mpi backend, {}, {} rank(s) on {} host(s), {} samples)", program_,
-                               pairing_.describe(), topology_.size, topology_.ranks_per_host.size(),
+    header.title = fmt::format("{} ({} backend, {}, {} rank(s) on {} host(s), {} samples)", program_,
+                               backend_name_, pairing_.describe(), topology_.size, topology_.ranks_per_host.size(),
                                plan_.options.iterations);
     std::size_t cells = 0;
     for (const auto& round : pairing_.rounds) cells += round.size();
@@ -47,8 +62,11 @@ class PairsJob final : public Job {
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
     std::vector<ResultRow> cells;  // out-of-place rows: the matrix's figures
+    RunVerdict path{"NCCL path", "UNKNOWN", {}};
     for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
       std::vector<ResultRow> rows = gather_rows(measure_round(round, watchdog));
+      if (backend_name_ == "nccl") judge_round_paths(round, path);
+      backend_.reset();
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
       std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
       for (const ResultRow& row : rows) {
@@ -64,10 +82,13 @@ class PairsJob final : public Job {
     auto matrix = std::make_shared<LinkMatrix>(matrix_of(pairing_, cells, plan_.options.pairs.matrix_size, false));
     outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
     outcome.summary.matrix = std::move(matrix);
+    if (backend_name_ == "nccl") outcome.summary.verdicts.push_back(std::move(path));
     return outcome;
   }
 
-  void abandon() noexcept override {}  // MPI_Abort ends every pair
+  void abandon() noexcept override {
+    if (backend_) backend_->abandon();
+  }
 
  private:
   // This rank's pair sweeps on its own two-rank communicator; the initiator keeps the rows.
@@ -78,12 +99,18 @@ class PairsJob final : public Job {
     if (pair < 0) return {};  // sits this round out
     const RankPair& p = pairing_.rounds[round][static_cast<std::size_t>(pair)];
     const int role = pairing_.role_of(round, topology_.rank);
-    MpiBackend backend(comm.get(), role, 2);
-    backend.reserve(plan_.send_bytes, plan_.recv_bytes);
     SweepResult result;
     try {
-      result = run_sweep(program_, plan_, backend, RankGroup{comm.get(), {p.ranks[0], p.ranks[1]}}, topology_, nullptr,
-                         watchdog);
+      const BackendGroup group{comm.get(), role, 2};
+      backend_ = make_backend(plan_.options, topology_, &group);
+      {
+        watchdog.set_activity(fmt::format("connecting round {} pair {}", round, pair));
+        Watchdog::Scope wait(watchdog);
+        backend_->connect();
+      }
+      backend_->reserve(plan_.send_bytes, plan_.recv_bytes);
+      result = run_sweep(program_, plan_, *backend_, RankGroup{comm.get(), {p.ranks[0], p.ranks[1]}}, topology_,
+                         nullptr, watchdog);
     } catch (const UsageError&) {
       throw;
     } catch (...) {
@@ -101,12 +128,39 @@ class PairsJob final : public Job {
     return result.rows;
   }
 
+  // Both ends' digests of NCCL's log for this round, judged per pair on rank 0: which transport
+  // each pair took (NET/IB/GDRDMA, or NET/Socket when IB silently fell back).
+  void judge_round_paths(std::size_t round, RunVerdict& path) {
+    const int pair = pairing_.pair_of(round, topology_.rank);
+    const nlohmann::json mine = pair < 0 || !backend_ ? nlohmann::json(nullptr)
+                                                      : nlohmann::json{{"pair", pair}, {"digest", backend_->path_digest()}};
+    const std::vector<std::string> all = mpi::gather_strings(mine.dump());
+    if (topology_.rank != 0) return;
+    std::map<int, std::vector<nccl_path::LogDigest>> digests;
+    for (const std::string& text : all) {
+      const nlohmann::json rank = nlohmann::json::parse(text);
+      if (rank.is_object() && !rank["digest"].is_null())
+        digests[rank["pair"].get<int>()].push_back(nccl_path::digest_from_json(rank["digest"]));
+    }
+    for (std::size_t p = 0; p < pairing_.rounds[round].size(); ++p) {
+      const RankPair& cell = pairing_.rounds[round][p];
+      const bool across = host_of(cell.ranks[0]) != host_of(cell.ranks[1]);
+      const nccl_path::PathVerdict verdict = nccl_path::judge_path(digests[static_cast<int>(p)], across ? 2 : 1);
+      for (const std::string& line : verdict.lines)
+        path.lines.push_back(fmt::format("{} - {}: {}", pairing_.units[static_cast<std::size_t>(cell.unit_a)],
+                                         pairing_.units[static_cast<std::size_t>(cell.unit_b)], line));
+      if (nccl_path::severity(verdict.worst) > nccl_path::severity(path.word)) path.word = verdict.worst;
+    }
+  }
+
   const std::string& host_of(int rank) const { return topology_.host_of_rank[static_cast<std::size_t>(rank)]; }
 
   std::string program_;
   const RunPlan plan_;
   const Pairing pairing_;
+  const std::string backend_name_;
   const mpi::Topology& topology_;
+  std::unique_ptr<Backend> backend_;  // this round's pair
 };
 
 }  // namespace
@@ -117,18 +171,21 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
     throw UsageError(fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
                                  "(and fb_rdma_*)",
                                  c.name));
-  if (options.backend == "nccl")
-    throw UsageError("--pairs with --backend nccl: this build measures pairs over MPI only; use --backend mpi");
+  if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
+      !options.protocols.empty())
+    throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");
   if (options.pairs.mode != PairMode::kAll && options.pairs.mode != PairMode::kQuick &&
       options.pairs.mode != PairMode::kRail)
     throw UsageError("fb_sendrecv --pairs: all, quick or rail (half and cross-node are the verbs pairings)");
   Pairing pairing = make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
-  const MpiBackend capabilities(MPI_COMM_NULL, 0, 2);  // answers what MPI can carry; never connected
-  RunPlan plan = make_run_plan(c, std::move(options), capabilities);
+  const BackendGroup unconnected{MPI_COMM_NULL, 0, 2};  // answers what the library can carry; never connected
+  const std::unique_ptr<Backend> capabilities = make_backend(options, topology, &unconnected);
+  const std::string backend = std::string(capabilities->name());
+  RunPlan plan = make_run_plan(c, std::move(options), *capabilities);
   if (const auto size = plan.options.pairs.matrix_size;
       size && std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));
-  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), topology);
+  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), backend, topology);
 }
 
 }  // namespace fabricbench::collectives

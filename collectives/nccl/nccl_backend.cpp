@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -119,7 +120,7 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
   for (int i = 0; i < per_process; ++i) {
     Lane& lane = lanes_[static_cast<std::size_t>(i)];
     lane.device = (topology.local_rank * per_process + i + settings.gpu_offset) % (shared_gpus ? devices : INT_MAX);
-    lane.rank = topology.rank * per_process + i;
+    lane.rank = group_rank() * per_process + i;
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
     lane.used_at_start_bytes = device_memory_used();
@@ -147,10 +148,18 @@ std::string bundled_profiler_plugin() {
 }
 
 void NcclBackend::prepare_environment() {
-  auto user_set = [](const char* name) { return std::getenv(name) != nullptr; };
+  // Set by the user, not by an earlier backend of this process (the rounds of --pairs): the
+  // environment is the process's, so is the memory of what fabricbench put there.
+  static std::set<std::string> set_by_us;
+  auto user_set = [](const char* name) { return std::getenv(name) != nullptr && !set_by_us.count(name); };
+  auto set = [](const char* name, const std::string& value) {
+    ::setenv(name, value.c_str(), 1);
+    set_by_us.insert(name);
+  };
+
   std::string plugin;
   if (settings_.observe_path && !settings_.profiler_plugin.empty() && !user_set("NCCL_PROFILER_PLUGIN")) {
-    ::setenv("NCCL_PROFILER_PLUGIN", settings_.profiler_plugin.c_str(), 1);
+    set("NCCL_PROFILER_PLUGIN", settings_.profiler_plugin);
     plugin = settings_.profiler_plugin;
   }
   bool tuning_logged = false;
@@ -168,9 +177,9 @@ void NcclBackend::prepare_environment() {
     std::filesystem::create_directories(std::filesystem::path(settings_.log_file).parent_path(), ec);
     // Setup lines only when the plugin reports each call: TUNING logs a line per call.
     const char* subsystems = plugin.empty() ? "INIT,ENV,NET,GRAPH,TUNING" : "INIT,ENV,NET,GRAPH";
-    ::setenv("NCCL_DEBUG", "INFO", 1);
-    ::setenv("NCCL_DEBUG_FILE", settings_.log_file.c_str(), 1);
-    if (!user_set("NCCL_DEBUG_SUBSYS")) ::setenv("NCCL_DEBUG_SUBSYS", subsystems, 1);
+    set("NCCL_DEBUG", "INFO");
+    set("NCCL_DEBUG_FILE", settings_.log_file);
+    if (!user_set("NCCL_DEBUG_SUBSYS")) set("NCCL_DEBUG_SUBSYS", subsystems);
     const std::string chosen = std::getenv("NCCL_DEBUG_SUBSYS");
     tuning_logged = chosen.find("TUNING") != std::string::npos || chosen.find("ALL") != std::string::npos;
     log_path_ = settings_.log_file;
@@ -203,6 +212,7 @@ ObservedPath NcclBackend::observed_path(const CallSpec& call) {
 nlohmann::json NcclBackend::path_digest() const {
   if (log_path_.empty()) return nullptr;
   std::ifstream log(log_path_);
+  log.seekg(log_start_);
   std::stringstream text;
   text << log.rdbuf();
   return nccl_path::to_json(nccl_path::digest_log(text.str()));
@@ -217,9 +227,16 @@ std::string NcclBackend::path_note() const {
 
 void NcclBackend::connect() {
   if (!environment_ready_) prepare_environment();
+  // NCCL opens its log once per process: a later backend (the next --pairs round) reads its part.
+  if (!log_path_.empty() && !log_start_taken_) {
+    log_start_taken_ = true;  // reconnects (--algo/--proto) keep reading from the first connect
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(log_path_, ec);
+    log_start_ = ec ? 0 : static_cast<std::streamoff>(size);
+  }
   ncclUniqueId id{};
-  if (topology_.rank == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
-  FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
+  if (group_rank() == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
+  FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, settings_.group));
   // Several GPUs in one process must join inside one group, or the first init waits for the rest.
   // Each handle is owned from the moment NCCL hands it out, so a failure part-way (a later init, the
   // group end) aborts the ones already made instead of leaking them.

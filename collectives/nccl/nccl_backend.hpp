@@ -26,6 +26,11 @@ struct NcclSettings {
   std::string log_file;          ///< this rank's NCCL INFO log ("" = none captured)
   bool log_is_temporary = false; ///< removed when the backend goes (no --json, no --nccl-logs)
   std::string profiler_plugin;   ///< fabricbench's profiler plugin ("" = not built or not found)
+  /// The ranks of the communicator: the world, or one pair of a --pairs round (this rank's rank
+  /// in it and its size; -1 = the world's).
+  MPI_Comm group = MPI_COMM_WORLD;
+  int group_rank = -1;
+  int group_size = -1;
 };
 
 /// Owns a communicator: destroyed when healthy, aborted when a wait failed, so teardown never
@@ -78,7 +83,7 @@ class NcclBackend final : public Backend {
 
   std::string_view name() const override { return "nccl"; }
   std::string_view memory() const override { return "cuda"; }
-  int ranks() const override { return topology_.size * settings_.gpus_per_process; }
+  int ranks() const override { return group_size() * settings_.gpus_per_process; }
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;
   std::string pair_unsupported(DataType dtype, ReduceOp op) const override;
@@ -119,7 +124,11 @@ class NcclBackend final : public Backend {
   /// NCCL's environment variables - leaving every variable the user set alone.
   void prepare_environment();
 
+  int group_rank() const { return settings_.group_rank < 0 ? topology_.rank : settings_.group_rank; }
+  int group_size() const { return settings_.group_size < 0 ? topology_.size : settings_.group_size; }
   const mpi::Topology& topology_;
+  std::streamoff log_start_ = 0;  // where this backend's part of the (per-process) NCCL log begins
+  bool log_start_taken_ = false;
   NcclSettings settings_;
   std::vector<Lane> lanes_;
   std::optional<CallSpec> graph_call_;

@@ -89,10 +89,6 @@ bool parse_tuning(std::string_view m, TuningChoice& choice) {
   return true;
 }
 
-int severity(const std::string& word) {
-  return word == "FAIL" ? 3 : word == "WARN" ? 2 : word == "OK" ? 1 : 0;
-}
-
 std::string join(const std::set<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
@@ -100,6 +96,10 @@ std::string join(const std::set<std::string>& items) {
 }
 
 }  // namespace
+
+int severity(const std::string& word) {
+  return word == "FAIL" ? 3 : word == "WARN" ? 2 : word == "OK" ? 1 : 0;
+}
 
 std::string transport_family(std::string_view via) {
   via = trim(via);

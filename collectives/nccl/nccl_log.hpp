@@ -54,5 +54,7 @@ struct PathVerdict {
   std::string worst;  ///< OK, WARN, FAIL, or UNKNOWN when nothing was logged
 };
 PathVerdict judge_path(const std::vector<LogDigest>& ranks, int hosts);
+/// FAIL 3, WARN 2, OK 1, anything else (UNKNOWN) 0: the order verdict words combine in.
+int severity(const std::string& word);
 
 }  // namespace fabricbench::nccl_path
