@@ -64,7 +64,13 @@ class PairsJob final : public Job {
     std::vector<ResultRow> cells;  // out-of-place rows: the matrix's figures
     RunVerdict path{"NCCL path", "UNKNOWN", {}};
     for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
-      std::vector<ResultRow> rows = gather_rows(measure_round(round, watchdog));
+      std::vector<ResultRow> mine = measure_round(round, watchdog);
+      watchdog.set_activity(fmt::format("gathering the cells of round {}", round));
+      std::vector<ResultRow> rows;
+      {
+        Watchdog::Scope wait(watchdog);
+        rows = gather_rows(mine);
+      }
       if (backend_name_ == "nccl") judge_round_paths(round, path);
       backend_.reset();
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
@@ -94,8 +100,12 @@ class PairsJob final : public Job {
   // This rank's pair sweeps on its own two-rank communicator; the initiator keeps the rows.
   std::vector<ResultRow> measure_round(std::size_t round, Watchdog& watchdog) {
     const int pair = pairing_.pair_of(round, topology_.rank);
-    const mpi::Comm comm = mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
-                                            pair < 0 ? 0 : pairing_.role_of(round, topology_.rank));
+    const mpi::Comm comm = [&] {
+      watchdog.set_activity(fmt::format("forming the pairs of round {}", round));
+      Watchdog::Scope wait(watchdog);
+      return mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
+                              pair < 0 ? 0 : pairing_.role_of(round, topology_.rank));
+    }();
     if (pair < 0) return {};  // sits this round out
     const RankPair& p = pairing_.rounds[round][static_cast<std::size_t>(pair)];
     const int role = pairing_.role_of(round, topology_.rank);

@@ -8,6 +8,7 @@
 #include "common/context.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/peer_survey.hpp"
 #include "common/program.hpp"
 #include "common/watchdog.hpp"
 
@@ -95,6 +96,7 @@ int drive(const Planner& planner, int argc, char** argv) {
     if (!planned) return static_cast<int>(kExitOk);  // help
     // Declared before the job it guards, so it still watches while the job is torn down.
     Watchdog watchdog(planned->outputs().timeout_seconds, topology.label());
+    const PeerSurvey survey(watchdog, topology);  // names the rank that stops answering
     std::unique_ptr<Job> job = std::move(planned);
     try {
       return measure_and_report(*job, watchdog, argc, argv, topology);

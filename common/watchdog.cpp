@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "common/error.hpp"
 
 namespace fabricbench {
@@ -48,23 +50,55 @@ void Watchdog::watch() {
     const std::int64_t start = wait_start_ns_.load(std::memory_order_relaxed);
     if (start == 0) continue;
     const double waited = static_cast<double>(now_ns() - start) * 1e-9;
-    if (waited > timeout_seconds_) expire(waited);
+    if (waited <= timeout_seconds_) continue;
+    // Unlocked for the report: the peer survey answers other ranks' questions from status().
+    const std::string activity = activity_;
+    lock.unlock();
+    expire(waited, activity);
   }
 }
 
+Watchdog::Status Watchdog::status() const {
+  Status s;
+  {
+    std::lock_guard lock(mutex_);
+    s.activity = activity_;
+  }
+  const std::int64_t start = wait_start_ns_.load(std::memory_order_relaxed);
+  if (start != 0) s.waiting_seconds = static_cast<double>(now_ns() - start) * 1e-9;
+  return s;
+}
+
+namespace {
+std::atomic<const TimeoutExplainer*> registered_explainer{nullptr};
+std::atomic<bool> reporting{false};
+}  // namespace
+
+void register_timeout_explainer(const TimeoutExplainer* explainer) noexcept { registered_explainer.store(explainer); }
+
 void report_and_exit(const std::string& line) noexcept {
-  std::fputs((line + "\n").c_str(), stderr);
+  if (reporting.exchange(true)) {  // another thread is reporting and will end the process
+    while (true) pause();
+  }
+  std::string text = line;
+  try {
+    if (const TimeoutExplainer* explainer = registered_explainer.load()) {
+      const std::string more = explainer->explain_timeout();
+      if (!more.empty()) text += " " + more;
+    }
+  } catch (...) {  // the diagnosis goes out without the survey rather than not at all
+  }
+  std::fputs((text + "\n").c_str(), stderr);
   std::fflush(stderr);
   std::_Exit(kExitFailure);
 }
 
-void Watchdog::expire(double waited_seconds) {
-  // mutex_ is held by watch(): activity_ is stable here.
+void Watchdog::expire(double waited_seconds, const std::string& activity) const {
   report_and_exit(fmt::format("{} timeout: {} did not finish within {:g} s (waited {:.1f} s). A peer "
                               "rank is stuck or dead, or the fabric stalled: check the other ranks' "
                               "messages and the hosts' health; raise -T if the operation is legitimately "
                               "this slow.",
-                              label_, activity_, timeout_seconds_, waited_seconds));
+                              label_, activity, timeout_seconds_, waited_seconds));
 }
 
 }  // namespace fabricbench

@@ -14,8 +14,20 @@ namespace fabricbench {
 
 /// Prints `line` (a timeout diagnosis) to stderr and ends the process with exit code 3 at once,
 /// without unwinding: the stuck call cannot be returned from, and tearing down what waits on a
-/// dead peer (MPI, RDMA queue pairs) can block in its turn.
+/// dead peer (MPI, RDMA queue pairs) can block in its turn. The registered explainer's text (which
+/// peer stopped answering) is appended. Of two threads timing out together, the first reports.
 [[noreturn]] void report_and_exit(const std::string& line) noexcept;
+
+/// Something that can say more about a timeout than the waiting rank knows (the peer survey).
+class TimeoutExplainer {
+ public:
+  virtual ~TimeoutExplainer() = default;
+  /// Appended to the timeout line; "" for nothing to add. Called from the thread that timed out.
+  virtual std::string explain_timeout() const = 0;
+};
+
+/// The process's explainer while it lives (nullptr: none). Not owned.
+void register_timeout_explainer(const TimeoutExplainer* explainer) noexcept;
 
 /// A thread that checks, a few times a second, whether the wait in progress started more than
 /// `timeout_seconds` ago. If so it prints "<label> timeout: <activity> ..." to stderr and ends the
@@ -39,6 +51,13 @@ class Watchdog {
 
   double timeout_seconds() const { return timeout_seconds_; }
 
+  /// What this rank is doing, for a peer that asks (any thread).
+  struct Status {
+    std::string activity;
+    double waiting_seconds = -1;  ///< < 0: not in a wait
+  };
+  Status status() const;
+
   /// begin_wait/end_wait for a scope.
   class Scope {
    public:
@@ -53,12 +72,12 @@ class Watchdog {
 
  private:
   void watch();
-  [[noreturn]] void expire(double waited_seconds);
+  [[noreturn]] void expire(double waited_seconds, const std::string& activity) const;
 
   double timeout_seconds_;
   std::string label_;
   std::atomic<std::int64_t> wait_start_ns_{0};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable stop_signal_;
   bool stopping_ = false;
   std::string activity_;

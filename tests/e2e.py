@@ -9,6 +9,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -219,6 +220,9 @@ def test_fault_hang(runner, _):
         expect("timeout" in result.stderr and "all_reduce out-of-place" in result.stderr,
                f"hang: no diagnosis naming the operation\n{result.stderr}")
         expect("[rank " in result.stderr, "hang: diagnosis does not name the rank")
+        # The survivors' peer survey names the hung rank and its host.
+        expect(re.search(r"Peers: .*rank 2 on \S+ waits in all_reduce .*\[injected hang\]", result.stderr),
+               f"hang: the peer survey does not name rank 2\n{result.stderr}")
         expect(elapsed < 30, f"hang: took {elapsed:.1f} s with -T 2")
         expect(not Path(f"{tmp}/r.csv").exists(), "hang: final CSV written by a failed run")
     first = next(line for line in result.stderr.splitlines() if "timeout" in line)

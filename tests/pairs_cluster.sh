@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside scripts/fake-cluster.sh (one rank per fake host): fb_sendrecv --pairs all over the
 # hosts, first healthy, then with one node and then one link slowed by the kernel's traffic
-# control, and --pairs quick. The matrix must name the planted part and nothing else.
+# control, and --pairs quick. The matrix must name the planted part and nothing else. Last, a
+# host that stops answering and one that dies mid-matrix must end the run, named.
 #   scripts/fake-cluster.sh --hosts 5 --slots 1 -- bash tests/pairs_cluster.sh BIN_DIR
 # The fake hosts share this machine's cores: unshaped, a cell's figure is its share of the CPU
 # (a pair whose round-mate is slow gets it all), not the network's. So every host's link is first
@@ -84,6 +85,36 @@ for h in $a $b; do shape "$h" 1gbit; done
 cells_ok slow_link $((n * (n - 1) / 2)) || fail "slow link: cells"
 [[ $rc -eq 1 && $(slow_lines slow_link) == "SLOW link  : mhnode$a - mhnode$b" ]] ||
   fail "slow link: exit $rc, named '$(slow_lines slow_link | tr '\n' ';')', expected the link mhnode$a - mhnode$b alone"
+
+# 5. A host that stops answering mid-matrix (SIGSTOP, as a hung node) and one that dies (SIGKILL):
+# the run ends within -T; for the stopped one the survivors' peer survey names its rank and host,
+# for the dead one the launcher does.
+victim_host=4
+stall() {  # NAME SIGNAL: starts a long matrix, signals the victim host's rank once pairs measure
+  local log=$out/$1.log
+  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs all --backend mpi -b 1M -e 1M -n 2000 -w 5 -T 8 \
+    --json "$out/$1.json" > "$log" 2>&1 &
+  local launcher=$!
+  for _ in $(seq 120); do grep -q "busbw" "$log" && break; sleep 0.5; done
+  sleep 2
+  local victim
+  victim=$(ip netns pids "$(ns $victim_host)" | xargs -r ps -o pid=,comm= -p | awk '$2 == "fb_sendrecv" {print $1}')
+  kill "-$2" $victim
+  local signalled=$SECONDS
+  for _ in $(seq 120); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.5; done
+  kill -CONT $victim 2>/dev/null
+  wait "$launcher"
+  rc=$?
+  took=$((SECONDS - signalled))
+  echo "   $1: exit $rc, $took s after SIG$2; $(grep -m1 -E 'timeout:|exited on signal' "$log" | cut -c1-400)"
+  [[ ! -e $out/$1.json ]] || fail "$1: a result file was left by a failed run"
+}
+stall stopped_host STOP
+[[ $rc -ne 0 && $took -le 30 ]] && grep -qE "Peers: .*rank [0-9]+ on mhnode$victim_host did not answer" "$out/stopped_host.log" ||
+  fail "stopped host: exit $rc after $took s; no survey naming mhnode$victim_host: $(grep -m1 timeout: "$out/stopped_host.log" | cut -c1-400)"
+stall killed_host KILL
+[[ $rc -ne 0 && $took -le 30 ]] && grep -qE "mhnode$victim_host" "$out/killed_host.log" ||
+  fail "killed host: exit $rc after $took s, mhnode$victim_host not named: $(tail -c 400 "$out/killed_host.log")"
 
 grep -A$((n + 1)) "^# link matrix" "$out/slow_link.log" | sed 's/^/   /'
 # FB_PAIRS_KEEP=DIR keeps the runs (results/reference/fake-cluster-pairs came from here).

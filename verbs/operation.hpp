@@ -68,7 +68,8 @@ class OperationStrategy {
   virtual void before_post(PairSide& /*side*/, std::uint64_t /*bytes*/) {}
   /// After each message's completion on the initiator (staged read: into the GPU buffer).
   virtual void after_completion(PairSide& /*side*/, std::uint64_t /*bytes*/) {}
-  /// Ping-pong: the start of trip `trip` (1..255, the same sequence on both ranks).
+  /// Ping-pong: the start of trip `trip` (1..255 cycling, the same sequence on both ranks, carried
+  /// across the batches of one size so no trip ever equals the byte its predecessor left).
   virtual void begin_trip(PairSide& /*side*/, std::uint64_t /*bytes*/, std::uint8_t /*trip*/) {}
   /// Ping-pong: waits for the peer's message of this trip to have landed.
   virtual void await_message(PairSide& side, std::uint64_t bytes);

@@ -58,6 +58,7 @@ ibv_sge PairBenchmark::sge(std::size_t offset, std::uint64_t bytes) const {
 
 void PairBenchmark::prepare(std::uint64_t bytes) {
   operation_->prepare(*this, bytes);
+  trip_ = 0;
   if (operation_->posts_receives() && !receives_posted_) {
     // Sized for the largest message: valid for every size of the sweep.
     for (std::size_t qp = 0; qp < qps_.size(); ++qp)
@@ -224,11 +225,10 @@ double PairBenchmark::run_ping_pong(std::uint64_t bytes, int operations) {
     post(0, bytes, true, 1);
     await_send_completion("a send completion");
   };
-  std::uint8_t trip = 0;
   const double start = now_seconds();
   for (int i = 0; i < operations; ++i) {
-    trip = static_cast<std::uint8_t>(trip % 255 + 1);  // the same sequence on both sides
-    operation_->begin_trip(*this, bytes, trip);
+    trip_ = static_cast<std::uint8_t>(trip_ % 255 + 1);  // the same sequence on both sides
+    operation_->begin_trip(*this, bytes, trip_);
     if (role_ == 0) {
       send_leg();
       operation_->await_message(*this, bytes);

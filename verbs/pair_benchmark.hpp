@@ -77,6 +77,10 @@ class PairBenchmark final : public PairSide {
   std::vector<RcQueuePair> qps_;
   std::vector<Endpoint> remote_;
   bool receives_posted_ = false;
+  // Ping-pong trip counter, carried across the batches of one size and reset with the memory in
+  // prepare(): restarting it per batch would let a trip match the previous batch's last byte,
+  // one side would run ahead, overwrite the byte its peer is polling for, and both would wait.
+  std::uint8_t trip_ = 0;
   double wait_start_ = 0;
 };
 

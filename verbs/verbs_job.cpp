@@ -234,7 +234,12 @@ class VerbsJob final : public Job {
                                                 host_of(p.ranks[1]), hca_.name, static_cast<int>(hca_.port.number)));
       }
     }
-    std::vector<ResultRow> rows = gather_rows(mine);  // in initiators' rank order
+    watchdog.set_activity(fmt::format("gathering the cells of {} B, round {}", bytes, round));
+    std::vector<ResultRow> rows;
+    {
+      Watchdog::Scope wait(watchdog);
+      rows = gather_rows(mine);  // in initiators' rank order
+    }
     std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
     return rows;
   }
