@@ -17,6 +17,7 @@
 #include "common/context.hpp"
 #include "common/driver.hpp"
 #include "common/error.hpp"
+#include "common/expectation.hpp"
 #include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
@@ -107,6 +108,8 @@ class CollectiveJob final : public Job {
     if (plan_.sweeping) outcome.summary.not_honoured = not_honoured(result.rows);
     outcome.summary.refused_settings = refused;
     add_memory(outcome.summary);
+    if (const auto& gate = plan_.options.expect_busbw_gbs)
+      outcome.summary.verdicts.push_back(judge_expected_busbw(result.rows, *gate * 1e9));
     return outcome;
   }
 

@@ -150,6 +150,9 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--proto", proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
   app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
   app.add_option("--path", path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
+  app.add_option("--expect-busbw", o.expect_busbw_gbs,
+                 "fail the run (exit 1) when a curve's plateau busbw (sizes from 90 % of its peak up; each cell "
+                 "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW");
   app.add_option("--inject-fault", fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
                  "makes that rank's library fail at the second row");
@@ -176,6 +179,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
     throw UsageError(fmt::format("-g/--ngpus must be at least 1 (got {})", o.gpus_per_process));
   if (o.graph_iterations < 0)
     throw UsageError(fmt::format("-G/--cudagraph must be 0 or more (got {})", o.graph_iterations));
+  if (o.expect_busbw_gbs && !(*o.expect_busbw_gbs > 0))
+    throw UsageError(fmt::format("--expect-busbw {:g}: a bandwidth in GB/s above 0", *o.expect_busbw_gbs));
   if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
   o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
   if (!fault_text.empty()) o.fault = parse_fault(fault_text);

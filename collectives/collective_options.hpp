@@ -58,6 +58,7 @@ struct CollectiveOptions {
   bool observe_path = true;  ///< --path off: no profiler plugin, no log capture
   FaultInjection fault;
   PairOptions pairs;          ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
+  std::optional<double> expect_busbw_gbs;  ///< --expect-busbw: the plateau gate, GB/s
   bool pairs_given = false;
 
   // Filled by resolve():

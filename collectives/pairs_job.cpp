@@ -13,6 +13,7 @@
 #include "collectives/run_plan.hpp"
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
+#include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
 #include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
@@ -89,6 +90,8 @@ class PairsJob final : public Job {
     outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
     outcome.summary.matrix = std::move(matrix);
     if (backend_name_ == "nccl") outcome.summary.verdicts.push_back(std::move(path));
+    if (const auto& gate = plan_.options.expect_busbw_gbs)
+      outcome.summary.verdicts.push_back(judge_expected_busbw(cells, *gate * 1e9));
     return outcome;
   }
 

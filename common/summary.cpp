@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
 
 namespace fabricbench {
@@ -40,15 +41,11 @@ SeriesFigures series_figures(std::vector<ResultRow> rows) {
     if (f.size_at_90_percent_peak == 0 && r.busbw_mean_bytes_per_s >= 0.9 * f.peak_busbw)
       f.size_at_90_percent_peak = r.size_bytes;
   }
-  double sum = 0;
-  std::size_t n = 0;
-  for (const ResultRow& r : rows)
-    if (r.size_bytes >= f.size_at_90_percent_peak) {
-      sum += r.busbw_mean_bytes_per_s;
-      ++n;
-    }
-  f.plateau_busbw = sum / static_cast<double>(n);
-  f.plateau_from_size = f.size_at_90_percent_peak;
+  std::vector<std::pair<std::uint64_t, double>> curve;
+  for (const ResultRow& r : rows) curve.emplace_back(r.size_bytes, r.busbw_mean_bytes_per_s);
+  const Plateau plateau = *plateau_of(std::move(curve));  // the peak is positive
+  f.plateau_busbw = plateau.value;
+  f.plateau_from_size = plateau.from_size;
   return f;
 }
 

@@ -290,6 +290,8 @@ BAD_INPUT = [
     ("sendrecv", 3, ["--pairs", "all", "-b", "1K", "-e", "4K", "--matrix-size", "3K"], "is not among the sizes"),
     ("sendrecv", 2, ["--matrix-size", "1K"], "--matrix-size needs --pairs"),
     ("sendrecv", 3, ["--pairs", "all", "--node-threshold", "1.5"], "--node-threshold"),
+    ("all_reduce", 2, ["--expect-busbw", "0"], "--expect-busbw"),
+    ("all_reduce", 2, ["--expect-busbw", "fast"], "--expect-busbw"),
 ]
 
 

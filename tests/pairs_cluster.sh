@@ -18,7 +18,8 @@ out=$(mktemp -d /tmp/pairs-cluster.XXXXXX)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
-flags=(--backend mpi -b 1M -e 1M -n 20 -w 5 --node-threshold 0.5 -T 120)
+# --expect-busbw 0.01 GB/s (0.08 Gb/s): the shaped 1 Gbit/s cells pass it, the 100 Mbit/s ones do not.
+flags=(--backend mpi -b 1M -e 1M -n 20 -w 5 --node-threshold 0.5 --expect-busbw 0.01 -T 120)
 
 sweep() {  # NAME MODE: runs the matrix; sets rc
   local start=$SECONDS
@@ -70,6 +71,8 @@ shape $slow 1gbit
 cells_ok slow_node $((n * (n - 1) / 2)) || fail "slow node: cells"
 [[ $rc -eq 1 && $(slow_lines slow_node) == "SLOW node  : mhnode$slow" ]] ||
   fail "slow node: exit $rc, named '$(slow_lines slow_node | tr '\n' ';')', expected mhnode$slow alone"
+grep -q "^#   $((n - 1)) of $((n * (n - 1) / 2)) curve(s) below 0.01 GB/s" "$out/slow_node.log" ||
+  fail "slow node: the --expect-busbw gate did not fail the $((n - 1)) cells of mhnode$slow: $(grep -A2 'expected busbw' "$out/slow_node.log")"
 
 # 4. One slow link 2 - 4: htb on both hosts, a u32 filter sending only the other's address to the slow class.
 a=2 b=4

@@ -95,7 +95,7 @@ void PairBenchmark::check_deadline(const char* waiting_for) {
   // tearing them down can block in the kernel (Soft-RoCE retrying to a receiver that never
   // reposts), which would turn this diagnosis into the very hang it reports.
   report_and_exit(fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or "
-                              "the link dropped (check ibstat, the peer's messages); raise -T if this is expected",
+                              "the link dropped (check ibstat, the peer's messages); raise -T if this is expected.",
                               config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name));
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/driver.hpp"
+#include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
 #include "common/pairing.hpp"
 #include "common/measured_row.hpp"
@@ -186,6 +187,8 @@ class VerbsJob final : public Job {
     if (topology_.rank != 0) return outcome;
     const bool latency = plan_.metric == Metric::kLatency;
     if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
+    if (const auto& gate = plan_.options.expect_gbps)
+      outcome.summary.verdicts.push_back(judge_expected_gbps(pair_rows, *gate));
     if (plan_.pairing.matrix()) {
       auto matrix = std::make_shared<LinkMatrix>(matrix_of(plan_.pairing, pair_rows, plan_.options.pairs.matrix_size,
                                                            latency));

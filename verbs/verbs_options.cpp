@@ -73,6 +73,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
                  "through pinned host memory per message); GPU = --use_cuda or local rank [host]");
   app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]");
   app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]");
+  app.add_option("--expect-gbps", o.expect_gbps,
+                 "fail the run (exit 1) when the slowest pair's plateau (sizes from 90 % of its peak up) is below "
+                 "this many Gb/s");
   OutputFlags output_flags(app, o.outputs);
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);
@@ -118,6 +121,10 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   if (o.qps < 1 || o.qps > 64) throw UsageError(fmt::format("-q/--qp must be 1..64 (got {})", o.qps));
   if (o.tx_depth < 1 || o.tx_depth > 8192)
     throw UsageError(fmt::format("-t/--tx-depth must be 1..8192 (got {})", o.tx_depth));
+  if (o.expect_gbps && !bandwidth)
+    throw UsageError("--expect-gbps is a bandwidth gate: use it with fb_rdma_*_bw, not a latency test");
+  if (o.expect_gbps && !(*o.expect_gbps > 0))
+    throw UsageError(fmt::format("--expect-gbps {:g}: a rate in Gb/s above 0", *o.expect_gbps));
   if (!bandwidth && (o.qps != 1 || o.bidirectional))
     throw UsageError("-q and -b are bandwidth options: a latency test is one ping-pong on one QP");
   mtu_enum(o.mtu);

@@ -33,6 +33,7 @@ struct VerbsOptions {
   AtomicKind atomic = AtomicKind::kFetchAndAdd;  ///< -A (atomics only)
   double pass_percent = 90;
   double warn_percent = 70;
+  std::optional<double> expect_gbps;  ///< --expect-gbps: the plateau gate on the slowest pair
   OutputOptions outputs;  ///< --csv --json --tag --progress -T
 };
 

@@ -92,6 +92,8 @@ TEST(VerbsOptions, AtomicsAreEightBytesOfPerftestsTwoTypes) {
   EXPECT_NE(usage_error({"--use_cuda=0", "--mem", "staged"}, Metric::kBandwidth, Operation::kAtomic).find("staged"),
             std::string::npos);
   EXPECT_NE(usage_error({"-A", "faa"}).find("-A"), std::string::npos);  // write has no -A
+  EXPECT_NE(usage_error({"--expect-gbps", "100"}, Metric::kLatency).find("bandwidth gate"), std::string::npos);
+  EXPECT_NE(usage_error({"--expect-gbps", "-3"}).find("--expect-gbps"), std::string::npos);
   // Each QP's counter and the slots its fetched value and read-back land in.
   EXPECT_EQ(half_bytes_for(Operation::kAtomic, 8, 4), 64u);
   EXPECT_EQ(half_bytes_for(Operation::kWrite, 65536, 4), 65536u);
