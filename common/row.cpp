@@ -63,8 +63,8 @@ constexpr Column column(std::string_view name, int since = 1) {
 }
 
 template <double Summary::*Statistic>
-constexpr Column time_column(std::string_view name) {
-  return {name, 1, [](const ResultRow& r) { return FieldValue{r.time_s.*Statistic}; },
+constexpr Column time_column(std::string_view name, int since = 1) {
+  return {name, since, [](const ResultRow& r) { return FieldValue{r.time_s.*Statistic}; },
           [](ResultRow& r, const FieldValue& v) { narrow(r.time_s.*Statistic, v); }};
 }
 
@@ -106,6 +106,9 @@ const Column kColumns[] = {
     time_column<&Summary::p999>("time_p999_s"),
     time_column<&Summary::max>("time_max_s"),
     time_column<&Summary::stdev>("time_stdev_s"),
+    time_column<&Summary::mad>("time_mad_s", 7),
+    column<&R::runs>("runs", 7),
+    column<&R::between_run_rsd>("between_run_rsd", 7),
     column<&R::slowest_rank>("slowest_rank", 3),
     column<&R::slowest_host>("slowest_host", 3),
     column<&R::algbw_mean_bytes_per_s>("algbw_mean_bytes_per_s"),

@@ -18,7 +18,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -43,6 +43,8 @@ struct ResultRow {
   std::uint64_t samples = 0;  ///< timed samples kept
   std::uint64_t batch = 1;    ///< operations per sample (>1 when one op is below timer resolution)
   std::string stop_reason;    ///< iterations | noise | max-time
+  std::uint64_t runs = 1;     ///< runs whose figures this row combines (a baseline built from several runs)
+  double between_run_rsd = 0;  ///< relative stdev of the row's median time across those runs; 0: unknown
   Summary time_s;             ///< seconds per operation, after the rank reduction
   int slowest_rank = -1;      ///< the rank whose timed samples took longest (-1: not measured)
   std::string slowest_host;   ///< that rank's host: on a multi-node run, the node holding the others back

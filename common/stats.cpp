@@ -29,6 +29,10 @@ Summary summarize(std::span<const double> samples) {
   s.p99 = quantile_sorted(sorted, 0.99);
   s.p999 = quantile_sorted(sorted, 0.999);
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.count);
+  std::vector<double> deviations(sorted.size());
+  std::transform(sorted.begin(), sorted.end(), deviations.begin(), [&](double x) { return std::abs(x - s.median); });
+  std::sort(deviations.begin(), deviations.end());
+  s.mad = quantile_sorted(deviations, 0.5);
   if (s.count > 1) {
     double squares = 0;
     for (double x : sorted) squares += (x - s.mean) * (x - s.mean);

@@ -17,6 +17,7 @@ struct Summary {
   double max = 0;
   double stdev = 0;  ///< sample standard deviation (n - 1); 0 for a single sample
   double p999 = 0;   ///< 99.9th percentile (perftest's latency tail)
+  double mad = 0;    ///< median absolute deviation from the median: the robust spread of the median
 
   /// stdev / mean: the noise figure adaptive mode drives below its bound; 0 when mean is 0.
   double relative_noise() const { return mean > 0 ? stdev / mean : 0; }

@@ -21,8 +21,46 @@ std::string change_text(const RowComparison& r) {
   return fmt::format("{:+.1f} %", (r.speedup - 1) * 100);
 }
 
-std::string noise_text(const RowComparison& r) {
-  return r.noise_known ? fmt::format("{:.1f} %", r.noise * 100) : std::string("n/a");
+/// The change's interval at the run's confidence, or why there is none.
+std::string interval_text(const RowComparison& r) {
+  if (r.uncertainty == Uncertainty::kUnknown) return "unknown";
+  return fmt::format("{:+.1f}..{:+.1f} %", (r.low - 1) * 100, (r.high - 1) * 100);
+}
+
+const char* uncertainty_name(Uncertainty u) {
+  switch (u) {
+    case Uncertainty::kUnknown: return "unknown";
+    case Uncertainty::kWithinRun: return "within-run";
+    case Uncertainty::kBetweenRun: return "between-run";
+  }
+  return "?";
+}
+
+/// How the intervals were made, and what they lack.
+std::string model_line(const ReportInput& in) {
+  const Comparison& c = in.comparison;
+  std::map<Uncertainty, std::size_t> kinds;
+  std::map<std::string, std::size_t> statistics;
+  for (const RowComparison& r : c.rows) {
+    ++kinds[r.uncertainty];
+    if (r.uncertainty != Uncertainty::kUnknown) ++statistics[r.statistic];
+  }
+  std::string text = fmt::format(
+      "model: SLOWER/FASTER = beyond {:g} % and the whole interval on one side of no change; SAME = the interval "
+      "within +-{:g} %; intervals +-{:.2f} standard errors ({}); statistic ",
+      in.options.threshold * 100, in.options.threshold * 100, c.z,
+      in.options.fixed_sigmas > 0 ? std::string("--noise-sigmas")
+                                  : fmt::format("{:g} % confidence over the run", in.options.confidence * 100));
+  std::string used;
+  for (const auto& [name, n] : statistics) used += fmt::format("{}{} ({} rows)", used.empty() ? "" : ", ", name, n);
+  text += used.empty() ? "none" : used;
+  if (kinds[Uncertainty::kBetweenRun] == 0 && kinds[Uncertainty::kWithinRun] > 0)
+    text += "; between-run spread unknown (a one-run baseline): build one from several runs with fb_compare "
+            "--save-baseline NAME RUN1 RUN2 RUN3";
+  if (kinds[Uncertainty::kUnknown] > 0)
+    text += fmt::format("; {} row(s) of uncertainty unknown (no samples in the file): judged on the threshold alone",
+                        kinds[Uncertainty::kUnknown]);
+  return text;
 }
 
 std::string what(const ResultRow& r) {
@@ -77,12 +115,12 @@ void print_console(std::FILE* out, const ReportInput& in) {
       fmt::print(out, "# CONTEXT DIFFERS - {}: {} -> {}\n", d.item, d.base, d.fresh);
   }
   fmt::print(out, "# baseline {}\n#      new {}\n", figures_line(in.base), figures_line(in.fresh));
-  fmt::print(out, "#\n# {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", "size", "what", "metric", "baseline",
-             "new", "change", "noise", "verdict");
+  fmt::print(out, "#\n# {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>15}  {}\n", "size", "what", "metric", "baseline",
+             "new", "change", "interval", "verdict");
   for (const RowComparison& r : c.rows)
-    fmt::print(out, "  {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", format_bytes(r.base.size_bytes),
+    fmt::print(out, "  {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>15}  {}\n", format_bytes(r.base.size_bytes),
                what(r.base).substr(0, 44), metric_name(r.metric), shown(r.metric, r.base_value),
-               shown(r.metric, r.new_value), change_text(r), noise_text(r), verdict_name(r.verdict));
+               shown(r.metric, r.new_value), change_text(r), interval_text(r), verdict_name(r.verdict));
   fmt::print(out, "#\n# {}\n# {}\n", verdict_line(c), geomean_line(c, in.options));
   std::string worst;
   for (std::size_t i : c.worst)
@@ -92,8 +130,7 @@ void print_console(std::FILE* out, const ReportInput& in) {
   if (!c.only_base.empty() || !c.only_new.empty())
     fmt::print(out, "# not compared: {} rows only in the baseline, {} only in the new run\n", c.only_base.size(),
                c.only_new.size());
-  fmt::print(out, "# threshold {:g} %, UNSURE within {:g} x the combined noise (relative stdev of the samples)\n",
-             in.options.threshold * 100, in.options.noise_sigmas);
+  fmt::print(out, "# {}\n", model_line(in));
 }
 
 std::string markdown_report(const ReportInput& in) {
@@ -102,11 +139,12 @@ std::string markdown_report(const ReportInput& in) {
   md += fmt::format("- baseline: `{}`\n- new: `{}`\n- {}\n", source(in.base), source(in.fresh), geomean_line(c, in.options));
   for (const ContextDifference& d : c.context_differences)
     md += fmt::format("- **context differs** - {}: `{}` -> `{}`\n", d.item, d.base, d.fresh);
-  md += "\n| size | what | metric | baseline | new | change | noise | verdict |\n|---:|---|---|---:|---:|---:|---:|---|\n";
+  md += fmt::format("- {}\n", model_line(in));
+  md += "\n| size | what | metric | baseline | new | change | interval | verdict |\n|---:|---|---|---:|---:|---:|---:|---|\n";
   for (const RowComparison& r : c.rows)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", format_bytes(r.base.size_bytes), what(r.base),
                       metric_name(r.metric), shown(r.metric, r.base_value), shown(r.metric, r.new_value),
-                      change_text(r), noise_text(r),
+                      change_text(r), interval_text(r),
                       r.verdict == Verdict::kSlower ? "**SLOWER**" : verdict_name(r.verdict));
   return md;
 }
@@ -114,12 +152,16 @@ std::string markdown_report(const ReportInput& in) {
 std::string csv_report(const ReportInput& in) {
   std::string csv;
   for (const Column* column : identity_columns()) csv += std::string(column->name) + ",";
-  csv += "metric,baseline,new,speedup,noise,verdict\n";
+  csv += "metric,statistic,baseline,new,speedup,low,high,standard_error,uncertainty,verdict\n";
   for (const RowComparison& r : in.comparison.rows) {
     for (const Column* column : identity_columns())
       csv += std::visit([](const auto& v) { return csv_escape(fmt::format("{}", v)); }, column->get(r.base)) + ",";
-    csv += fmt::format("{},{:.9g},{:.9g},{:.6f},{},{}\n", metric_name(r.metric), r.base_value, r.new_value, r.speedup,
-                       r.noise_known ? fmt::format("{:.6f}", r.noise) : std::string(), verdict_name(r.verdict));
+    const bool known = r.uncertainty != Uncertainty::kUnknown;
+    csv += fmt::format("{},{},{:.9g},{:.9g},{:.6f},{},{},{},{},{}\n", metric_name(r.metric), r.statistic, r.base_value,
+                       r.new_value, r.speedup, known ? fmt::format("{:.6f}", r.low) : std::string(),
+                       known ? fmt::format("{:.6f}", r.high) : std::string(),
+                       known ? fmt::format("{:.6f}", r.standard_error) : std::string(), uncertainty_name(r.uncertainty),
+                       verdict_name(r.verdict));
   }
   return csv;
 }
@@ -128,6 +170,7 @@ nlohmann::json json_report(const ReportInput& in) {
   const Comparison& c = in.comparison;
   nlohmann::json rows = nlohmann::json::array();
   for (const RowComparison& r : c.rows) {
+    const bool known = r.uncertainty != Uncertainty::kUnknown;
     nlohmann::json row = nlohmann::json::object();
     const nlohmann::json base = row_to_json(r.base);
     for (const Column* column : identity_columns()) row[std::string(column->name)] = base[std::string(column->name)];
@@ -135,7 +178,11 @@ nlohmann::json json_report(const ReportInput& in) {
                     {"baseline", r.base_value},
                     {"new", r.new_value},
                     {"speedup", r.speedup},
-                    {"noise", r.noise_known ? nlohmann::json(r.noise) : nlohmann::json()},
+                    {"statistic", r.statistic},
+                    {"uncertainty", uncertainty_name(r.uncertainty)},
+                    {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
+                    {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
+                    {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
                     {"verdict", verdict_name(r.verdict)}});
     rows.push_back(std::move(row));
   }
@@ -154,6 +201,8 @@ nlohmann::json json_report(const ReportInput& in) {
           {"geomean_rows", c.geomean_rows},
           {"cutoff_bytes", in.options.cutoff_bytes},
           {"threshold", in.options.threshold},
+          {"confidence", in.options.confidence},
+          {"z", c.z},
           {"context_differences", differences},
           {"only_in_baseline", c.only_base.size()},
           {"only_in_new", c.only_new.size()},

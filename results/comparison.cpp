@@ -11,20 +11,27 @@
 namespace fabricbench::results {
 namespace {
 
-double value_of(const ResultRow& row, Metric metric) {
+double value_of(const ResultRow& row, Metric metric, bool median) {
   switch (metric) {
-    case Metric::kBusbw: return row.busbw_mean_bytes_per_s;
-    case Metric::kAlgbw: return row.algbw_mean_bytes_per_s;
-    case Metric::kTime: return row.time_s.mean;
+    case Metric::kBusbw: return median ? row.busbw_median_bytes_per_s : row.busbw_mean_bytes_per_s;
+    case Metric::kAlgbw: return median ? row.algbw_median_bytes_per_s : row.algbw_mean_bytes_per_s;
+    case Metric::kTime: return median ? row.time_s.median : row.time_s.mean;
   }
   return 0;
 }
 
-/// Relative standard deviation of a row's samples, when it has any (imports of tools that keep
-/// one average do not).
-std::pair<double, bool> noise_of(const ResultRow& row) {
-  if (row.samples < 2 || row.time_s.mean <= 0) return {0, false};
-  return {row.time_s.stdev / row.time_s.mean, true};
+// The median's standard error from the MAD, for normal samples: 1.4826 MAD estimates sigma and
+// the median's error is sqrt(pi/2) sigma / sqrt(n). Heavier tails make the MAD the better guide.
+constexpr double kMadToSigma = 1.4826;
+constexpr double kMedianEfficiency = 1.2533;
+
+bool keeps_median_spread(const ResultRow& r) { return r.samples >= 5 && r.time_s.mad > 0 && r.time_s.median > 0; }
+bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.stdev > 0 && r.time_s.mean > 0; }
+
+/// Relative standard error of a row's statistic.
+double relative_error(const ResultRow& r, bool median) {
+  const double n = std::sqrt(static_cast<double>(r.samples));
+  return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n : r.time_s.stdev / r.time_s.mean / n;
 }
 
 std::string text_of(const nlohmann::json& value) {
@@ -94,11 +101,41 @@ std::size_t Comparison::count(Verdict verdict) const {
 
 bool is_latency_row(const ResultRow& row) { return row.benchmark.ends_with("_lat"); }
 
-Verdict decide(double speedup, double noise, double threshold, double sigmas) {
-  const double change = std::abs(speedup - 1);
-  if (change <= threshold) return Verdict::kSame;
-  if (change <= sigmas * noise) return Verdict::kUnsure;
-  return speedup > 1 ? Verdict::kFaster : Verdict::kSlower;
+Verdict decide(double speedup, double low, double high, double threshold) {
+  if (low >= 1 - threshold && high <= 1 + threshold) return Verdict::kSame;
+  if (speedup < 1 - threshold && high < 1) return Verdict::kSlower;
+  if (speedup > 1 + threshold && low > 1) return Verdict::kFaster;
+  return Verdict::kUnsure;
+}
+
+double two_sided_z(double alpha) {
+  // Bisection on the normal tail: P(|Z| > z) = erfc(z / sqrt 2).
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erfc(mid / std::sqrt(2.0)) > alpha ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh) {
+  RowUncertainty u;
+  const bool median = keeps_median_spread(base) && keeps_median_spread(fresh);
+  if (!median && !(keeps_mean_spread(base) && keeps_mean_spread(fresh))) return u;
+  u.statistic = median ? "median" : "mean";
+  const double a = relative_error(base, median), b = relative_error(fresh, median);
+  if (base.runs >= 2 && base.between_run_rsd > 0) {
+    // The baseline's centre is known to spread / sqrt(runs); the new run is one more draw from
+    // the run-to-run spread (which already holds a run's own noise, unless this run is noisier).
+    const double spread = base.between_run_rsd;
+    const double centre = std::max(spread * spread, a * a) / static_cast<double>(base.runs);
+    u.standard_error = std::sqrt(centre + std::max(spread * spread, b * b));
+    u.kind = Uncertainty::kBetweenRun;
+  } else {
+    u.standard_error = std::sqrt(a * a + b * b);
+    u.kind = Uncertainty::kWithinRun;
+  }
+  return u;
 }
 
 std::string match_key(const ResultRow& r, const CompareOptions& options) {
@@ -141,19 +178,29 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     // Collectives on one rank move no bytes between ranks (busbw factor 0): fall back to time.
     if (rc.metric == Metric::kBusbw && (row.busbw_mean_bytes_per_s <= 0 || rc.fresh.busbw_mean_bytes_per_s <= 0))
       rc.metric = Metric::kTime;
-    rc.base_value = value_of(row, rc.metric);
-    rc.new_value = value_of(rc.fresh, rc.metric);
+    const RowUncertainty u = row_uncertainty(row, rc.fresh);
+    rc.statistic = u.statistic;
+    rc.uncertainty = u.kind;
+    rc.standard_error = u.standard_error;
+    rc.base_value = value_of(row, rc.metric, u.statistic == "median");
+    rc.new_value = value_of(rc.fresh, rc.metric, u.statistic == "median");
     if (rc.base_value <= 0 || rc.new_value <= 0) {
       c.only_base.push_back(row);  // nothing measurable to compare
       continue;
     }
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;
-    const auto [noise_a, known_a] = noise_of(row);
-    const auto [noise_b, known_b] = noise_of(rc.fresh);
-    rc.noise = std::sqrt(noise_a * noise_a + noise_b * noise_b);
-    rc.noise_known = known_a || known_b;
-    rc.verdict = decide(rc.speedup, rc.noise, options.threshold, options.noise_sigmas);
     c.rows.push_back(std::move(rc));
+  }
+  // One z for the run: Bonferroni over the rows whose uncertainty is known, so that an unchanged
+  // run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence.
+  const auto judged = static_cast<double>(std::count_if(
+      c.rows.begin(), c.rows.end(), [](const RowComparison& r) { return r.uncertainty != Uncertainty::kUnknown; }));
+  c.z = options.fixed_sigmas > 0 ? options.fixed_sigmas
+                                 : two_sided_z((1 - options.confidence) / std::max(judged, 1.0));
+  for (RowComparison& r : c.rows) {
+    r.low = r.speedup * std::exp(-c.z * r.standard_error);
+    r.high = r.speedup * std::exp(c.z * r.standard_error);
+    r.verdict = decide(r.speedup, r.low, r.high, options.threshold);
   }
   for (std::size_t i = 0; i < fresh.rows.size(); ++i)
     if (!used[i]) c.only_new.push_back(fresh.rows[i]);
@@ -182,6 +229,49 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   order.resize(std::min<std::size_t>(5, order.size()));
   c.worst = order;
   return c;
+}
+
+std::vector<ResultRow> combine_runs(const std::vector<StoredRun>& runs, const CompareOptions& options) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ResultRow*>> by_key;
+  for (const StoredRun& run : runs)
+    for (const ResultRow& row : run.rows) {
+      const std::string key = match_key(row, options);
+      auto& rows = by_key[key];
+      if (rows.empty()) order.push_back(key);
+      rows.push_back(&row);
+    }
+  std::vector<ResultRow> combined;
+  for (const std::string& key : order) {
+    const std::vector<const ResultRow*>& rows = by_key[key];
+    ResultRow centre = *rows.front();
+    const auto k = static_cast<double>(rows.size());
+    auto mean_of = [&](auto field) {
+      double sum = 0;
+      for (const ResultRow* r : rows) sum += field(*r);
+      return sum / k;
+    };
+    centre.time_s.mean = mean_of([](const ResultRow& r) { return r.time_s.mean; });
+    centre.time_s.median = mean_of([](const ResultRow& r) { return r.time_s.median; });
+    centre.time_s.min = mean_of([](const ResultRow& r) { return r.time_s.min; });
+    centre.time_s.mad = mean_of([](const ResultRow& r) { return r.time_s.mad; });
+    centre.time_s.stdev = std::sqrt(mean_of([](const ResultRow& r) { return r.time_s.stdev * r.time_s.stdev; }));
+    centre.algbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_mean_bytes_per_s; });
+    centre.busbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_mean_bytes_per_s; });
+    centre.algbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_median_bytes_per_s; });
+    centre.busbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_median_bytes_per_s; });
+    centre.samples = rows.front()->samples;
+    for (const ResultRow* r : rows) centre.samples = std::min(centre.samples, r->samples);
+    centre.runs = rows.size();
+    centre.between_run_rsd = 0;
+    if (rows.size() >= 2 && centre.time_s.median > 0) {
+      double squares = 0;
+      for (const ResultRow* r : rows) squares += std::pow(r->time_s.median - centre.time_s.median, 2);
+      centre.between_run_rsd = std::sqrt(squares / (k - 1)) / centre.time_s.median;
+    }
+    combined.push_back(std::move(centre));
+  }
+  return combined;
 }
 
 }  // namespace fabricbench::results

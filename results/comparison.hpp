@@ -26,19 +26,31 @@ struct CompareOptions {
   bool metric_given = false;
   Metric metric = Metric::kBusbw;  ///< when given; else time for latency rows, busbw for the others
   double threshold = 0.05;         ///< relative change below which a row is SAME
-  double noise_sigmas = 2;         ///< a change within this many combined standard deviations is UNSURE
+  /// Run-wide confidence: an unchanged run is called SLOWER or FASTER anywhere with a chance of at
+  /// most 1 - confidence (the per-row level is corrected for the number of rows compared).
+  double confidence = 0.95;
+  double fixed_sigmas = 0;  ///< > 0: this many standard errors instead of the confidence (--noise-sigmas)
   std::uint64_t cutoff_bytes = 1 << 20;  ///< the summary's geometric mean covers sizes from here up
   bool match_tags = false;               ///< tags (user labels) usually differ between runs: ignored by default
   bool ignore_settings = false;
 };
 
+/// What the uncertainty of one row's change was made of.
+enum class Uncertainty {
+  kUnknown,     ///< a file without samples (nccl-tests, perftest): no confidence can be stated
+  kWithinRun,   ///< the standard errors of the two rows' statistics only (one-run baseline)
+  kBetweenRun,  ///< also the baseline's measured run-to-run spread
+};
+
 struct RowComparison {
   ResultRow base, fresh;
   Metric metric = Metric::kBusbw;
+  std::string statistic = "mean";  ///< median (robust to preempted samples) when both rows keep a MAD
   double base_value = 0, new_value = 0;
   double speedup = 1;  ///< > 1: the new run is better (more bandwidth, less time)
-  double noise = 0;    ///< combined relative standard deviation of the two rows' samples
-  bool noise_known = false;
+  double standard_error = 0;  ///< of ln(speedup): the combined relative uncertainty
+  Uncertainty uncertainty = Uncertainty::kUnknown;
+  double low = 1, high = 1;   ///< the speedup's interval at the run's confidence (= speedup when unknown)
   Verdict verdict = Verdict::kSame;
 };
 
@@ -54,6 +66,7 @@ struct Comparison {
   std::size_t geomean_rows = 0;
   bool geomean_over_all_sizes = false;
   std::vector<std::size_t> worst;  ///< indices into rows, lowest speedup first (at most 5)
+  double z = 0;  ///< standard errors each side of a row's interval (from the confidence and the row count)
 
   std::size_t count(Verdict verdict) const;
   bool regression() const { return count(Verdict::kSlower) > 0; }
@@ -62,9 +75,31 @@ struct Comparison {
 /// True for rows whose natural metric is time: latency benchmarks (*_lat) and ping-pong rows.
 bool is_latency_row(const ResultRow& row);
 
-/// The decision, separate so it can be tested: SAME within the threshold; UNSURE when the change
-/// is above the threshold but within `sigmas` x noise; FASTER or SLOWER otherwise.
-Verdict decide(double speedup, double noise, double threshold, double sigmas);
+/// The decision, separate so it can be tested. With the speedup's interval [low, high] at the
+/// stated confidence: SLOWER (FASTER) when the speedup is beyond the threshold and the whole
+/// interval below (above) 1; SAME when the whole interval lies within 1 +- threshold; UNSURE when
+/// it straddles a threshold. Without a known uncertainty the interval is the point itself, so a
+/// change beyond the threshold is SLOWER/FASTER and the report says its uncertainty is unknown.
+Verdict decide(double speedup, double low, double high, double threshold);
+
+/// The normal quantile z with P(|Z| > z) = alpha: 1.96 for 0.05.
+double two_sided_z(double alpha);
+
+/// Standard errors of ln(speedup) for one matched pair of rows, and which statistic they hold
+/// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev);
+/// with the baseline's between-run spread (runs >= 2) added where it is known.
+struct RowUncertainty {
+  std::string statistic = "mean";
+  double standard_error = 0;
+  Uncertainty kind = Uncertainty::kUnknown;
+};
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh);
+
+/// A baseline from several runs of the same measurement: each row's centre (the mean of the runs'
+/// statistics), its run-to-run spread (between_run_rsd, of the median time) and how many runs it
+/// holds. Rows are matched as compare_runs matches them; a row missing in some runs keeps the
+/// runs it was found in.
+std::vector<ResultRow> combine_runs(const std::vector<StoredRun>& runs, const CompareOptions& options);
 
 /// What two rows must share to be compared.
 std::string match_key(const ResultRow& row, const CompareOptions& options);

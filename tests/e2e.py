@@ -534,6 +534,7 @@ def planted(source, target, factor_at=None, factor=1.0, stdev=0.01):
                 elif key.startswith("time_") and key.endswith("_s"):
                     row[key] /= factor
         row["time_stdev_s"] = stdev * row["time_mean_s"]
+        row["time_mad_s"] = stdev / 1.4826 * row["time_median_s"]  # the same spread, as a normal's MAD
     with open(target, "w") as f:
         json.dump(document, f)
 
@@ -567,10 +568,29 @@ def test_compare(runner, _):
         noisy_base, noisy_drop = t / "nb.json", t / "nd.json"
         planted(t / "real.json", noisy_base, stdev=0.1)
         planted(t / "real.json", noisy_drop, factor_at=1 << 20, factor=0.9, stdev=0.1)
-        result = tool(runner, "fb_compare", [noisy_base, noisy_drop])
-        expect(result.returncode == 0 and "0 SLOWER" in result.stdout and "1 UNSURE" in result.stdout,
+        result = tool(runner, "fb_compare", [noisy_base, noisy_drop, "--json", t / "n.json"])
+        at_1m = [r["verdict"] for r in json.load(open(t / "n.json"))["rows"]
+                 if r["size_bytes"] == 1 << 20 and r["placement"] == "out-of-place"]
+        expect(result.returncode == 0 and "0 SLOWER" in result.stdout and at_1m == ["UNSURE"],
                f"drop inside the noise: exit {result.returncode}\n{result.stdout[-600:]}")
-        print("10 % drop inside 10 % noise: exit 0, UNSURE")
+        print("10 % drop inside 10 % noise on 10 samples: exit 0, UNSURE")
+
+        # A 15 % drop planted on real rows of 200 samples, their own noise kept: SLOWER, exit 1.
+        result = runner.run("all_reduce", 2, ["-b", "16K", "-e", "16K", "-n", "200", "--json", t / "r200.json"])
+        expect(result.returncode == 0, f"200-sample run: exit {result.returncode}\n{result.stderr}")
+        document = json.load(open(t / "r200.json"))
+        for row in document["rows"]:
+            for key in row:
+                if key.endswith("bytes_per_s"):
+                    row[key] *= 0.85
+                elif key.startswith("time_") and key.endswith("_s"):
+                    row[key] /= 0.85
+        (t / "r200-cut.json").write_text(json.dumps(document))
+        result = tool(runner, "fb_compare", [t / "r200.json", t / "r200-cut.json", "--json", t / "c200.json"])
+        verdicts = [(r["verdict"], round(r["low"], 3), round(r["high"], 3)) for r in json.load(open(t / "c200.json"))["rows"]]
+        expect(result.returncode == 1 and all(v[0] == "SLOWER" for v in verdicts),
+               f"planted 15 % drop on 200 samples: exit {result.returncode}, {verdicts}")
+        print(f"planted 15 % drop on 200 real samples: exit 1, SLOWER, intervals {verdicts}")
 
         env = dict(runner.env, FABRICBENCH_BASELINES=str(t / "baselines"))
         saved = subprocess.run([str(runner.bin_dir / "fb_compare"), "--save-baseline", "vm-np2", str(t / "base.json")],

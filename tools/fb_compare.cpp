@@ -41,34 +41,54 @@ std::string resolve(const std::string& argument) {
   return json.string();
 }
 
-/// Copies a run (validated first) and its companion file into the baseline folder.
-int save_baseline(const std::string& name, const std::string& path) {
+void write_file(const std::string& path, const std::string& text) {
+  OutputFile out(path);
+  out.replace(text);
+  out.commit();
+}
+
+void check_baseline_name(const std::string& name) {
   if (name.empty() || name.find_first_of("/\\ ") != std::string::npos || name.starts_with("."))
     throw UsageError(fmt::format("--save-baseline '{}': use a plain name such as cluster-a-ndr", name));
-  const StoredRun run = load_run(path);
+}
+
+/// One run: a copy of it (validated first) and its companion file. Several runs of the same
+/// measurement: one JSON whose rows hold each row's centre and run-to-run spread.
+int save_baseline(const std::string& name, const std::vector<std::string>& paths, const CompareOptions& options) {
+  check_baseline_name(name);
+  std::vector<StoredRun> runs;
+  for (const std::string& path : paths) runs.push_back(load_run(path));
   fs::create_directories(baseline_folder());
+  const fs::path target = baseline_folder() / (name + ".json");
+  if (runs.size() > 1) {
+    nlohmann::json document = {{"schema_version", kSchemaVersion}, {"complete", true}, {"context", runs.front().context}};
+    document["context"]["baseline_of"] = paths;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const ResultRow& row : combine_runs(runs, options)) rows.push_back(row_to_json(row));
+    document["rows"] = std::move(rows);
+    write_file(target.string(), document.dump(1) + "\n");
+    std::error_code ec;
+    fs::remove(baseline_folder() / (name + ".csv"), ec);  // a stale one-run copy would shadow nothing, but confuse
+    std::printf("baseline '%s' saved in %s (%zu rows, centre and run-to-run spread of %zu runs)\n", name.c_str(),
+                baseline_folder().c_str(), document["rows"].size(), runs.size());
+    return kExitOk;
+  }
+  const std::string& path = paths.front();
   for (const char* extension : {".json", ".csv"}) {
     const fs::path source = fs::path(path).replace_extension(extension);
     if (!fs::exists(source)) continue;
-    OutputFile out((baseline_folder() / (name + extension)).string());
     std::FILE* in = std::fopen(source.c_str(), "rb");
     if (!in) throw UsageError(fmt::format("{}: cannot be read", source.string()));
     std::string text;
     char chunk[65536];
     for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) text.append(chunk, n);
     std::fclose(in);
-    out.replace(text);
-    out.commit();
+    write_file((baseline_folder() / (name + extension)).string(), text);
   }
-  std::printf("baseline '%s' saved in %s (%zu rows from %s)\n", name.c_str(), baseline_folder().c_str(),
-              run.rows.size(), path.c_str());
+  std::printf("baseline '%s' saved in %s (%zu rows from %s; one run: no run-to-run spread, give several runs for "
+              "it)\n",
+              name.c_str(), baseline_folder().c_str(), runs.front().rows.size(), path.c_str());
   return kExitOk;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  OutputFile out(path);
-  out.replace(text);
-  out.commit();
 }
 
 int run(int argc, char** argv) {
@@ -77,15 +97,17 @@ int run(int argc, char** argv) {
       "output) and says whether anything got slower. Exit 0: no regression; 1: regression; 2: bad input.",
       "fb_compare");
   app.get_formatter()->column_width(34);
-  std::string base_path, new_path, metric = "auto", cutoff = "1M", base_format = "auto", new_format = "auto";
+  std::string metric = "auto", cutoff = "1M", base_format = "auto", new_format = "auto";
   std::string markdown_path, csv_path, json_path, save_name;
-  double threshold_percent = 5, sigmas = 2;
+  std::vector<std::string> runs;
+  double threshold_percent = 5, confidence_percent = 95, sigmas = 0;
   CompareOptions options;
-  app.add_option("baseline", base_path, "baseline run, or @NAME for a saved baseline");
-  app.add_option("new", new_path, "the run to judge");
+  app.add_option("runs", runs, "BASELINE NEW: the baseline run (or @NAME, a saved baseline) and the run to judge");
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
   app.add_option("--threshold", threshold_percent, "% change below which a row is SAME [5]");
-  app.add_option("--noise-sigmas", sigmas, "a change within this many combined stdevs is UNSURE [2]");
+  app.add_option("--confidence", confidence_percent,
+                 "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]");
+  app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors");
   app.add_option("--cutoff", cutoff, "the geometric mean covers sizes from here up [1M]");
   app.add_flag("--match-tags", options.match_tags, "rows must also share their --tag labels");
   app.add_flag("--ignore-settings", options.ignore_settings, "match rows whatever their settings column");
@@ -94,23 +116,30 @@ int run(int argc, char** argv) {
   app.add_option("--markdown", markdown_path, "also write the comparison as markdown (for a ticket)");
   app.add_option("--csv", csv_path, "also write the row verdicts as CSV");
   app.add_option("--json", json_path, "also write the comparison as JSON");
-  app.add_option("--save-baseline", save_name, "save the one run given as baseline NAME (results/baselines/)");
+  app.add_option("--save-baseline", save_name,
+                 "save the runs given as baseline NAME (results/baselines/): one run as it is, several as each row's "
+                 "centre and run-to-run spread");
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;
   }
-  if (!save_name.empty()) {
-    if (base_path.empty() || !new_path.empty())
-      throw UsageError("--save-baseline NAME takes exactly one run: fb_compare --save-baseline NAME RUN.json");
-    return save_baseline(save_name, base_path);
-  }
-  if (base_path.empty() || new_path.empty())
-    throw UsageError("give two runs: fb_compare BASELINE NEW (see --help)");
   if (!(threshold_percent > 0 && threshold_percent < 100))
     throw UsageError(fmt::format("--threshold {:g}: a percentage between 0 and 100", threshold_percent));
+  if (!(confidence_percent > 0 && confidence_percent < 100))
+    throw UsageError(fmt::format("--confidence {:g}: a percentage between 0 and 100", confidence_percent));
   if (!(sigmas >= 0)) throw UsageError("--noise-sigmas must be 0 or more");
   options.threshold = threshold_percent / 100;
-  options.noise_sigmas = sigmas;
+  options.confidence = confidence_percent / 100;
+  options.fixed_sigmas = sigmas;
+  if (!save_name.empty()) {
+    if (runs.empty())
+      throw UsageError("--save-baseline NAME takes one run or more: fb_compare --save-baseline NAME RUN.json...");
+    return save_baseline(save_name, runs, options);
+  }
+  if (runs.size() != 2)
+    throw UsageError(fmt::format("give two runs: fb_compare BASELINE NEW (got {}; see --help)", runs.size()));
+  const std::string& base_path = runs[0];
+  const std::string& new_path = runs[1];
   options.cutoff_bytes = parse_bytes(cutoff, "--cutoff");
   if (metric != "auto") {
     options.metric = metric_from_name(metric);

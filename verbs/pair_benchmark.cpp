@@ -193,7 +193,12 @@ double PairBenchmark::run_bandwidth(std::uint64_t bytes, int operations) {
       completed_total += completions[i].wr_id;
       for (std::uint64_t m = 0; m < completions[i].wr_id; ++m) operation_->after_completion(*this, bytes);
     }
-    const int r = receives ? poll(recv_cq_.get(), completions, kPollBatch) : 0;
+    // Never more than this batch still expects: the peer may already be sending the next batch,
+    // and a completion taken here would leave that batch one message short, waiting forever.
+    const int r = receives && received < expected
+                      ? poll(recv_cq_.get(), completions,
+                             static_cast<int>(std::min<std::uint64_t>(kPollBatch, expected - received)))
+                      : 0;
     for (int i = 0; i < r; ++i) {
       memory_.stage_in(exposed_offset(), bytes);
       post_receive(completions[i].wr_id);

@@ -50,12 +50,116 @@ std::vector<ResultRow> sweep(double scale_at_1m = 1.0, double noise = 0.01, cons
   return rows;
 }
 
-TEST(Decide, ThresholdThenNoiseThenDirection) {
-  EXPECT_EQ(decide(1.04, 0.0, 0.05, 2), Verdict::kSame);
-  EXPECT_EQ(decide(0.96, 0.5, 0.05, 2), Verdict::kSame);    // inside the threshold, whatever the noise
-  EXPECT_EQ(decide(0.90, 0.06, 0.05, 2), Verdict::kUnsure);  // 10 % change, 2 x 6 % noise
-  EXPECT_EQ(decide(0.90, 0.02, 0.05, 2), Verdict::kSlower);
-  EXPECT_EQ(decide(1.10, 0.02, 0.05, 2), Verdict::kFaster);
+TEST(Decide, TheIntervalAgainstTheThreshold) {
+  EXPECT_EQ(decide(1.00, 0.98, 1.02, 0.05), Verdict::kSame);    // tight, no change
+  EXPECT_EQ(decide(0.97, 0.96, 0.98, 0.05), Verdict::kSame);    // a real 3 % change is inside the threshold
+  EXPECT_EQ(decide(0.97, 0.90, 1.04, 0.05), Verdict::kUnsure);  // straddles -5 %
+  EXPECT_EQ(decide(0.90, 0.86, 0.94, 0.05), Verdict::kSlower);
+  EXPECT_EQ(decide(0.90, 0.70, 1.15, 0.05), Verdict::kUnsure);  // a large drop inside a huge spread
+  EXPECT_EQ(decide(1.10, 1.06, 1.14, 0.05), Verdict::kFaster);
+  EXPECT_EQ(decide(0.90, 0.90, 0.90, 0.05), Verdict::kSlower);  // uncertainty unknown: the point is the interval
+}
+
+TEST(Decide, NormalQuantiles) {
+  EXPECT_NEAR(two_sided_z(0.05), 1.959964, 1e-5);
+  EXPECT_NEAR(two_sided_z(0.05 / 10), 2.807034, 1e-5);  // Bonferroni over 10 rows
+}
+
+/// A one-row comparison with hand-set statistics: median time `median`, MAD `mad`, n samples.
+ResultRow timed(double median, double mad, std::uint64_t samples) {
+  ResultRow r = row(1 << 20, 1e9);
+  r.samples = samples;
+  r.time_s.median = median;
+  r.time_s.mean = median;
+  r.time_s.mad = mad;
+  r.time_s.stdev = 1.4826 * mad;
+  r.busbw_median_bytes_per_s = 1.75 * static_cast<double>(1 << 20) / median;
+  r.busbw_mean_bytes_per_s = r.busbw_median_bytes_per_s;
+  return r;
+}
+
+TEST(Model, FourStandardErrorsBeyondTheThresholdIsSlower) {
+  // Each median: SE = 1.2533 x 1.4826 x MAD / median / sqrt(n) = 1.858 x 0.0538 / 10 = 1 %, so the
+  // combined SE of the change is 1.414 %. One row: z = 1.96. A 10.6 % drop (5 % + 4 combined
+  // SEs) has its interval at 0.894 x e^(+-1.96 x 0.01414) = 0.870..0.919: wholly below 0.95.
+  const double mad = 0.01 / (1.2533 * 1.4826) * 10;  // 1 % SE at n = 100, median 1
+  const StoredRun base = run_of({timed(1.0, mad, 100)}, "base");
+  const StoredRun fresh = run_of({timed(1 / 0.894, mad / 0.894, 100)}, "new");
+  const Comparison c = compare_runs(base, fresh, CompareOptions{});
+  const RowComparison& r = c.rows.front();
+  EXPECT_EQ(r.statistic, "median");
+  EXPECT_EQ(r.uncertainty, Uncertainty::kWithinRun);
+  EXPECT_NEAR(r.standard_error, 0.01 * std::sqrt(2), 1e-6);
+  EXPECT_NEAR(r.speedup, 0.894, 1e-9);
+  EXPECT_NEAR(r.low, 0.894 * std::exp(-1.959964 * 0.01 * std::sqrt(2)), 1e-5);
+  EXPECT_EQ(r.verdict, Verdict::kSlower);
+}
+
+TEST(Model, ALargeShiftInsideAHugeSpreadIsUnsure) {
+  const double mad = 0.2 / (1.2533 * 1.4826) * std::sqrt(20.0);  // 20 % SE at n = 20
+  const Comparison c = compare_runs(run_of({timed(1.0, mad, 20)}, "base"),
+                                    run_of({timed(1 / 0.8, mad / 0.8, 20)}, "new"), CompareOptions{});
+  EXPECT_NEAR(c.rows.front().speedup, 0.8, 1e-9);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kUnsure);
+}
+
+TEST(Model, ATightZeroChangeIsSame) {
+  const double mad = 0.001 / (1.2533 * 1.4826) * 10;  // 0.1 % SE at n = 100
+  const Comparison c = compare_runs(run_of({timed(1.0, mad, 100)}, "base"), run_of({timed(1.0, mad, 100)}, "new"),
+                                    CompareOptions{});
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSame);
+}
+
+TEST(Model, APlantedFifteenPercentDropOnTwoHundredNoisySamplesIsSlower) {
+  // The newcomer's case: 32 % relative stdev, 200 samples; the old rule (2 x the samples' stdev)
+  // called it UNSURE. The mean's SE is 0.32 / sqrt(200) = 2.3 % per run.
+  ResultRow a = row(16 << 10, 1e9, 0.32), b = a;
+  a.samples = b.samples = 200;
+  b.busbw_mean_bytes_per_s *= 0.85;
+  b.time_s.mean /= 0.85;
+  b.time_s.stdev /= 0.85;
+  const Comparison c = compare_runs(run_of({a}, "base"), run_of({b}, "new"), CompareOptions{});
+  EXPECT_EQ(c.rows.front().statistic, "mean");  // no MAD in these rows
+  EXPECT_NEAR(c.rows.front().standard_error, 0.32 / std::sqrt(200.0) * std::sqrt(2), 1e-9);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
+}
+
+TEST(Model, TheBaselinesRunToRunSpreadWidensTheInterval) {
+  // Within-run alone, an 8 % drop with 0.5 % SEs is SLOWER; a baseline of 3 runs whose medians
+  // spread 6 % run to run makes it UNSURE: SE = sqrt(0.06^2 / 3 + 0.06^2) = 6.9 %.
+  const double mad = 0.005 / (1.2533 * 1.4826) * 10;
+  ResultRow base = timed(1.0, mad, 100);
+  const ResultRow fresh = timed(1 / 0.92, mad / 0.92, 100);
+  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front().verdict,
+            Verdict::kSlower);
+  base.runs = 3;
+  base.between_run_rsd = 0.06;
+  const RowComparison r = compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front();
+  EXPECT_EQ(r.uncertainty, Uncertainty::kBetweenRun);
+  EXPECT_NEAR(r.standard_error, std::sqrt(0.06 * 0.06 / 3 + 0.06 * 0.06), 1e-9);
+  EXPECT_EQ(r.verdict, Verdict::kUnsure);
+}
+
+TEST(Model, ImportsWithoutSamplesHaveNoStatedUncertainty) {
+  ResultRow a = row(1 << 20, 1e9), b = a;
+  a.samples = b.samples = 0;  // an nccl-tests line: one average
+  b.busbw_mean_bytes_per_s *= 0.8;
+  b.time_s.mean /= 0.8;
+  const RowComparison r = compare_runs(run_of({a}, "b"), run_of({b}, "n"), CompareOptions{}).rows.front();
+  EXPECT_EQ(r.uncertainty, Uncertainty::kUnknown);
+  EXPECT_EQ(r.verdict, Verdict::kSlower);  // beyond the threshold, said with its uncertainty unknown
+}
+
+TEST(Baseline, CombinedRunsKeepTheCentreAndTheRunToRunSpread) {
+  // Medians 1.0, 1.1, 0.9 s: centre 1.0, stdev 0.1 (n - 1), so between_run_rsd 0.1.
+  std::vector<StoredRun> runs;
+  for (double median : {1.0, 1.1, 0.9}) runs.push_back(run_of({timed(median, 0.01, 50)}, "r"));
+  const std::vector<ResultRow> rows = combine_runs(runs, CompareOptions{});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].runs, 3u);
+  EXPECT_NEAR(rows[0].time_s.median, 1.0, 1e-12);
+  EXPECT_NEAR(rows[0].between_run_rsd, 0.1, 1e-12);
+  EXPECT_EQ(rows[0].samples, 50u);
 }
 
 TEST(Compare, PlantedTenPercentDropAtOneSizeIsTheOnlySlowerRow) {
@@ -69,19 +173,22 @@ TEST(Compare, PlantedTenPercentDropAtOneSizeIsTheOnlySlowerRow) {
   EXPECT_EQ(worst.base.size_bytes, 1u << 20);
   EXPECT_EQ(worst.verdict, Verdict::kSlower);
   EXPECT_NEAR(worst.speedup, 0.90, 1e-12);
-  EXPECT_NEAR(worst.noise, std::sqrt(2) * 0.01, 1e-12);
+  EXPECT_NEAR(worst.standard_error, std::sqrt(2) * 0.01 / std::sqrt(20.0), 1e-12);
   // Geometric mean over 1 MiB and up: 1 MiB, 4, 16, 64 MiB, one of them at 0.9.
   EXPECT_EQ(c.geomean_rows, 4u);
   EXPECT_NEAR(c.geomean_speedup, std::pow(0.9, 0.25), 1e-12);
 }
 
 TEST(Compare, DifferencesInsideTheNoiseAreNotRegressions) {
-  const StoredRun base = run_of(sweep(1.0, 0.08), "base"), fresh = run_of(sweep(0.88, 0.08), "new");
+  // 30 % relative stdev on 20 samples: 6.7 % SE per run, and 9 rows widen the interval to 2.77 SEs.
+  const StoredRun base = run_of(sweep(1.0, 0.3), "base"), fresh = run_of(sweep(0.88, 0.3), "new");
   const Comparison c = compare_runs(base, fresh, CompareOptions{});
-  EXPECT_EQ(c.count(Verdict::kUnsure), 1u);  // 12 % inside 2 x 11.3 % combined noise
+  EXPECT_EQ(c.rows[5].verdict, Verdict::kUnsure);  // the 12 % drop at 1 MiB
   EXPECT_FALSE(c.regression());
-  const Comparison small = compare_runs(base, run_of(sweep(0.97, 0.08), "new"), CompareOptions{});
-  EXPECT_EQ(small.count(Verdict::kSame), base.rows.size());
+  const Comparison small = compare_runs(base, run_of(sweep(0.97, 0.01), "new"), CompareOptions{});
+  EXPECT_FALSE(small.regression());
+  const Comparison tight = compare_runs(run_of(sweep(1.0, 0.01), "b"), run_of(sweep(0.97, 0.01), "n"), CompareOptions{});
+  EXPECT_EQ(tight.count(Verdict::kSame), base.rows.size());  // 3 % inside 5 %, intervals of +-0.9 %
 }
 
 TEST(Compare, PlantedGainIsFaster) {
