@@ -5,7 +5,6 @@
 // launcher names a rank that died; nobody else names one that hangs.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// "row k of N (round and cell of a link matrix), elapsed, time left" on stderr, redrawn in place; silent when stderr is not a terminal (CI logs).
+// "row k of N (round and cell of a link matrix), elapsed, time left" on stderr, redrawn in place;
+// silent when stderr is not a terminal (CI logs).
 #include <fmt/format.h>
 #include <unistd.h>
 

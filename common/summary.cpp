@@ -36,16 +36,15 @@ SeriesFigures series_figures(std::vector<ResultRow> rows) {
       f.peak_size = r.size_bytes;
     }
   if (f.peak_busbw <= 0) return f;
+  std::vector<std::pair<std::uint64_t, double>> curve;
   for (const ResultRow& r : rows) {
     if (f.size_at_half_peak == 0 && r.busbw_mean_bytes_per_s >= 0.5 * f.peak_busbw) f.size_at_half_peak = r.size_bytes;
-    if (f.size_at_90_percent_peak == 0 && r.busbw_mean_bytes_per_s >= 0.9 * f.peak_busbw)
-      f.size_at_90_percent_peak = r.size_bytes;
+    curve.emplace_back(r.size_bytes, r.busbw_mean_bytes_per_s);
   }
-  std::vector<std::pair<std::uint64_t, double>> curve;
-  for (const ResultRow& r : rows) curve.emplace_back(r.size_bytes, r.busbw_mean_bytes_per_s);
   const Plateau plateau = *plateau_of(std::move(curve));  // the peak is positive
   f.plateau_busbw = plateau.value;
   f.plateau_from_size = plateau.from_size;
+  f.size_at_90_percent_peak = plateau.from_size;  // the plateau starts at the first size reaching 90 %
   return f;
 }
 

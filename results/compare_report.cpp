@@ -27,15 +27,6 @@ std::string interval_text(const RowComparison& r) {
   return fmt::format("{:+.1f}..{:+.1f} %", (r.low - 1) * 100, (r.high - 1) * 100);
 }
 
-const char* uncertainty_name(Uncertainty u) {
-  switch (u) {
-    case Uncertainty::kUnknown: return "unknown";
-    case Uncertainty::kWithinRun: return "within-run";
-    case Uncertainty::kBetweenRun: return "between-run";
-  }
-  return "?";
-}
-
 /// How the intervals were made, and what they lack.
 std::string model_line(const ReportInput& in) {
   const Comparison& c = in.comparison;

@@ -78,6 +78,15 @@ const char* verdict_name(Verdict verdict) {
   return "?";
 }
 
+const char* uncertainty_name(Uncertainty uncertainty) {
+  switch (uncertainty) {
+    case Uncertainty::kUnknown: return "unknown";
+    case Uncertainty::kWithinRun: return "within-run";
+    case Uncertainty::kBetweenRun: return "between-run";
+  }
+  return "?";
+}
+
 const char* metric_name(Metric metric) {
   switch (metric) {
     case Metric::kBusbw: return "busbw";

@@ -42,6 +42,9 @@ enum class Uncertainty {
   kBetweenRun,  ///< also the baseline's measured run-to-run spread
 };
 
+/// "unknown" | "within-run" | "between-run": the reports' spelling.
+const char* uncertainty_name(Uncertainty uncertainty);
+
 struct RowComparison {
   ResultRow base, fresh;
   Metric metric = Metric::kBusbw;

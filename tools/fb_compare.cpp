@@ -68,7 +68,8 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
     document["rows"] = std::move(rows);
     write_file(target.string(), document.dump(1) + "\n");
     std::error_code ec;
-    fs::remove(baseline_folder() / (name + ".csv"), ec);  // a stale one-run copy would shadow nothing, but confuse
+    // A one-run baseline of this name also kept its CSV; the combined baseline is the JSON alone.
+    fs::remove(baseline_folder() / (name + ".csv"), ec);
     std::printf("baseline '%s' saved in %s (%zu rows, centre and run-to-run spread of %zu runs)\n", name.c_str(),
                 baseline_folder().c_str(), document["rows"].size(), runs.size());
     return kExitOk;
