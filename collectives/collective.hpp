@@ -81,6 +81,9 @@ struct Collective {
   void (*nccl)(const NcclCall&) = nullptr;  ///< null in builds without NCCL
   /// NCCL's name for the call in its profiler and TUNING log; empty for point-to-point groups.
   std::string_view nccl_function{};
+  /// False where NCCL's form is point-to-point sends and receives: in place they would read and
+  /// write one buffer at once, a race NCCL does not order (wrong data from 8 MiB on the H200).
+  bool nccl_in_place = true;
 };
 
 /// Bytes per rank of the larger buffer: the size a row reports.

@@ -15,8 +15,10 @@
 #include "common/error.hpp"
 #include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
+#include "common/matrix_record.hpp"
 #include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
+#include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench::collectives {
@@ -56,39 +58,44 @@ class PairsJob final : public Job {
                                plan_.options.iterations);
     std::size_t cells = 0;
     for (const auto& round : pairing_.rounds) cells += round.size();
-    header.planned_rows = plan_.points.size() * std::size(kPlacements) * cells;
+    header.planned_rows = plan_.points.size() * plan_.placements.size() * cells;
     header.notes = plan_.notes;
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
-    std::vector<ResultRow> cells;  // out-of-place rows: the matrix's figures
+    const PairOptions& pairs = plan_.options.pairs;
+    const MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes, pairs.node_threshold};
+    MatrixRecord record(pairing_, topology_, rule, reporter);
     RunVerdict path{"NCCL path", "UNKNOWN", {}};
+    ScheduleClock clock;
     for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
-      std::vector<ResultRow> mine = measure_round(round, watchdog);
+      record.begin_round(round);
+      std::vector<ResultRow> mine = measure_round(round, watchdog, clock);
       watchdog.set_activity(fmt::format("gathering the cells of round {}", round));
       std::vector<ResultRow> rows;
       {
         Watchdog::Scope wait(watchdog);
         rows = gather_rows(mine);
+        clock.end_step();
       }
       if (backend_name_ == "nccl") judge_round_paths(round, path);
       backend_.reset();
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
       std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
-      for (const ResultRow& row : rows) {
-        if (row.wrong > 0) outcome.wrong_total += row.wrong;
-        if (reporter) reporter->add(row);
-        if (row.placement == "out-of-place") cells.push_back(row);
-      }
-      outcome.rows += rows.size();
+      for (const ResultRow& row : rows) record.add(row, row.placement == "out-of-place");  // out of place: the matrix
+      clock.end_round();
     }
+    outcome.rows = record.rows();
+    outcome.wrong_total = record.wrong_total();
     FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
     if (topology_.rank != 0) return outcome;
+    const std::vector<ResultRow> cells = record.cells();
     outcome.summary = summarize_rows(cells);
-    auto matrix = std::make_shared<LinkMatrix>(matrix_of(pairing_, cells, plan_.options.pairs.matrix_size, false));
-    outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
+    auto matrix = std::make_shared<LinkMatrix>(record.matrix());
+    outcome.summary.verdicts.push_back(judge_links(*matrix, pairs.node_threshold));
     outcome.summary.matrix = std::move(matrix);
+    outcome.summary.schedule = clock.figures();
     if (backend_name_ == "nccl") outcome.summary.verdicts.push_back(std::move(path));
     if (const auto& gate = plan_.options.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(cells, *gate * 1e9));
@@ -101,7 +108,7 @@ class PairsJob final : public Job {
 
  private:
   // This rank's pair sweeps on its own two-rank communicator; the initiator keeps the rows.
-  std::vector<ResultRow> measure_round(std::size_t round, Watchdog& watchdog) {
+  std::vector<ResultRow> measure_round(std::size_t round, Watchdog& watchdog, ScheduleClock& clock) {
     const int pair = pairing_.pair_of(round, topology_.rank);
     const mpi::Comm comm = [&] {
       watchdog.set_activity(fmt::format("forming the pairs of round {}", round));
@@ -122,8 +129,10 @@ class PairsJob final : public Job {
         backend_->connect();
       }
       backend_->reserve(plan_.send_bytes, plan_.recv_bytes);
+      clock.cell_begin();
       result = run_sweep(program_, plan_, *backend_, RankGroup{comm.get(), {p.ranks[0], p.ranks[1]}}, topology_,
                          nullptr, watchdog);
+      clock.cell_end();
     } catch (const UsageError&) {
       throw;
     } catch (...) {
@@ -194,7 +203,14 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
   const BackendGroup unconnected{MPI_COMM_NULL, 0, 2};  // answers what the library can carry; never connected
   const std::unique_ptr<Backend> capabilities = make_backend(options, topology, &unconnected);
   const std::string backend = std::string(capabilities->name());
+  // --inject-fault names a world rank; the plan is made for one pair of two ranks.
+  const int fault_rank = options.fault.rank;
+  if (options.fault.kind != FaultInjection::Kind::kNone && fault_rank >= topology.size)
+    throw UsageError(fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", fault_rank,
+                                 topology.size));
+  options.fault.rank = 0;
   RunPlan plan = make_run_plan(c, std::move(options), *capabilities);
+  plan.options.fault.rank = fault_rank;
   if (const auto size = plan.options.pairs.matrix_size;
       size && std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));

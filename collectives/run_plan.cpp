@@ -85,6 +85,13 @@ RunPlan make_run_plan(const Collective& c, CollectiveOptions options, const Back
   for (const auto& [dtype, op] : options.combinations)
     for (std::uint64_t count : sweep_counts(c, options.sweep, dtype, plan.ranks))
       plan.points.push_back({dtype, op, count, reported_bytes(c, count, size_of(dtype), plan.ranks)});
+  plan.placements = {Placement::kOutOfPlace, Placement::kInPlace};
+  if (backend.name() == "nccl" && !c.nccl_in_place) {
+    plan.placements.pop_back();
+    plan.notes.push_back(fmt::format("in-place {} is not measured with NCCL: its sends and receives would read and "
+                                     "write one buffer at once, which NCCL does not order",
+                                     c.name));
+  }
   plan.tunings = tuning_grid(options);
   plan.sweeping = !options.algorithms.empty() || !options.protocols.empty();
   plan.sampling = sampling_plan(options);

@@ -40,11 +40,12 @@ struct RunPlan {
   std::vector<Tuning> tunings;     ///< one communicator each; one empty entry when not sweeping
   bool sweeping = false;           ///< --algo/--proto given
   SamplingPlan sampling;
+  std::vector<Placement> placements;  ///< of every point, in measuring order
   std::vector<std::string> notes;  ///< what the plan changed from what was asked
   int ranks = 0;
 
   /// Rows the run will report (for progress): points x placements x tunings.
-  std::size_t planned_rows() const { return points.size() * std::size(kPlacements) * tunings.size(); }
+  std::size_t planned_rows() const { return points.size() * placements.size() * tunings.size(); }
 };
 
 /// Resolves `options` against `collective` and `backend`. Throws UsageError naming the flag.

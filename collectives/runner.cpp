@@ -78,7 +78,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
   result.wrong_total = checking ? 0 : -1;
 
   for (const SweepPoint& point : plan.points) {
-      for (Placement placement : kPlacements) {
+      for (Placement placement : plan.placements) {
         const CallSpec call{&c, point.dtype, point.op, std::max(root, 0), point.count, placement};
         const std::string what = describe_call(call, point.bytes);
         watchdog.set_activity(what);

@@ -26,11 +26,12 @@ class JsonReporter final : public Reporter {
   }
 
   void finish(const RunTotals& totals) override {
-    document_["complete"] = true;
+    document_["complete"] = totals.ended_by.empty();
     document_["totals"] = {{"rows", totals.rows},
                            {"wrong_total", totals.wrong_total},
                            {"wall_seconds", totals.wall_seconds},
                            {"end_time", totals.end_time}};
+    if (!totals.ended_by.empty()) document_["ended_by"] = totals.ended_by;
     document_["summary"] = to_json(totals.summary);
     file_.replace(document_.dump(1) + "\n");
     file_.commit();

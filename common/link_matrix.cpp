@@ -37,11 +37,27 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
     verdict.lines.push_back(std::move(line));
   };
   std::vector<const MatrixCell*> measured;
+  std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> cells, first seen first
   for (const MatrixCell& c : m.cells) {
-    if (c.failure.empty())
+    if (c.failure.empty()) {
       measured.push_back(&c);
-    else
-      fail(fmt::format("FAIL cell  : {}: {}", cell_name(c), c.failure));
+      continue;
+    }
+    auto same = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == c.failure; });
+    if (same == failed.end()) same = failed.insert(failed.end(), {c.failure, {}});
+    same->second.push_back(cell_name(c));
+  }
+  // The cells that failed first (a timed-out pair), then those a stopped run never reached; one
+  // line per cell, except for a reason many cells share.
+  std::stable_partition(failed.begin(), failed.end(), [](const auto& f) { return f.first.rfind("not ", 0) != 0; });
+  for (const auto& [reason, cells] : failed) {
+    if (cells.size() <= 3) {
+      for (const std::string& cell : cells) fail(fmt::format("FAIL cell  : {}: {}", cell, reason));
+      continue;
+    }
+    std::string some;
+    for (std::size_t i = 0; i < 3; ++i) some += (i ? ", " : "") + cells[i];
+    fail(fmt::format("FAIL cells : {} cells {}: {} and {} more", cells.size(), reason, some, cells.size() - 3));
   }
   if (m.units.size() < 3) {
     fail(fmt::format("{} units: which end of a slow link is slow needs three or more", m.units.size()));
@@ -88,7 +104,7 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
 }
 
 LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows, std::optional<std::uint64_t> size,
-                     bool latency) {
+                     bool latency, const CellReasons& missing) {
   LinkMatrix m;
   m.units = pairing.units;
   m.unit = latency ? "us" : "Gb/s";
@@ -111,13 +127,15 @@ LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows,
   std::map<std::tuple<std::string, std::string, int>, const ResultRow*> found;
   for (const ResultRow& r : rows)
     if (r.size_bytes == m.size_bytes) found[{r.host, r.peer_host, r.rail}] = &r;
-  for (const auto& round : pairing.rounds)
-    for (const RankPair& p : round) {
+  for (std::size_t round = 0; round < pairing.rounds.size(); ++round)
+    for (std::size_t pair = 0; pair < pairing.rounds[round].size(); ++pair) {
+      const RankPair& p = pairing.rounds[round][pair];
       MatrixCell cell{pairing.units[static_cast<std::size_t>(p.unit_a)], pairing.units[static_cast<std::size_t>(p.unit_b)],
                       p.rail, 0, 0, {}};
       const auto row = found.find({cell.a, cell.b, cell.rail});
       if (row == found.end()) {
-        cell.failure = fmt::format("no measurement at {} B", m.size_bytes);
+        const auto reason = missing.find({round, pair});
+        cell.failure = reason != missing.end() ? reason->second : fmt::format("no measurement at {} B", m.size_bytes);
       } else if (row->second->wrong != 0) {
         cell.failure = row->second->wrong < 0 ? "not checked" : fmt::format("{} wrong", row->second->wrong);
       } else if (latency) {

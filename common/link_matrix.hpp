@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,14 @@ void print_matrix(std::FILE* out, const LinkMatrix& matrix);
 /// The matrix for the run's JSON: units, size, unit, cells [[figure or null]].
 nlohmann::json matrix_json(const LinkMatrix& matrix);
 
+/// Why scheduled cells have no row, by (round, pair): "timed out: ...", "not measured: ...".
+using CellReasons = std::map<std::pair<std::size_t, std::size_t>, std::string>;
+
 /// The matrix of a pairing's cell rows (host, peer_host, rail set) at `size`, or at the size whose
 /// median cell is best (bandwidth: highest; latency: the smallest size). Every scheduled cell is
-/// present: one without a row, or with wrong data, FAILs.
+/// present: one without a row (its reason from `missing`, if any), or with wrong data, FAILs.
 LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows, std::optional<std::uint64_t> size,
-                     bool latency);
+                     bool latency, const CellReasons& missing = {});
 
 /// Median of `values` (0 for none).
 double median_of(std::vector<double> values);

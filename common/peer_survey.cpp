@@ -118,7 +118,7 @@ std::string explain_survey(const std::vector<PeerAnswer>& answers, const std::ve
   return text + ".";
 }
 
-PeerSurvey::PeerSurvey(const Watchdog& watchdog, const mpi::Topology& topology)
+PeerSurvey::PeerSurvey(Watchdog& watchdog, const mpi::Topology& topology)
     : watchdog_(watchdog), topology_(topology) {
   socket_ = open_udp_socket();
   // Every rank takes part in the exchange even when its socket failed (port 0: unreachable), so
@@ -162,9 +162,11 @@ void PeerSurvey::answer_queries() {
     const ssize_t n = recvfrom(socket_, buffer.data(), buffer.size() - 1, 0, reinterpret_cast<sockaddr*>(&from), &length);
     if (n <= 0) continue;
     buffer[static_cast<std::size_t>(n)] = '\0';
-    int to_rank = -1;
+    int to_rank = -1, from_rank = -1;
     unsigned long nonce = 0;
-    if (std::sscanf(buffer.data(), "FBQ1 %d %lu", &to_rank, &nonce) != 2 || to_rank != topology_.rank) continue;
+    if (std::sscanf(buffer.data(), "FBQ2 %d %lu %d", &to_rank, &nonce, &from_rank) != 3 || to_rank != topology_.rank)
+      continue;
+    if (topology_.rank == 0) watchdog_.notice_peer_timeout(from_rank);  // rank 0 saves the run's results
     const Watchdog::Status status = watchdog_.status();
     std::string reply = fmt::format("FBR1 {} {} {:.3f} {}", topology_.rank, nonce, status.waiting_seconds,
                                     status.activity.substr(0, kMaxDatagram - 64));
@@ -182,7 +184,7 @@ std::vector<PeerAnswer> PeerSurvey::ask_all(double deadline_seconds) const {
   auto ask_missing = [&] {
     for (const PeerAnswer& a : answers) {
       if (a.answered) continue;
-      const std::string query = fmt::format("FBQ1 {} {}", a.rank, nonce);
+      const std::string query = fmt::format("FBQ2 {} {} {}", a.rank, nonce, topology_.rank);
       for (const Address& to : routes_[static_cast<std::size_t>(a.rank)]) {
         sockaddr_in address{};
         address.sin_family = AF_INET;
@@ -227,9 +229,20 @@ std::vector<PeerAnswer> PeerSurvey::ask_all(double deadline_seconds) const {
   return answers;
 }
 
-std::string PeerSurvey::explain(double deadline_seconds) const {
+TimeoutExplanation PeerSurvey::explain(double deadline_seconds) const {
   if (topology_.size < 2 || socket_ < 0) return {};
-  return explain_survey(ask_all(deadline_seconds), topology_.host_of_rank, watchdog_.status().activity);
+  TimeoutExplanation explanation;
+  const std::vector<PeerAnswer> answers = ask_all(deadline_seconds);
+  const std::string mine = watchdog_.status().activity;
+  explanation.activity_of_rank[topology_.rank] = mine;
+  for (const PeerAnswer& a : answers) {
+    if (a.answered)
+      explanation.activity_of_rank[a.rank] = a.activity;
+    else
+      explanation.silent_ranks.push_back(a.rank);
+  }
+  explanation.text = explain_survey(answers, topology_.host_of_rank, mine);
+  return explanation;
 }
 
 }  // namespace fabricbench

@@ -34,8 +34,9 @@ std::string explain_survey(const std::vector<PeerAnswer>& answers, const std::ve
 /// status. While it lives, every timeout diagnosis (report_and_exit) carries the survey.
 class PeerSurvey final : public TimeoutExplainer {
  public:
-  /// Collective over MPI_COMM_WORLD. `watchdog` must outlive the survey.
-  PeerSurvey(const Watchdog& watchdog, const mpi::Topology& topology);
+  /// Collective over MPI_COMM_WORLD. `watchdog` must outlive the survey; rank 0's is told when a
+  /// peer surveys it (Watchdog::notice_peer_timeout).
+  PeerSurvey(Watchdog& watchdog, const mpi::Topology& topology);
   ~PeerSurvey();
   PeerSurvey(const PeerSurvey&) = delete;
   PeerSurvey& operator=(const PeerSurvey&) = delete;
@@ -43,11 +44,11 @@ class PeerSurvey final : public TimeoutExplainer {
   /// Asks every other rank for its status, answers arriving within `deadline_seconds`.
   std::vector<PeerAnswer> ask_all(double deadline_seconds) const;
 
-  /// ask_all, explained; "" when there are no other ranks or the channel could not be opened.
-  std::string explain(double deadline_seconds) const;
+  /// ask_all, explained; no text when there are no other ranks or the channel could not be opened.
+  TimeoutExplanation explain(double deadline_seconds) const;
 
   /// A survey of 1.5 s: long enough for a loaded node to answer, short against any -T.
-  std::string explain_timeout() const override { return explain(1.5); }
+  TimeoutExplanation explain_timeout() const override { return explain(1.5); }
 
  private:
   struct Address {
@@ -56,7 +57,7 @@ class PeerSurvey final : public TimeoutExplainer {
   };
   void answer_queries();
 
-  const Watchdog& watchdog_;
+  Watchdog& watchdog_;
   const mpi::Topology& topology_;
   int socket_ = -1;
   int wake_[2] = {-1, -1};                    ///< a pipe that ends the answering thread

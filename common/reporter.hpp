@@ -29,6 +29,7 @@ struct RunTotals {
   double wall_seconds = 0;
   std::string end_time;    ///< ISO 8601 UTC
   RunSummary summary;
+  std::string ended_by;    ///< "" for a run that finished; else why it stopped (a timeout's diagnosis)
 };
 
 class Reporter {

@@ -105,6 +105,10 @@ nlohmann::json to_json(const RunSummary& s) {
   if (s.refused_settings > 0) j["refused_settings"] = s.refused_settings;
   if (s.failed_launches > 0) j["failed_launches"] = s.failed_launches;
   if (s.matrix) j["matrix"] = matrix_json(*s.matrix);
+  if (s.schedule)
+    j["schedule"] = {{"rounds", s.schedule->rounds},
+                     {"wall_seconds", s.schedule->wall_seconds},
+                     {"cells_seconds", s.schedule->cells_seconds}};
   if (s.memory) {
     j["memory_at_end"] = {{"peak_rss_bytes", s.memory->peak_rss_bytes}};
     if (s.memory->gpu)
@@ -156,6 +160,11 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
 
 void print_verdicts(std::FILE* out, const RunSummary& s) {
   if (s.matrix) print_matrix(out, *s.matrix);
+  if (const auto& t = s.schedule)
+    fmt::print(out,
+               "# Schedule              : {} round(s) in {:.2f} s; their longest cells measured {:.2f} s "
+               "(overhead {:.1f} %: forming pairs, connecting, gathering)\n",
+               t->rounds, t->wall_seconds, t->cells_seconds, 100 * t->overhead());
   for (const RunVerdict& v : s.verdicts) {
     if (v.lines.size() == 1) {
       fmt::print(out, "# Verdict ({}) : {}: {}\n", v.subject, v.word, v.lines.front());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/row.hpp"
+#include "common/schedule_clock.hpp"
 
 namespace fabricbench {
 
@@ -83,6 +84,7 @@ struct RunSummary {
   std::size_t failed_launches = 0;  ///< fb_sweep: launches that produced no rows
   std::optional<MemoryAtEnd> memory;
   std::shared_ptr<const LinkMatrix> matrix;  ///< --pairs all/quick/rail: the node x node figures
+  std::optional<ScheduleFigures> schedule;   ///< --pairs: what the rounds cost beyond their cells
   /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
   nlohmann::json attachments = nlohmann::json::object();
 

@@ -50,10 +50,13 @@ void Watchdog::watch() {
     const std::int64_t start = wait_start_ns_.load(std::memory_order_relaxed);
     if (start == 0) continue;
     const double waited = static_cast<double>(now_ns() - start) * 1e-9;
-    if (waited <= timeout_seconds_) continue;
+    const int peer = peer_timed_out_.load(std::memory_order_relaxed);
+    const bool peer_first = peer >= 0 && timeout_epilogue_registered();
+    if (waited <= timeout_seconds_ && !peer_first) continue;
     // Unlocked for the report: the peer survey answers other ranks' questions from status().
     const std::string activity = activity_;
     lock.unlock();
+    if (waited <= timeout_seconds_) expire_after_peer(peer, waited, activity);
     expire(waited, activity);
   }
 }
@@ -71,25 +74,30 @@ Watchdog::Status Watchdog::status() const {
 
 namespace {
 std::atomic<const TimeoutExplainer*> registered_explainer{nullptr};
+std::atomic<TimeoutEpilogue*> registered_epilogue{nullptr};
 std::atomic<bool> reporting{false};
 }  // namespace
 
 void register_timeout_explainer(const TimeoutExplainer* explainer) noexcept { registered_explainer.store(explainer); }
+void register_timeout_epilogue(TimeoutEpilogue* epilogue) noexcept { registered_epilogue.store(epilogue); }
+bool timeout_epilogue_registered() noexcept { return registered_epilogue.load() != nullptr; }
 
 void report_and_exit(const std::string& line) noexcept {
   if (reporting.exchange(true)) {  // another thread is reporting and will end the process
     while (true) pause();
   }
   std::string text = line;
+  TimeoutExplanation explanation;
   try {
     if (const TimeoutExplainer* explainer = registered_explainer.load()) {
-      const std::string more = explainer->explain_timeout();
-      if (!more.empty()) text += " " + more;
+      explanation = explainer->explain_timeout();
+      if (!explanation.text.empty()) text += " " + explanation.text;
     }
   } catch (...) {  // the diagnosis goes out without the survey rather than not at all
   }
   std::fputs((text + "\n").c_str(), stderr);
   std::fflush(stderr);
+  if (TimeoutEpilogue* epilogue = registered_epilogue.load()) epilogue->on_timeout(text, explanation);
   std::_Exit(kExitFailure);
 }
 
@@ -99,6 +107,12 @@ void Watchdog::expire(double waited_seconds, const std::string& activity) const 
                               "messages and the hosts' health; raise -T if the operation is legitimately "
                               "this slow.",
                               label_, activity, timeout_seconds_, waited_seconds));
+}
+
+void Watchdog::expire_after_peer(int rank, double waited_seconds, const std::string& activity) const {
+  report_and_exit(fmt::format("{} timeout: rank {} timed out and asked after this one, which had waited {:.1f} s in "
+                              "{}: ending here too, with what this rank holds saved.",
+                              label_, rank, waited_seconds, activity));
 }
 
 }  // namespace fabricbench

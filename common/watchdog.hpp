@@ -6,9 +6,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace fabricbench {
 
@@ -18,16 +20,36 @@ namespace fabricbench {
 /// peer stopped answering) is appended. Of two threads timing out together, the first reports.
 [[noreturn]] void report_and_exit(const std::string& line) noexcept;
 
+/// What an explainer found: text for the timeout line, and the ranks that did not answer.
+struct TimeoutExplanation {
+  std::string text;               ///< "" for nothing to add
+  std::vector<int> silent_ranks;  ///< world ranks that stopped answering: the likely culprits
+  std::map<int, std::string> activity_of_rank;  ///< what each rank that answered (and this one) waits in
+};
+
 /// Something that can say more about a timeout than the waiting rank knows (the peer survey).
 class TimeoutExplainer {
  public:
   virtual ~TimeoutExplainer() = default;
-  /// Appended to the timeout line; "" for nothing to add. Called from the thread that timed out.
-  virtual std::string explain_timeout() const = 0;
+  /// Called from the thread that timed out.
+  virtual TimeoutExplanation explain_timeout() const = 0;
 };
 
 /// The process's explainer while it lives (nullptr: none). Not owned.
 void register_timeout_explainer(const TimeoutExplainer* explainer) noexcept;
+
+/// What a job saves when a wait times out (a link matrix keeps its finished cells and names the
+/// hung pair). Called after the diagnosis is printed, before the exit, from the thread that timed
+/// out while the main thread is blocked: it must not call MPI.
+class TimeoutEpilogue {
+ public:
+  virtual ~TimeoutEpilogue() = default;
+  virtual void on_timeout(const std::string& diagnosis, const TimeoutExplanation& survey) noexcept = 0;
+};
+
+/// The process's epilogue while it lives (nullptr: none). Not owned.
+void register_timeout_epilogue(TimeoutEpilogue* epilogue) noexcept;
+bool timeout_epilogue_registered() noexcept;
 
 /// A thread that checks, a few times a second, whether the wait in progress started more than
 /// `timeout_seconds` ago. If so it prints "<label> timeout: <activity> ..." to stderr and ends the
@@ -51,6 +73,11 @@ class Watchdog {
 
   double timeout_seconds() const { return timeout_seconds_; }
 
+  /// Another rank timed out and surveyed this one (any thread). Where an epilogue is registered,
+  /// this rank's wait in progress (or its next) ends at once, so that it saves what it holds
+  /// before the launcher ends the job.
+  void notice_peer_timeout(int rank) noexcept { peer_timed_out_.store(rank, std::memory_order_relaxed); }
+
   /// What this rank is doing, for a peer that asks (any thread).
   struct Status {
     std::string activity;
@@ -73,10 +100,12 @@ class Watchdog {
  private:
   void watch();
   [[noreturn]] void expire(double waited_seconds, const std::string& activity) const;
+  [[noreturn]] void expire_after_peer(int rank, double waited_seconds, const std::string& activity) const;
 
   double timeout_seconds_;
   std::string label_;
   std::atomic<std::int64_t> wait_start_ns_{0};
+  std::atomic<int> peer_timed_out_{-1};
   mutable std::mutex mutex_;
   std::condition_variable stop_signal_;
   bool stopping_ = false;

@@ -227,6 +227,25 @@ def test_fault_hang(runner, _):
         expect(not Path(f"{tmp}/r.csv").exists(), "hang: final CSV written by a failed run")
     first = next(line for line in result.stderr.splitlines() if "timeout" in line)
     print(f"hang ended after {elapsed:.1f} s: {first}")
+    # In a link matrix the hung pair becomes a FAIL cell and rank 0 saves the matrix it holds.
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.monotonic()
+        result = runner.run("sendrecv", 4, ["--pairs", "all", "-b", "64K", "-e", "64K", "-n", "50", "-T", "2",
+                                            "--inject-fault", "hang:2", "--json", f"{tmp}/m.json"], timeout=120)
+        elapsed = time.monotonic() - start
+        expect(result.returncode == 3, f"matrix hang: exit {result.returncode}\n{result.stderr[-2000:]}")
+        expect(elapsed < 30, f"matrix hang: took {elapsed:.1f} s with -T 2")
+        expect(Path(f"{tmp}/m.json").exists(), f"matrix hang: no matrix saved\n{result.stdout[-2000:]}")
+        with open(f"{tmp}/m.json") as f:
+            doc = json.load(f)
+        cells = doc["summary"]["matrix"]["cells"]
+        hung = [c for c in cells if c["failure"].startswith("timed out")]
+        expect(doc["complete"] is False and len(cells) == 6, f"matrix hang: complete={doc['complete']}, {len(cells)} cells")
+        expect(len(hung) == 1 and "rank 2 on" in hung[0]["failure"] and "[injected hang]" in hung[0]["failure"],
+               f"matrix hang: the hung pair is not the FAIL cell naming rank 2: {cells}")
+        expect(re.search(r"^#   FAIL cell  : \S+ - \S+: timed out in round 0: rank 2 on", result.stdout, re.M),
+               f"matrix hang: the console does not name the hung pair\n{result.stdout[-2000:]}")
+    print(f"matrix hang ended after {elapsed:.1f} s: FAIL cell {hung[0]['a']} - {hung[0]['b']}: {hung[0]['failure']}")
 
 
 def mid_run_failure(run, label, timeout_seconds):
@@ -469,6 +488,19 @@ def test_gpu(runner, _):
                     expect(rows and all(int(r["wrong"]) == 0 and int(r["ranks"]) == ranks for r in rows),
                            f"{collective} on {ranks} ranks sharing the GPU: {rows}")
                     print(f"{collective}: {ranks} ranks sharing the GPU (NCCL_HOSTID), {len(rows)} rows correct")
+    # Point-to-point groups at sizes where NCCL pipelines chunks: out of place only, and correct.
+    for collective in ("sendrecv", "alltoall"):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = runner.run_shared_gpu(collective, 2, nccl + ["-b", "4M", "-e", "32M", "-f", "2", "-n", "3",
+                                                                  "-d", "int32", "--csv", f"{tmp}/p.csv"])
+            expect(result.returncode == 0, f"{collective} 4-32 MiB on 2 ranks: exit {result.returncode}\n"
+                                           f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+            rows = read_csv(f"{tmp}/p.csv")
+            expect(len(rows) == 4 and all(r["placement"] == "out-of-place" and int(r["wrong"]) == 0 for r in rows),
+                   f"{collective} 4-32 MiB: {[(r['size_bytes'], r['placement'], r['wrong']) for r in rows]}")
+            expect("in-place " + collective + " is not measured with NCCL" in result.stdout,
+                   f"{collective}: the note on in-place is missing\n{result.stdout[-2000:]}")
+            print(f"{collective} 4-32 MiB on 2 ranks: {len(rows)} out-of-place rows correct, in-place left out with a note")
     if gpus == 1:
         mid_run_failure(lambda args: runner.run_shared_gpu("all_reduce", 2, nccl + args, timeout=180),
                         "nccl mid-run failure, 2 ranks sharing the GPU", 20)

@@ -89,17 +89,19 @@ cells_ok slow_link $((n * (n - 1) / 2)) || fail "slow link: cells"
 [[ $rc -eq 1 && $(slow_lines slow_link) == "SLOW link  : mhnode$a - mhnode$b" ]] ||
   fail "slow link: exit $rc, named '$(slow_lines slow_link | tr '\n' ';')', expected the link mhnode$a - mhnode$b alone"
 
-# 5. A host that stops answering mid-matrix (SIGSTOP, as a hung node) and one that dies (SIGKILL):
-# the run ends within -T; for the stopped one the survivors' peer survey names its rank and host,
-# for the dead one the launcher does.
+# 5. A host that stops answering mid-matrix (SIGSTOP, as a hung node) and one that dies (SIGKILL),
+# both once round 0 is in: the run ends within -T. For the stopped one the survivors' peer survey
+# names its rank and host, and rank 0 saves the matrix: round 0's cells measured, the victim's
+# pair of the stuck round a FAIL cell naming it, the rest not measured; the JSON marked
+# incomplete. For the dead one the launcher names the host.
 victim_host=4
-stall() {  # NAME SIGNAL: starts a long matrix, signals the victim host's rank once pairs measure
+stall() {  # NAME SIGNAL: starts a long matrix, signals the victim host's rank once round 0 is in
   local log=$out/$1.log
-  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs all --backend mpi -b 1M -e 1M -n 2000 -w 5 -T 8 \
+  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs all --backend mpi -b 1M -e 1M -n 60 -w 5 -T 8 \
     --json "$out/$1.json" > "$log" 2>&1 &
   local launcher=$!
-  for _ in $(seq 120); do grep -q "busbw" "$log" && break; sleep 0.5; done
-  sleep 2
+  for _ in $(seq 240); do grep -q "^# -- round 1:" "$log" && break; sleep 0.25; done
+  sleep 1
   local victim
   victim=$(ip netns pids "$(ns $victim_host)" | xargs -r ps -o pid=,comm= -p | awk '$2 == "fb_sendrecv" {print $1}')
   kill "-$2" $victim
@@ -110,14 +112,30 @@ stall() {  # NAME SIGNAL: starts a long matrix, signals the victim host's rank o
   rc=$?
   took=$((SECONDS - signalled))
   echo "   $1: exit $rc, $took s after SIG$2; $(grep -m1 -E 'timeout:|exited on signal' "$log" | cut -c1-400)"
-  [[ ! -e $out/$1.json ]] || fail "$1: a result file was left by a failed run"
 }
 stall stopped_host STOP
-[[ $rc -ne 0 && $took -le 30 ]] && grep -qE "Peers: .*rank [0-9]+ on mhnode$victim_host did not answer" "$out/stopped_host.log" ||
+[[ $rc -eq 3 && $took -le 30 ]] && grep -qE "Peers: .*rank [0-9]+ on mhnode$victim_host did not answer" "$out/stopped_host.log" ||
   fail "stopped host: exit $rc after $took s; no survey naming mhnode$victim_host: $(grep -m1 timeout: "$out/stopped_host.log" | cut -c1-400)"
+python3 - "$out/stopped_host.json" "$n" "mhnode$victim_host" <<'PY' || fail "stopped host: the saved matrix"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+units, victim = int(sys.argv[2]), sys.argv[3]
+assert doc["complete"] is False and "timeout" in doc["ended_by"], "not marked as stopped by a timeout"
+cells = doc["summary"]["matrix"]["cells"]
+assert len(cells) == units * (units - 1) // 2, f"{len(cells)} cells"
+measured = [c for c in cells if not c["failure"]]
+hung = [c for c in cells if c["failure"].startswith("timed out")]
+assert len(measured) >= units // 2, f"round 0's cells not kept: {len(measured)} measured"
+assert len(hung) == 1 and victim in (hung[0]["a"], hung[0]["b"]) and f"on {victim} stopped answering" in hung[0]["failure"], hung
+assert all(c["failure"].startswith(("not measured", "not gathered")) for c in cells if c not in measured + hung)
+assert [v["word"] for v in doc["summary"]["verdicts"]] == ["FAIL", "FAIL"], doc["summary"]["verdicts"]
+print(f"   stopped host: {len(measured)} cells kept, FAIL cell {hung[0]['a']} - {hung[0]['b']}: {hung[0]['failure']}")
+PY
+grep -E "^#   FAIL cell  : .*mhnode$victim_host.*timed out" "$out/stopped_host.log" | sed 's/^/   /'
 stall killed_host KILL
 [[ $rc -ne 0 && $took -le 30 ]] && grep -qE "mhnode$victim_host" "$out/killed_host.log" ||
   fail "killed host: exit $rc after $took s, mhnode$victim_host not named: $(tail -c 400 "$out/killed_host.log")"
+[[ ! -e $out/killed_host.json ]] || fail "killed host: a result file was left by a run the launcher ended"
 
 grep -A$((n + 1)) "^# link matrix" "$out/slow_link.log" | sed 's/^/   /'
 # FB_PAIRS_KEEP=DIR keeps the runs (results/reference/fake-cluster-pairs came from here).

@@ -12,10 +12,12 @@
 #include "common/driver.hpp"
 #include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
+#include "common/matrix_record.hpp"
 #include "common/pairing.hpp"
 #include "common/measured_row.hpp"
 #include "common/mpi.hpp"
 #include "common/row_exchange.hpp"
+#include "common/schedule_clock.hpp"
 #include "common/sampling.hpp"
 #include "common/watchdog.hpp"
 #include "verbs/device.hpp"
@@ -160,40 +162,50 @@ class VerbsJob final : public Job {
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
+    const PairOptions& pairs = plan_.options.pairs;
+    const bool latency = plan_.metric == Metric::kLatency;
+    // Only a matrix keeps its cells through a timeout; half and cross-node runs are one round.
+    std::optional<MatrixRecord> record;
+    if (plan_.pairing.matrix()) {
+      const std::uint64_t shown = latency ? plan_.sizes.front() : plan_.sizes.back();  // before any cell
+      record.emplace(plan_.pairing, topology_, MatrixRule{pairs.matrix_size, shown, pairs.node_threshold, latency},
+                     reporter);
+    }
     std::vector<ResultRow> pair_rows;
+    ScheduleClock clock;
     for (std::size_t round = 0; round < plan_.pairing.rounds.size(); ++round) {
+      if (record) record->begin_round(round);
       if (round > 0) {
         watchdog.set_activity(fmt::format("connecting the pairs of round {} on {}", round, hca_.name));
         Watchdog::Scope wait(watchdog);
         connect_round(round);
       }
       for (std::uint64_t bytes : plan_.sizes) {
-        std::vector<ResultRow> rows = measure_size(round, bytes, watchdog);
+        std::vector<ResultRow> rows = measure_size(round, bytes, watchdog, clock);
         for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
-        if (reporter) {
+        if (record) {
+          for (const ResultRow& row : rows) record->add(row, true);
+        } else if (reporter) {
           for (const ResultRow& row : rows) reporter->add(row);
-          outcome.rows += rows.size();
-          if (rows.size() > 1 && !plan_.pairing.matrix()) {
-            reporter->add(total_of(rows, topology_));
-            ++outcome.rows;
-          }
+          if (rows.size() > 1) reporter->add(total_of(rows, topology_));
         }
+        if (reporter) outcome.rows += rows.size() + (rows.size() > 1 && !record ? 1 : 0);
         pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
       }
+      clock.end_round();
       bench_.reset();
       pair_comm_ = mpi::Comm();
     }
     FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
     if (topology_.rank != 0) return outcome;
-    const bool latency = plan_.metric == Metric::kLatency;
     if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
     if (const auto& gate = plan_.options.expect_gbps)
       outcome.summary.verdicts.push_back(judge_expected_gbps(pair_rows, *gate));
-    if (plan_.pairing.matrix()) {
-      auto matrix = std::make_shared<LinkMatrix>(matrix_of(plan_.pairing, pair_rows, plan_.options.pairs.matrix_size,
-                                                           latency));
-      outcome.summary.verdicts.push_back(judge_links(*matrix, plan_.options.pairs.node_threshold));
+    if (record) {
+      auto matrix = std::make_shared<LinkMatrix>(record->matrix());
+      outcome.summary.verdicts.push_back(judge_links(*matrix, pairs.node_threshold));
       outcome.summary.matrix = std::move(matrix);
+      outcome.summary.schedule = clock.figures();
     }
     return outcome;
   }
@@ -219,7 +231,7 @@ class VerbsJob final : public Job {
 
   // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
   // them all. A rank sitting the round out only takes part in the gather.
-  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog) {
+  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog, ScheduleClock& clock) {
     const int pair = plan_.pairing.pair_of(round, topology_.rank);
     std::vector<ResultRow> mine;
     if (pair >= 0) {
@@ -227,7 +239,10 @@ class VerbsJob final : public Job {
                                            plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
       watchdog.set_activity(what + fmt::format(" (round {} pair {})", round, pair));
       try {
-        if (std::optional<ResultRow> row = measure_pair(round, pair, bytes, watchdog)) mine.push_back(std::move(*row));
+        clock.cell_begin();
+        std::optional<ResultRow> row = measure_pair(round, pair, bytes, watchdog);
+        clock.cell_end();
+        if (row) mine.push_back(std::move(*row));
       } catch (const UsageError&) {
         throw;
       } catch (...) {
@@ -242,6 +257,7 @@ class VerbsJob final : public Job {
     {
       Watchdog::Scope wait(watchdog);
       rows = gather_rows(mine);  // in initiators' rank order
+      clock.end_step();
     }
     std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
     return rows;

@@ -19,6 +19,7 @@ const Collective kAlltoall{
         FB_NCCL_CHECK(ncclRecv(c.recv + peer * c.chunk_bytes, c.count, c.type, peer, c.comm, c.stream));
       }
       FB_NCCL_CHECK(ncclGroupEnd()); }),
+    .nccl_in_place = false,
 };
 
 }  // namespace fabricbench::collectives

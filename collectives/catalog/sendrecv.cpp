@@ -27,6 +27,7 @@ const Collective kSendrecv{
       FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, next(c.shape), c.comm, c.stream));
       FB_NCCL_CHECK(ncclRecv(c.recv, c.count, c.type, previous(c.shape), c.comm, c.stream));
       FB_NCCL_CHECK(ncclGroupEnd()); }),
+    .nccl_in_place = false,
 };
 
 }  // namespace fabricbench::collectives

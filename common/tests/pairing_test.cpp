@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "common/link_matrix.hpp"
+#include "common/matrix_record.hpp"
 
 namespace fabricbench {
 namespace {
@@ -182,6 +185,68 @@ TEST(LinkMatrix, AFailedCellFailsClosedAndTwoUnitsCannotBeAttributed) {
   two.units = {"a", "b"};
   two.cells = {{"a", "b", -1, 400, 400, {}}};
   EXPECT_EQ(judge_links(two, 0.85).word, "FAIL");
+}
+
+// A run of 4 nodes (ranks 0..3 on n1..n4) stopped in round 1 with rank 2 silent: its pair of round
+// 1 timed out naming it, the round's other pair was not gathered, round 2 not measured; round 0's
+// cells stand. The matrix then says so cell by cell, the many "not measured" ones on one line.
+TEST(StoppedMatrix, TheHungPairNamesTheSilentRankTheRestSayWhyTheyHaveNoFigure) {
+  const std::vector<std::string> hosts{"n1", "n2", "n3", "n4"};
+  const Pairing pairing = pairing_of(PairMode::kAll, hosts);
+  ASSERT_EQ(pairing.rounds.size(), 3u);
+  TimeoutExplanation survey;
+  survey.silent_ranks = {2};
+  for (int r : {0, 1, 3}) survey.activity_of_rank[r] = "gathering the cells of round 1";
+  const std::vector<std::string> waits{"gathering the cells", "forming the pairs"};
+  const CellReasons reasons = MatrixRecord::reasons_after_stop(pairing, 1, survey, hosts, waits);
+  ASSERT_EQ(reasons.size(), 4u);  // rounds 1 and 2, two pairs each
+  const int hung = pairing.pair_of(1, 2), other = 1 - hung;
+  EXPECT_EQ(reasons.at({1, static_cast<std::size_t>(hung)}), "timed out in round 1: rank 2 on n3 stopped answering");
+  EXPECT_EQ(reasons.at({1, static_cast<std::size_t>(other)}), "not gathered (the run stopped in round 1)");
+  EXPECT_EQ(reasons.at({2, 0}), "not measured (the run stopped in round 1)");
+
+  // Both ends alive but still in their own measurement: that pair hung, named by its activity.
+  TimeoutExplanation alive;
+  for (int r : {0, 1, 2, 3}) alive.activity_of_rank[r] = "gathering the cells of round 1";
+  const RankPair& stuck = pairing.rounds[1][0];
+  alive.activity_of_rank[stuck.ranks[1]] = "sendrecv out-of-place, 1 MiB";
+  const CellReasons hung_alive = MatrixRecord::reasons_after_stop(pairing, 1, alive, hosts, waits);
+  EXPECT_EQ(hung_alive.at({1, 0}), fmt::format("timed out in round 1: rank {} on {} still in sendrecv out-of-place, 1 MiB",
+                                               stuck.ranks[1], hosts[static_cast<std::size_t>(stuck.ranks[1])]));
+  EXPECT_EQ(hung_alive.at({1, 1}), "not gathered (the run stopped in round 1)");
+
+  // Round 0's rows (one per pair) make its two cells; the other four fail with their reasons.
+  std::vector<ResultRow> rows;
+  for (const RankPair& p : pairing.rounds[0]) {
+    ResultRow row;
+    row.host = pairing.units[static_cast<std::size_t>(p.unit_a)];
+    row.peer_host = pairing.units[static_cast<std::size_t>(p.unit_b)];
+    row.size_bytes = 1 << 20;
+    row.wrong = 0;
+    row.busbw_median_bytes_per_s = 50e9;
+    rows.push_back(row);
+  }
+  const LinkMatrix m = matrix_of(pairing, rows, std::nullopt, false, reasons);
+  ASSERT_EQ(m.cells.size(), 6u);
+  EXPECT_EQ(std::count_if(m.cells.begin(), m.cells.end(), [](const MatrixCell& c) { return c.failure.empty(); }), 2);
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  ASSERT_GE(v.lines.size(), 3u);
+  EXPECT_EQ(v.lines[0].rfind("FAIL cell  : ", 0), 0u);  // the hung pair first
+  EXPECT_NE(v.lines[0].find("rank 2 on n3 stopped answering"), std::string::npos);
+  EXPECT_EQ(v.lines[1], fmt::format("FAIL cell  : {}: not gathered (the run stopped in round 1)", [&] {
+              const RankPair& p = pairing.rounds[1][static_cast<std::size_t>(other)];
+              return pairing.units[static_cast<std::size_t>(p.unit_a)] + " - " +
+                     pairing.units[static_cast<std::size_t>(p.unit_b)];
+            }()));
+}
+
+TEST(LinkMatrix, ManyCellsSharingOneReasonAreOneLine) {
+  LinkMatrix m = matrix({});
+  for (MatrixCell& c : m.cells) c.failure = "not measured (the run stopped in round 0)";
+  const RunVerdict v = judge_links(m, 0.85);
+  ASSERT_EQ(v.lines.front(), "FAIL cells : 10 cells not measured (the run stopped in round 0): n1 - n2, n1 - n3, "
+                             "n1 - n4 and 7 more");
 }
 
 }  // namespace
