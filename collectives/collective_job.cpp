@@ -18,6 +18,7 @@
 #include "common/driver.hpp"
 #include "common/error.hpp"
 #include "common/expectation.hpp"
+#include "common/measured_row.hpp"
 #include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
@@ -88,16 +89,28 @@ class CollectiveJob final : public Job {
                                name_of(o.rank_reduction),
                                o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
                                                    : fmt::format("{} samples", o.iterations));
+    if (o.outputs.repeat > 1)
+      header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
+    header.context["repeat"] = o.outputs.repeat;
     header.planned_rows = plan_.planned_rows();
     header.notes = plan_.notes;
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
-    SweepResult result;
+    const int repeats = plan_.options.outputs.repeat;
+    std::vector<SweepResult> sweeps(static_cast<std::size_t>(repeats));
     std::size_t refused = 0;
-    for (std::size_t i = 0; i < plan_.tunings.size(); ++i) {
-      if (!measure_setting(i, reporter, watchdog, result)) ++refused;
+    for (int r = 0; r < repeats; ++r) {
+      // One sweep after the other, so drift over the launch falls on every size alike.
+      refused = 0;
+      for (std::size_t i = 0; i < plan_.tunings.size(); ++i)
+        if (!measure_setting(i, r, repeats == 1 ? reporter : nullptr, r == 0 ? reporter : nullptr, watchdog,
+                             sweeps[static_cast<std::size_t>(r)]))
+          ++refused;
     }
+    SweepResult result = repeats == 1 ? std::move(sweeps.front()) : combine_sweeps(sweeps);
+    if (repeats > 1 && reporter)
+      for (const ResultRow& row : result.rows) reporter->add(row);
     JobOutcome outcome;
     outcome.wrong_total = result.wrong_total;
     outcome.rows = result.rows.size();
@@ -118,17 +131,19 @@ class CollectiveJob final : public Job {
  private:
   // One communicator per setting (NCCL reads NCCL_ALGO/NCCL_PROTO at init); a setting NCCL refuses
   // becomes a refused row with its reason and the sweep goes on. False when refused.
-  bool measure_setting(std::size_t i, Reporter* reporter, Watchdog& watchdog, SweepResult& result) {
+  // `rows` gets the sweep's rows as they are measured, `refusals` the row of a refused setting.
+  bool measure_setting(std::size_t i, int repeat, Reporter* rows, Reporter* refusals, Watchdog& watchdog,
+                       SweepResult& result) {
     std::string error;
     try {
-      if (i > 0) {
+      if (i > 0 || (repeat > 0 && plan_.tunings.size() > 1)) {
         const Tuning& t = plan_.tunings[i];
         backend_->set_tuning(t.algorithm, t.protocol);
         watchdog.set_activity(fmt::format("connecting with NCCL_ALGO={} NCCL_PROTO={}", t.algorithm, t.protocol));
         Watchdog::Scope wait(watchdog);
         backend_->reconnect();
       }
-      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{}, topology_, reporter, watchdog);
+      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{}, topology_, rows, watchdog);
       result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
       result.rows.insert(result.rows.end(), part.rows.begin(), part.rows.end());
     } catch (const UsageError&) {
@@ -141,13 +156,32 @@ class CollectiveJob final : public Job {
     error = mpi::agree_on_error(error);
     if (error.empty()) return true;
     backend_->abandon();
-    if (reporter) {
+    if (refusals) {
       ResultRow row = collective_row(program_, plan_, *backend_, plan_.points.front());
       row.size_bytes = row.count = 0;  // no numbers: the setting's name and NCCL's reason
       row.stop_reason = "refused: " + error;
-      reporter->add(row);
+      refusals->add(row);
     }
     return false;
+  }
+
+  // --repeat: the sweeps measured the same rows in the same order; each row becomes their centre
+  // and spread.
+  static SweepResult combine_sweeps(const std::vector<SweepResult>& sweeps) {
+    SweepResult combined;
+    combined.wrong_total = 0;
+    for (const SweepResult& s : sweeps) {
+      if (s.rows.size() != sweeps.front().rows.size())
+        throw Error(fmt::format("--repeat: one sweep measured {} rows, another {} (a setting refused in one only?)",
+                                sweeps.front().rows.size(), s.rows.size()));
+      combined.wrong_total = s.wrong_total < 0 || combined.wrong_total < 0 ? -1 : combined.wrong_total + s.wrong_total;
+    }
+    for (std::size_t j = 0; j < sweeps.front().rows.size(); ++j) {
+      std::vector<const ResultRow*> measured;
+      for (const SweepResult& s : sweeps) measured.push_back(&s.rows[j]);
+      combined.rows.push_back(combine_measurements(measured));
+    }
+    return combined;
   }
 
   // Every rank's digest of its NCCL log, judged on rank 0.

@@ -193,6 +193,9 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
     throw UsageError(fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
                                  "(and fb_rdma_*)",
                                  c.name));
+  if (options.outputs.repeat > 1)
+    throw UsageError("--repeat: a link matrix is one sweep per cell; repeat the launch and combine the runs with "
+                     "fb_compare --save-baseline");
   if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
       !options.protocols.empty())
     throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");

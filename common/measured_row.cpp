@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/measured_row.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace fabricbench {
 
 void record_measurement(ResultRow& row, const Measurement& m, int slowest_world_rank,
@@ -21,6 +24,40 @@ void record_rates(ResultRow& row, double algbw_bytes, double busbw_factor) {
   row.busbw_mean_bytes_per_s = row.algbw_mean_bytes_per_s * busbw_factor;
   row.busbw_median_bytes_per_s = row.algbw_median_bytes_per_s * busbw_factor;
   row.busbw_peak_bytes_per_s = rate(row.time_s.min) * busbw_factor;
+}
+
+ResultRow combine_measurements(const std::vector<const ResultRow*>& rows) {
+  ResultRow centre = *rows.front();
+  const auto k = static_cast<double>(rows.size());
+  auto mean_of = [&](auto field) {
+    double sum = 0;
+    for (const ResultRow* r : rows) sum += field(*r);
+    return sum / k;
+  };
+  centre.time_s.mean = mean_of([](const ResultRow& r) { return r.time_s.mean; });
+  centre.time_s.median = mean_of([](const ResultRow& r) { return r.time_s.median; });
+  centre.time_s.min = mean_of([](const ResultRow& r) { return r.time_s.min; });
+  centre.time_s.mad = mean_of([](const ResultRow& r) { return r.time_s.mad; });
+  centre.time_s.stdev = std::sqrt(mean_of([](const ResultRow& r) { return r.time_s.stdev * r.time_s.stdev; }));
+  centre.algbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_mean_bytes_per_s; });
+  centre.busbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_mean_bytes_per_s; });
+  centre.algbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_median_bytes_per_s; });
+  centre.busbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_median_bytes_per_s; });
+  centre.wrong = 0;  // summed; -1 (not checked) when any of them was not
+  for (const ResultRow* r : rows) {
+    centre.samples = std::min(centre.samples, r->samples);
+    centre.time_s.max = std::max(centre.time_s.max, r->time_s.max);
+    centre.busbw_peak_bytes_per_s = std::max(centre.busbw_peak_bytes_per_s, r->busbw_peak_bytes_per_s);
+    centre.wrong = r->wrong < 0 || centre.wrong < 0 ? -1 : centre.wrong + r->wrong;
+  }
+  centre.runs = rows.size();
+  centre.between_run_rsd = 0;
+  if (rows.size() >= 2 && centre.time_s.median > 0) {
+    double squares = 0;
+    for (const ResultRow* r : rows) squares += std::pow(r->time_s.median - centre.time_s.median, 2);
+    centre.between_run_rsd = std::sqrt(squares / (k - 1)) / centre.time_s.median;
+  }
+  return centre;
 }
 
 }  // namespace fabricbench

@@ -20,4 +20,9 @@ void record_measurement(ResultRow& row, const Measurement& m, int slowest_world_
 /// row.time_s; busbw = algbw x `busbw_factor` (nccl-tests' definitions). No time, no rate.
 void record_rates(ResultRow& row, double algbw_bytes, double busbw_factor);
 
+/// One row from several measurements of the same thing (the repeats of one launch, or stored runs):
+/// the mean of their statistics as the centre, the fewest samples of any, `runs` and the relative
+/// stdev of their median times as `between_run_rsd` (0 for one). Identity fields are the first's.
+ResultRow combine_measurements(const std::vector<const ResultRow*>& rows);
+
 }  // namespace fabricbench

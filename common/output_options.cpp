@@ -15,6 +15,9 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
   app.add_option("--csv", options.csv_path, "write rows as CSV to this file");
   app.add_option("--json", options.json_path, "write context and rows as JSON to this file");
   app.add_option("--tag", tag_texts_, "key=value label stored in every row (repeatable)");
+  app.add_option("--repeat", options.repeat,
+                 "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
+                 "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]");
   app.add_option("--progress", options.progress,
                  "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
 }
@@ -24,6 +27,8 @@ void OutputFlags::check(bool check_paths) {
   if (o.timeout_seconds < 0)
     throw UsageError(
         fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})", o.timeout_seconds));
+  if (o.repeat < 1 || o.repeat > 1000)
+    throw UsageError(fmt::format("--repeat must be 1 to 1000 sweeps (got {})", o.repeat));
   if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
     throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
   for (const std::string& tag : tag_texts_) {

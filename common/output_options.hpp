@@ -22,6 +22,7 @@ struct OutputOptions {
   std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
   KeyValues tags;
   double timeout_seconds = 300;  ///< -T; 0 = no deadline
+  int repeat = 1;                ///< --repeat: whole sweeps in this launch, combined per row
 };
 
 /// Binds the shared flags to `options` on `app`; check() after parsing.

@@ -45,6 +45,10 @@ std::string model_line(const ReportInput& in) {
   std::string used;
   for (const auto& [name, n] : statistics) used += fmt::format("{}{} ({} rows)", used.empty() ? "" : ", ", name, n);
   text += used.empty() ? "none" : used;
+  if (kinds[Uncertainty::kBetweenRun] > 0)
+    text += fmt::format("; {} row(s) with the run-to-run spread ({:.1f} % pooled, at least, on {:g} degrees of "
+                        "freedom): +-{:.2f} standard errors (Student's t)",
+                        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.spread_degrees_of_freedom, c.t);
   if (kinds[Uncertainty::kBetweenRun] == 0 && kinds[Uncertainty::kWithinRun] > 0)
     text += "; between-run spread unknown (a one-run baseline): build one from several runs with fb_compare "
             "--save-baseline NAME RUN1 RUN2 RUN3";
@@ -194,6 +198,9 @@ nlohmann::json json_report(const ReportInput& in) {
           {"threshold", in.options.threshold},
           {"confidence", in.options.confidence},
           {"z", c.z},
+          {"t", c.t},
+          {"pooled_spread", c.pooled_spread},
+          {"spread_degrees_of_freedom", c.spread_degrees_of_freedom},
           {"context_differences", differences},
           {"only_in_baseline", c.only_base.size()},
           {"only_in_new", c.only_new.size()},

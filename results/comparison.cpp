@@ -8,6 +8,8 @@
 #include <map>
 #include <numeric>
 
+#include "common/measured_row.hpp"
+
 namespace fabricbench::results {
 namespace {
 
@@ -64,6 +66,35 @@ std::map<std::string, std::string> comparable(const nlohmann::json& context) {
       items["gpu model"] = text_of(rank0["gpus"][0]["gpu_name"]);
   }
   return items;
+}
+
+// The regularised incomplete beta I_x(a, b), by its continued fraction (modified Lentz).
+double beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    for (const double term : {m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                              -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))}) {
+      d = 1 + term * d;
+      d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+      c = 1 + term / c;
+      if (std::abs(c) < kTiny) c = kTiny;
+      h *= d * c;
+    }
+    if (std::abs(d * c - 1) < 1e-14) break;
+  }
+  return h;
+}
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
+                                b * std::log1p(-x));
+  return x < (a + 1) / (a + b + 2) ? front * beta_fraction(a, b, x) / a : 1 - front * beta_fraction(b, a, 1 - x) / b;
 }
 
 }  // namespace
@@ -127,18 +158,34 @@ double two_sided_z(double alpha) {
   return (lo + hi) / 2;
 }
 
-RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh) {
+double two_sided_t(double alpha, double df) {
+  // P(|T| > t) = I_x(df/2, 1/2) at x = df / (df + t^2): bisection on the regularised incomplete beta.
+  double lo = 0, hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (incomplete_beta(df / 2, 0.5, df / (df + mid * mid)) > alpha ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread) {
   RowUncertainty u;
   const bool median = keeps_median_spread(base) && keeps_median_spread(fresh);
   if (!median && !(keeps_mean_spread(base) && keeps_mean_spread(fresh))) return u;
   u.statistic = median ? "median" : "mean";
   const double a = relative_error(base, median), b = relative_error(fresh, median);
-  if (base.runs >= 2 && base.between_run_rsd > 0) {
-    // The baseline's centre is known to spread / sqrt(runs); the new run is one more draw from
-    // the run-to-run spread (which already holds a run's own noise, unless this run is noisier).
-    const double spread = base.between_run_rsd;
-    const double centre = std::max(spread * spread, a * a) / static_cast<double>(base.runs);
-    u.standard_error = std::sqrt(centre + std::max(spread * spread, b * b));
+  const double kb = static_cast<double>(std::max<std::uint64_t>(base.runs, 1));
+  const double kf = static_cast<double>(std::max<std::uint64_t>(fresh.runs, 1));
+  const double df_base = base.between_run_rsd > 0 ? kb - 1 : 0, df_fresh = fresh.between_run_rsd > 0 ? kf - 1 : 0;
+  if (df_base + df_fresh > 0) {
+    // Each side's centre is a mean of its runs: one run's spread / sqrt(runs), where a run's spread
+    // already holds its own noise (unless that run was noisier still).
+    u.degrees_of_freedom = df_base + df_fresh;
+    u.spread = std::sqrt((df_base * base.between_run_rsd * base.between_run_rsd +
+                          df_fresh * fresh.between_run_rsd * fresh.between_run_rsd) /
+                         u.degrees_of_freedom);
+    const double s2 = std::max(u.spread, pooled_spread) * std::max(u.spread, pooled_spread);
+    u.standard_error = std::sqrt(std::max(s2, a * a) / kb + std::max(s2, b * b) / kf);
     u.kind = Uncertainty::kBetweenRun;
   } else {
     u.standard_error = std::sqrt(a * a + b * b);
@@ -190,7 +237,6 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     const RowUncertainty u = row_uncertainty(row, rc.fresh);
     rc.statistic = u.statistic;
     rc.uncertainty = u.kind;
-    rc.standard_error = u.standard_error;
     rc.base_value = value_of(row, rc.metric, u.statistic == "median");
     rc.new_value = value_of(rc.fresh, rc.metric, u.statistic == "median");
     if (rc.base_value <= 0 || rc.new_value <= 0) {
@@ -200,15 +246,28 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;
     c.rows.push_back(std::move(rc));
   }
-  // One z for the run: Bonferroni over the rows whose uncertainty is known, so that an unchanged
-  // run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence.
+  // The run-to-run spread pooled over the rows that know one: the floor of each row's own.
+  double squares = 0;
+  for (const RowComparison& r : c.rows) {
+    const RowUncertainty u = row_uncertainty(r.base, r.fresh);
+    squares += u.degrees_of_freedom * u.spread * u.spread;
+    c.spread_degrees_of_freedom += u.degrees_of_freedom;
+  }
+  if (c.spread_degrees_of_freedom > 0) c.pooled_spread = std::sqrt(squares / c.spread_degrees_of_freedom);
+  // One quantile for the run: Bonferroni over the rows whose uncertainty is known, so that an
+  // unchanged run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence;
+  // Student's t on the pooled spread's degrees of freedom where the run-to-run spread is used.
   const auto judged = static_cast<double>(std::count_if(
       c.rows.begin(), c.rows.end(), [](const RowComparison& r) { return r.uncertainty != Uncertainty::kUnknown; }));
-  c.z = options.fixed_sigmas > 0 ? options.fixed_sigmas
-                                 : two_sided_z((1 - options.confidence) / std::max(judged, 1.0));
+  const double alpha = (1 - options.confidence) / std::max(judged, 1.0);
+  c.z = options.fixed_sigmas > 0 ? options.fixed_sigmas : two_sided_z(alpha);
+  c.t = options.fixed_sigmas > 0 || c.spread_degrees_of_freedom == 0 ? c.z
+                                                                       : two_sided_t(alpha, c.spread_degrees_of_freedom);
   for (RowComparison& r : c.rows) {
-    r.low = r.speedup * std::exp(-c.z * r.standard_error);
-    r.high = r.speedup * std::exp(c.z * r.standard_error);
+    r.standard_error = row_uncertainty(r.base, r.fresh, c.pooled_spread).standard_error;
+    const double quantile = r.uncertainty == Uncertainty::kBetweenRun ? c.t : c.z;
+    r.low = r.speedup * std::exp(-quantile * r.standard_error);
+    r.high = r.speedup * std::exp(quantile * r.standard_error);
     r.verdict = decide(r.speedup, r.low, r.high, options.threshold);
   }
   for (std::size_t i = 0; i < fresh.rows.size(); ++i)
@@ -251,35 +310,7 @@ std::vector<ResultRow> combine_runs(const std::vector<StoredRun>& runs, const Co
       rows.push_back(&row);
     }
   std::vector<ResultRow> combined;
-  for (const std::string& key : order) {
-    const std::vector<const ResultRow*>& rows = by_key[key];
-    ResultRow centre = *rows.front();
-    const auto k = static_cast<double>(rows.size());
-    auto mean_of = [&](auto field) {
-      double sum = 0;
-      for (const ResultRow* r : rows) sum += field(*r);
-      return sum / k;
-    };
-    centre.time_s.mean = mean_of([](const ResultRow& r) { return r.time_s.mean; });
-    centre.time_s.median = mean_of([](const ResultRow& r) { return r.time_s.median; });
-    centre.time_s.min = mean_of([](const ResultRow& r) { return r.time_s.min; });
-    centre.time_s.mad = mean_of([](const ResultRow& r) { return r.time_s.mad; });
-    centre.time_s.stdev = std::sqrt(mean_of([](const ResultRow& r) { return r.time_s.stdev * r.time_s.stdev; }));
-    centre.algbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_mean_bytes_per_s; });
-    centre.busbw_mean_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_mean_bytes_per_s; });
-    centre.algbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.algbw_median_bytes_per_s; });
-    centre.busbw_median_bytes_per_s = mean_of([](const ResultRow& r) { return r.busbw_median_bytes_per_s; });
-    centre.samples = rows.front()->samples;
-    for (const ResultRow* r : rows) centre.samples = std::min(centre.samples, r->samples);
-    centre.runs = rows.size();
-    centre.between_run_rsd = 0;
-    if (rows.size() >= 2 && centre.time_s.median > 0) {
-      double squares = 0;
-      for (const ResultRow* r : rows) squares += std::pow(r->time_s.median - centre.time_s.median, 2);
-      centre.between_run_rsd = std::sqrt(squares / (k - 1)) / centre.time_s.median;
-    }
-    combined.push_back(std::move(centre));
-  }
+  for (const std::string& key : order) combined.push_back(combine_measurements(by_key[key]));
   return combined;
 }
 

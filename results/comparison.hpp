@@ -69,7 +69,12 @@ struct Comparison {
   std::size_t geomean_rows = 0;
   bool geomean_over_all_sizes = false;
   std::vector<std::size_t> worst;  ///< indices into rows, lowest speedup first (at most 5)
-  double z = 0;  ///< standard errors each side of a row's interval (from the confidence and the row count)
+  double z = 0;  ///< standard errors each side of a within-run interval (from the confidence and the row count)
+  /// Between-run rows: the run-to-run spread pooled over them, its degrees of freedom, and the t
+  /// quantile their intervals use instead of z (few runs know their spread only roughly).
+  double pooled_spread = 0;
+  double spread_degrees_of_freedom = 0;
+  double t = 0;
 
   std::size_t count(Verdict verdict) const;
   bool regression() const { return count(Verdict::kSlower) > 0; }
@@ -87,16 +92,22 @@ Verdict decide(double speedup, double low, double high, double threshold);
 
 /// The normal quantile z with P(|Z| > z) = alpha: 1.96 for 0.05.
 double two_sided_z(double alpha);
+/// Student's t quantile with P(|T| > t) = alpha on `df` degrees of freedom: 4.303 for 0.05 on 2.
+double two_sided_t(double alpha, double df);
 
 /// Standard errors of ln(speedup) for one matched pair of rows, and which statistic they hold
-/// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev);
-/// with the baseline's between-run spread (runs >= 2) added where it is known.
+/// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev).
+/// Where either row holds several runs (a baseline, or --repeat) their run-to-run spread is
+/// pooled; `pooled_spread` (the comparison's spread over all such rows, 0: none) is its floor, so
+/// a row whose few runs happened to agree is not trusted beyond the run's typical spread.
 struct RowUncertainty {
   std::string statistic = "mean";
   double standard_error = 0;
   Uncertainty kind = Uncertainty::kUnknown;
+  double spread = 0;          ///< between-run: the row's own pooled relative spread of one run
+  double degrees_of_freedom = 0;  ///< between-run: of `spread` ((runs - 1) summed over both rows)
 };
-RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh);
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread = 0);
 
 /// A baseline from several runs of the same measurement: each row's centre (the mean of the runs'
 /// statistics), its run-to-run spread (between_run_rsd, of the median time) and how many runs it

@@ -308,6 +308,8 @@ BAD_INPUT = [
     ("sendrecv", 1, ["--pairs", "all"], "two nodes or two ranks"),
     ("sendrecv", 3, ["--pairs", "all", "-b", "1K", "-e", "4K", "--matrix-size", "3K"], "is not among the sizes"),
     ("sendrecv", 2, ["--matrix-size", "1K"], "--matrix-size needs --pairs"),
+    ("all_reduce", 2, ["--repeat", "0"], "--repeat"),
+    ("sendrecv", 2, ["--pairs", "all", "--repeat", "3"], "--repeat"),
     ("sendrecv", 3, ["--pairs", "all", "--node-threshold", "1.5"], "--node-threshold"),
     ("all_reduce", 2, ["--expect-busbw", "0"], "--expect-busbw"),
     ("all_reduce", 2, ["--expect-busbw", "fast"], "--expect-busbw"),
@@ -623,6 +625,32 @@ def test_compare(runner, _):
         expect(result.returncode == 1 and all(v[0] == "SLOWER" for v in verdicts),
                f"planted 15 % drop on 200 samples: exit {result.returncode}, {verdicts}")
         print(f"planted 15 % drop on 200 real samples: exit 1, SLOWER, intervals {verdicts}")
+
+        # --repeat 3: one row per size and placement, each holding 3 sweeps' centre and spread; a
+        # 30 % drop planted on a copy is SLOWER on the between-run model (Student's t).
+        result = runner.run("all_reduce", 2, ["-b", "64K", "-e", "1M", "-f", "4", "-n", "50", "--repeat", "3",
+                                              "--json", t / "rep.json", "--csv", t / "rep.csv"])
+        expect(result.returncode == 0, f"--repeat 3: exit {result.returncode}\n{result.stderr}")
+        rows = json.load(open(t / "rep.json"))["rows"]
+        expect(len(rows) == 6 and all(r["runs"] == 3 and r["between_run_rsd"] > 0 for r in rows),
+               f"--repeat 3 rows: {[(r['size_bytes'], r['runs'], r['between_run_rsd']) for r in rows]}")
+        expect(len(read_csv(t / "rep.csv")) == 6, "--repeat 3: CSV rows")
+        document = json.load(open(t / "rep.json"))
+        for row in document["rows"]:
+            for key in row:
+                if key.endswith("bytes_per_s"):
+                    row[key] *= 0.7
+                elif key.startswith("time_") and key.endswith("_s"):
+                    row[key] /= 0.7
+        (t / "rep-cut.json").write_text(json.dumps(document))
+        result = tool(runner, "fb_compare", [t / "rep.json", t / "rep-cut.json", "--json", t / "crep.json"])
+        report = json.load(open(t / "crep.json"))
+        kinds = {r["uncertainty"] for r in report["rows"]}
+        expect(result.returncode == 1 and kinds == {"between-run"} and report["t"] > report["z"] > 0,
+               f"--repeat baseline against a 30 % drop: exit {result.returncode}, {kinds}\n{result.stdout[-1500:]}")
+        print(f"--repeat 3: {len(rows)} rows with runs=3 and their spread; a 30 % drop: exit 1 "
+              f"({sum(r['verdict'] == 'SLOWER' for r in report['rows'])} of 6 SLOWER, t = {report['t']:.2f} "
+              f"on {report['spread_degrees_of_freedom']:g} df, pooled spread {report['pooled_spread'] * 100:.1f} %)")
 
         env = dict(runner.env, FABRICBENCH_BASELINES=str(t / "baselines"))
         saved = subprocess.run([str(runner.bin_dir / "fb_compare"), "--save-baseline", "vm-np2", str(t / "base.json")],

@@ -76,6 +76,13 @@ assert len(cells) == 6 and len(doc["rows"]) == 6, cells
 assert sorted({r["round"] for r in doc["rows"]}) == [0, 1, 2]
 assert len(doc["summary"]["matrix"]["units"]) == 4
 PY
+# --repeat 3: each pair's row of a size holds 3 sweeps' centre and spread (two pairs: their rows and the total).
+run write_bw_repeat 3 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 512 --repeat 3 --json "$out/repeat.json"
+python3 - "$out/repeat.json" <<'PY' && echo "ok: --repeat 3: pair rows hold runs=3 and their spread" || fail "--repeat 3: rows"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["pair"] >= 0]
+assert len(rows) == 2 and all(r["runs"] == 3 and r["between_run_rsd"] > 0 for r in rows), rows
+PY
 # Three ranks spin on the VM's two vCPUs: latencies of a cell can differ 10x, so only a gross outlier is SLOW.
 run send_lat_pairs_quick 2 -np 3 "$bin/fb_rdma_send_lat" -d rxe0 -n 200 --pairs quick --node-threshold 0.05
 run write_bw_four_qps 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -q 4 -n 1024

@@ -155,6 +155,9 @@ class VerbsJob final : public Job {
                                plan_.program, word_, pairing.rounds.front().size(), pairing.describe(), hca_.name,
                                static_cast<int>(hca_.port.number), hca_.gid_index, o.qps, o.tx_depth,
                                o.bidirectional ? "bidirectional" : "unidirectional", memory_description_);
+    if (o.outputs.repeat > 1)
+      header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
+    header.context["repeat"] = o.outputs.repeat;
     std::size_t rows = 0;
     for (const auto& round : pairing.rounds) rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
     header.planned_rows = plan_.sizes.size() * rows;
@@ -180,8 +183,7 @@ class VerbsJob final : public Job {
         Watchdog::Scope wait(watchdog);
         connect_round(round);
       }
-      for (std::uint64_t bytes : plan_.sizes) {
-        std::vector<ResultRow> rows = measure_size(round, bytes, watchdog, clock);
+      auto report = [&](const std::vector<ResultRow>& rows) {
         for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
         if (record) {
           for (const ResultRow& row : rows) record->add(row, true);
@@ -191,7 +193,21 @@ class VerbsJob final : public Job {
         }
         if (reporter) outcome.rows += rows.size() + (rows.size() > 1 && !record ? 1 : 0);
         pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
-      }
+      };
+      // --repeat: every size once per sweep, the sweeps one after the other; then each pair's rows
+      // of a size (rank 0 holds them in pair order) become their centre and spread.
+      const auto repeats = static_cast<std::size_t>(plan_.options.outputs.repeat);
+      std::vector<std::vector<std::vector<ResultRow>>> sweeps_of_size(plan_.sizes.size());
+      for (std::size_t r = 0; r < repeats; ++r)
+        for (std::size_t j = 0; j < plan_.sizes.size(); ++j) {
+          std::vector<ResultRow> rows = measure_size(round, plan_.sizes[j], watchdog, clock);
+          if (repeats == 1)
+            report(rows);
+          else
+            sweeps_of_size[j].push_back(std::move(rows));
+        }
+      if (repeats > 1)
+        for (const auto& sweeps : sweeps_of_size) report(combine_sweeps(sweeps));
       clock.end_round();
       bench_.reset();
       pair_comm_ = mpi::Comm();
@@ -208,6 +224,16 @@ class VerbsJob final : public Job {
       outcome.summary.schedule = clock.figures();
     }
     return outcome;
+  }
+
+  static std::vector<ResultRow> combine_sweeps(const std::vector<std::vector<ResultRow>>& sweeps) {
+    std::vector<ResultRow> combined;
+    for (std::size_t pair = 0; pair < sweeps.front().size(); ++pair) {
+      std::vector<const ResultRow*> measured;
+      for (const std::vector<ResultRow>& rows : sweeps) measured.push_back(&rows.at(pair));
+      combined.push_back(combine_measurements(measured));
+    }
+    return combined;
   }
 
   // Leaves the QPs as they are: towards a peer that stopped answering, tearing them down can

@@ -140,6 +140,53 @@ TEST(Model, TheBaselinesRunToRunSpreadWidensTheInterval) {
   EXPECT_EQ(r.verdict, Verdict::kUnsure);
 }
 
+TEST(Decide, StudentQuantilesForFewRuns) {
+  // Tables: t(0.975; 2) = 4.303, t(0.975; 10) = 2.228, t(0.995; 4) = 4.604; large df -> z.
+  EXPECT_NEAR(two_sided_t(0.05, 2), 4.302653, 1e-5);
+  EXPECT_NEAR(two_sided_t(0.05, 10), 2.228139, 1e-5);
+  EXPECT_NEAR(two_sided_t(0.01, 4), 4.604095, 1e-5);
+  EXPECT_NEAR(two_sided_t(0.05, 1e6), two_sided_z(0.05), 1e-4);
+}
+
+TEST(Model, RepeatsOnBothSidesPoolTheirSpreadAndUseStudentsT) {
+  // Baseline 3 runs at 4 % spread, new run 3 runs at 3 %: pooled s = sqrt((2 x 0.04^2 + 2 x 0.03^2) / 4)
+  // = 3.54 % on 4 degrees of freedom; SE = s x sqrt(1/3 + 1/3) = 2.89 %; one row: t(0.975; 4) = 2.776.
+  // A 20 % drop: 0.8 x e^(+-2.776 x 0.0289) = 0.739..0.866, wholly below 0.95: SLOWER.
+  const double mad = 0.002 / (1.2533 * 1.4826) * 10;  // 0.2 % within-run SE at n = 100
+  ResultRow base = timed(1.0, mad, 100), fresh = timed(1 / 0.8, mad / 0.8, 100);
+  base.runs = fresh.runs = 3;
+  base.between_run_rsd = 0.04;
+  fresh.between_run_rsd = 0.03;
+  const Comparison c = compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{});
+  const RowComparison& r = c.rows.front();
+  const double s = std::sqrt((2 * 0.04 * 0.04 + 2 * 0.03 * 0.03) / 4);
+  EXPECT_NEAR(c.pooled_spread, s, 1e-12);
+  EXPECT_EQ(c.spread_degrees_of_freedom, 4);
+  EXPECT_NEAR(c.t, 2.776445, 1e-5);
+  EXPECT_NEAR(r.standard_error, s * std::sqrt(2.0 / 3), 1e-12);
+  EXPECT_NEAR(r.low, 0.8 * std::exp(-2.776445 * s * std::sqrt(2.0 / 3)), 1e-6);
+  EXPECT_EQ(r.verdict, Verdict::kSlower);
+  // The same 20 % drop where the runs spread 15 %: interval 0.8 x e^(+-2.776 x 0.1225) = 0.57..1.12: UNSURE.
+  base.between_run_rsd = fresh.between_run_rsd = 0.15;
+  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front().verdict,
+            Verdict::kUnsure);
+}
+
+TEST(Model, ARowWhoseFewRunsHappenedToAgreeGetsTheRunsTypicalSpread) {
+  // Two rows: one whose 3 runs spread 10 %, one whose 3 runs agreed to 0.1 %. Pooled over both
+  // (2 df each): sqrt((0.1^2 + 0.001^2) / 2) = 7.07 %, the floor of the second row's spread.
+  const double mad = 0.002 / (1.2533 * 1.4826) * 10;
+  ResultRow noisy = timed(1.0, mad, 100), lucky = timed(2.0, 2 * mad, 100);
+  lucky.size_bytes = 4 << 20;
+  noisy.runs = lucky.runs = 3;
+  noisy.between_run_rsd = 0.1;
+  lucky.between_run_rsd = 0.001;
+  const Comparison c = compare_runs(run_of({noisy, lucky}, "b"), run_of({noisy, lucky}, "n"), CompareOptions{});
+  const double floor = std::sqrt((0.1 * 0.1 + 0.001 * 0.001) / 2);
+  EXPECT_NEAR(c.pooled_spread, floor, 1e-12);
+  EXPECT_NEAR(c.rows[1].standard_error, floor * std::sqrt(2.0 / 3), 1e-12);  // 3 runs on each side
+}
+
 TEST(Model, ImportsWithoutSamplesHaveNoStatedUncertainty) {
   ResultRow a = row(1 << 20, 1e9), b = a;
   a.samples = b.samples = 0;  // an nccl-tests line: one average
