@@ -95,9 +95,9 @@ CellReasons MatrixRecord::reasons_after_stop(const Pairing& pairing, std::size_t
 
 void MatrixRecord::on_timeout(const std::string& diagnosis, const TimeoutExplanation& survey) noexcept {
   if (topology_.rank != 0) {
-    // The launcher ends the job when this rank exits: give a live rank 0 the time to save.
-    const std::vector<int>& silent = survey.silent_ranks;
-    if (std::find(silent.begin(), silent.end(), 0) == silent.end()) std::this_thread::sleep_for(kGraceForRankZero);
+    // The launcher ends the job when this rank exits: give rank 0 the time to save (even when it
+    // did not answer this survey: a loaded node may answer late).
+    std::this_thread::sleep_for(kGraceForRankZero);
     return;
   }
   // The main thread is blocked in a wait, or about to report a row: never wait on it for long.

@@ -97,7 +97,10 @@ void report_and_exit(const std::string& line) noexcept {
   }
   std::fputs((text + "\n").c_str(), stderr);
   std::fflush(stderr);
-  if (TimeoutEpilogue* epilogue = registered_epilogue.load()) epilogue->on_timeout(text, explanation);
+  if (TimeoutEpilogue* epilogue = registered_epilogue.load())
+    epilogue->on_timeout(text, explanation);
+  else  // the launcher ends every rank when this one exits: let the others' diagnoses out first
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   std::_Exit(kExitFailure);
 }
 

@@ -241,9 +241,10 @@ def test_fault_hang(runner, _):
         cells = doc["summary"]["matrix"]["cells"]
         hung = [c for c in cells if c["failure"].startswith("timed out")]
         expect(doc["complete"] is False and len(cells) == 6, f"matrix hang: complete={doc['complete']}, {len(cells)} cells")
-        expect(len(hung) == 1 and "rank 2 on" in hung[0]["failure"] and "[injected hang]" in hung[0]["failure"],
-               f"matrix hang: the hung pair is not the FAIL cell naming rank 2: {cells}")
-        expect(re.search(r"^#   FAIL cell  : \S+ - \S+: timed out in round 0: rank 2 on", result.stdout, re.M),
+        # Rank 2 hangs in its first pair, with rank 1 (a loaded machine may find either end silent).
+        expect(len(hung) == 1 and sorted(u.rsplit("#", 1)[1] for u in (hung[0]["a"], hung[0]["b"])) == ["1", "2"],
+               f"matrix hang: the hung pair is not the one FAIL cell timed out: {cells}")
+        expect(re.search(r"^#   FAIL cell  : \S+#1 - \S+#2: timed out in round 0: rank [12] on", result.stdout, re.M),
                f"matrix hang: the console does not name the hung pair\n{result.stdout[-2000:]}")
     print(f"matrix hang ended after {elapsed:.1f} s: FAIL cell {hung[0]['a']} - {hung[0]['b']}: {hung[0]['failure']}")
 
