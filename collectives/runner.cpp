@@ -119,6 +119,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           row.placement = std::string(name_of(placement));
           row.hosts = group.hosts(topology);
           record_measurement(row, m, group.world_rank(m.slowest_rank), topology.host_of_rank);
+          if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
           record_rates(row, static_cast<double>(c.algbw_elements(point.count, plan.ranks) * size_of(point.dtype)),
                        c.busbw_factor(plan.ranks));
           row.wrong = wrong;

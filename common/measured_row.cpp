@@ -50,6 +50,9 @@ ResultRow combine_measurements(const std::vector<const ResultRow*>& rows) {
     centre.busbw_peak_bytes_per_s = std::max(centre.busbw_peak_bytes_per_s, r->busbw_peak_bytes_per_s);
     centre.wrong = r->wrong < 0 || centre.wrong < 0 ? -1 : centre.wrong + r->wrong;
   }
+  centre.sample_seconds.clear();  // every run's samples, run after run
+  for (const ResultRow* r : rows)
+    centre.sample_seconds.insert(centre.sample_seconds.end(), r->sample_seconds.begin(), r->sample_seconds.end());
   centre.runs = rows.size();
   centre.between_run_rsd = 0;
   if (rows.size() >= 2 && centre.time_s.median > 0) {

@@ -102,6 +102,13 @@ void OutputFile::append(std::string_view text) {
   write_all(fd_, text, partial_path());
 }
 
+void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
+  if (fd_ < 0) throw Error(fmt::format("{} was replaced or committed; cannot write to it", partial_path()));
+  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
+    throw Error(fmt::format("seeking in {} failed: {}", partial_path(), system_error_text(errno)));
+  write_all(fd_, text, partial_path());
+}
+
 void OutputFile::replace(std::string_view text) {
   const std::string temporary = partial_path() + ".tmp";
   const int fd = open_for_write(temporary);

@@ -3,6 +3,7 @@
 // finishes. A run that dies keeps the rows it finished in the .partial file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,9 @@ class OutputFile {
 
   /// Appends text with one write(2), so a killed run ends on a whole line.
   void append(std::string_view text);
+  /// Writes `text` at byte `offset` (at most the current size), with one write(2): a document can
+  /// grow by overwriting its closing tail with a new row and the tail again.
+  void write_at(std::uint64_t offset, std::string_view text);
   /// Replaces the whole partial file atomically (temporary file + rename): for JSON documents.
   /// A file is either appended to or replaced, never both.
   void replace(std::string_view text);

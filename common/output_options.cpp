@@ -18,6 +18,8 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
   app.add_option("--repeat", options.repeat,
                  "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
                  "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]");
+  app.add_flag("--samples", options.keep_samples,
+               "keep every timed sample in the JSON rows (samples_s), so a verdict can be recomputed later");
   app.add_option("--progress", options.progress,
                  "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
 }

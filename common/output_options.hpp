@@ -23,6 +23,7 @@ struct OutputOptions {
   KeyValues tags;
   double timeout_seconds = 300;  ///< -T; 0 = no deadline
   int repeat = 1;                ///< --repeat: whole sweeps in this launch, combined per row
+  bool keep_samples = false;     ///< --samples: every timed sample in the JSON rows
 };
 
 /// Binds the shared flags to `options` on `app`; check() after parsing.

@@ -3,7 +3,10 @@
 // iterate it, so they cannot drift apart.
 #include "common/row.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -143,6 +146,67 @@ std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row) 
   return fields;
 }
 
+namespace {
+
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else
+          out += c;
+    }
+  }
+  out += '"';
+}
+
+void append_json_number(std::string& out, double v) {
+  if (std::isfinite(v))
+    fmt::format_to(std::back_inserter(out), "{}", v);  // the shortest text that reads back the same
+  else
+    out += "null";
+}
+
+}  // namespace
+
+std::string row_to_json_text(const ResultRow& row) {
+  std::string out = "{";
+  out.reserve(2048);
+  for (const Column& c : kColumns) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, c.name);
+    out += ':';
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>)
+            append_json_string(out, v);
+          else if constexpr (std::is_same_v<T, double>)
+            append_json_number(out, v);
+          else
+            fmt::format_to(std::back_inserter(out), "{}", v);
+        },
+        c.get(row));
+  }
+  if (!row.sample_seconds.empty()) {
+    out += ",\"samples_s\":[";
+    for (std::size_t i = 0; i < row.sample_seconds.size(); ++i) {
+      if (i) out += ',';
+      append_json_number(out, row.sample_seconds[i]);
+    }
+    out += ']';
+  }
+  out += '}';
+  return out;
+}
+
 nlohmann::json row_to_json(const ResultRow& row) {
   nlohmann::json object = nlohmann::json::object();
   for (const Column& c : kColumns)
@@ -154,6 +218,7 @@ nlohmann::json row_to_json(const ResultRow& row) {
             return v;
         },
         c.get(row));
+  if (!row.sample_seconds.empty()) object["samples_s"] = row.sample_seconds;
   return object;
 }
 

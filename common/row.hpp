@@ -59,6 +59,9 @@ struct ResultRow {
   std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
   std::string protocol;     ///< NCCL: SIMPLE, LL, LL128; "" when unknown
   int channels = 0;         ///< NCCL channels of the call; 0 when unknown
+  /// --samples: every timed sample kept (seconds per operation, after the rank reduction); JSON
+  /// only ("samples_s"), so a verdict or another statistic can be recomputed without re-running.
+  std::vector<double> sample_seconds;
   KeyValues settings;       ///< backend settings requested; "k=v;k=v" in the files
   KeyValues tags;           ///< user labels from --tag; "k=v;k=v" in the files
 };
@@ -89,6 +92,9 @@ std::vector<const Column*> identity_columns();
 
 /// The row as ordered (column, value) pairs, schema_version first.
 std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row);
+
+/// row_to_json(row).dump(), written directly: the JSON reporter's per-row cost (100 000-row sweeps).
+std::string row_to_json_text(const ResultRow& row);
 
 /// The row as one JSON object, a key per column (a non-finite number as null): the JSON file's row.
 nlohmann::json row_to_json(const ResultRow& row);

@@ -17,6 +17,8 @@ ResultRow row_from_peer(const nlohmann::json& object) {
                column.get(kBlank));
   }
   row.time_s.count = row.samples;
+  if (const auto samples = object.find("samples_s"); samples != object.end())
+    row.sample_seconds = samples->get<std::vector<double>>();
   return row;
 }
 

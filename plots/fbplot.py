@@ -6,11 +6,13 @@
   fbplot.py latency   RUN [RUN...] [--baseline RUN] --out PREFIX
   fbplot.py heatmap   RUN --out PREFIX          (multi-pair verbs run: pair x size)
   fbplot.py matrix    RUN.json --out PREFIX     (--pairs all/quick/rail: node x node, bad cells marked)
+  fbplot.py history   RUN RUN RUN... --out PREFIX  (fb_history: a figure per run, its levels and changes)
   fbplot.py report    RUN [--baseline RUN] [--compare-bin fb_compare] --out report.html
 
 bandwidth / latency / heatmap write PREFIX.png and PREFIX.svg. One line per run and series
 (collective, type, op, placement, pair, settings), labelled with the run's --tag labels or file
-name; with --baseline, a ratio panel (run / baseline) under the curves. report writes one HTML
+name; with --baseline, a panel under the curves with fb_compare's change per size, its interval
+and its verdict's colour (plain ratios when fb_compare cannot be found). report writes one HTML
 file with the pictures embedded and the tables: readable offline, mailable.
 Other tools' output (nccl-tests, perftest, Google Benchmark) goes through fb_import first.
 """
@@ -28,11 +30,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+except ImportError as missing:  # a venv or pyenv Python without it: say so, no traceback
+    print(f"fbplot: error: {sys.executable} has no matplotlib ({missing.name}): apt-get install python3-matplotlib "
+          f"and run /usr/bin/python3, or pip install matplotlib into this environment", file=sys.stderr)
+    sys.exit(2)
 
 NUMERIC = {"size_bytes", "count", "ranks", "hosts", "samples", "batch", "pair", "root", "wrong", "schema_version",
            "slowest_rank", "round", "rail", "channels"}
@@ -157,7 +164,26 @@ def curves(runs, value_of):
     return out
 
 
-def draw(runs, baseline, value_of, ylabel, title, out_prefix, log_y):
+VERDICT_COLOURS = {"SLOWER": "#c62828", "FASTER": "#2e7d32", "SAME": "0.35", "UNSURE": "#ef8f00"}
+
+
+def draw_intervals(axis, comparison, series_shown):
+    """fb_compare's change per size with its interval, coloured by verdict: noise is not taken for a
+    regression when the interval says so."""
+    for verdict, colour in VERDICT_COLOURS.items():
+        rows = [r for r in comparison["rows"] if r["verdict"] == verdict and series_key(r) in series_shown]
+        if not rows:
+            continue
+        sizes = [r["size_bytes"] for r in rows]
+        speedups = [r["speedup"] for r in rows]
+        low = [r["speedup"] - (r["low"] if r["low"] is not None else r["speedup"]) for r in rows]
+        high = [(r["high"] if r["high"] is not None else r["speedup"]) - r["speedup"] for r in rows]
+        axis.errorbar(sizes, speedups, yerr=[low, high], fmt="o", markersize=4, capsize=2.5, color=colour,
+                      ecolor=colour, elinewidth=1, label=f"{verdict} ({len(rows)})")
+    axis.legend(fontsize=7, loc="best", ncol=4)
+
+
+def draw(runs, baseline, value_of, ylabel, title, out_prefix, log_y, comparison=None):
     lines = curves(runs, value_of)
     if not lines:
         raise InputError("nothing to plot: no row has this metric above 0 (one-rank collectives have busbw 0: "
@@ -185,14 +211,19 @@ def draw(runs, baseline, value_of, ylabel, title, out_prefix, log_y):
     if baseline:
         plt.setp(top.get_xticklabels(), visible=False)
         bottom = figure.add_subplot(grid[1], sharex=top)
-        for label, series, sizes, values in lines:
-            reference = base_lines.get(series) or (next(iter(base_lines.values())) if len(base_lines) == 1 else {})
-            pairs = [(s, v / reference[s]) for s, v in zip(sizes, values) if reference.get(s)]
-            if pairs:
-                bottom.plot([p[0] for p in pairs], [p[1] for p in pairs], marker="o", markersize=3, label=label)
+        threshold = comparison["threshold"] if comparison else 0.05
+        if comparison and len(runs) == 1:
+            draw_intervals(bottom, comparison, {series for _, series, _, _ in lines})
+            bottom.set_ylabel("new / baseline (> 1 better)")
+        else:
+            for label, series, sizes, values in lines:
+                reference = base_lines.get(series) or (next(iter(base_lines.values())) if len(base_lines) == 1 else {})
+                pairs = [(s, v / reference[s]) for s, v in zip(sizes, values) if reference.get(s)]
+                if pairs:
+                    bottom.plot([p[0] for p in pairs], [p[1] for p in pairs], marker="o", markersize=3, label=label)
+            bottom.set_ylabel("run / baseline")
         bottom.axhline(1.0, color="0.45", linestyle="--", linewidth=1)
-        bottom.axhspan(0.95, 1.05, color="0.85", alpha=0.6, linewidth=0)
-        bottom.set_ylabel("run / baseline")
+        bottom.axhspan(1 - threshold, 1 + threshold, color="0.85", alpha=0.6, linewidth=0)
         bottom.grid(True, alpha=0.35)
         size_axis(bottom, all_sizes)
         bottom.set_xlabel("message size (bytes per rank)")
@@ -237,14 +268,16 @@ def plot_bandwidth(args):
                                  "bandwidth (Gb/s, average)", "bandwidth against size")
     else:
         value_of, label, what = bandwidth_of(args.metric), f"{args.metric} (GB/s, 1e9 B/s)", f"{args.metric} against size"
-    draw(runs, baseline, value_of, label, title_of(runs, what), args.out, log_y=False)
+    comparison = comparison_of(args, baseline, runs[0]) if baseline and len(runs) == 1 else None
+    draw(runs, baseline, value_of, label, title_of(runs, what), args.out, log_y=False, comparison=comparison)
 
 
 def plot_latency(args):
     runs = [load_run(p) for p in args.runs]
     baseline = load_run(args.baseline) if args.baseline else None
+    comparison = comparison_of(args, baseline, runs[0]) if baseline and len(runs) == 1 else None
     draw(runs, baseline, latency_of, "time per operation (us, mean)", title_of(runs, "latency against size"),
-         args.out, log_y=True)
+         args.out, log_y=True, comparison=comparison)
 
 
 def plot_heatmap(args):
@@ -325,6 +358,52 @@ def plot_matrix(args):
     save(figure, args.out)
 
 
+def plot_history(args):
+    """Each series' figure per run (one panel per size bucket), its error bar, the band of its first
+    level +- the threshold, and the runs where fb_history found a new level."""
+    history = run_tool_json("fb_history", getattr(args, "history_bin", None), list(args.runs))
+    buckets = []
+    for series in history["series"]:
+        if series["bucket"] not in buckets:
+            buckets.append(series["bucket"])
+    runs = history["runs"]
+    figure, axes = plt.subplots(len(buckets), 1, figsize=(10, 3.4 * len(buckets) + 0.8), dpi=110, squeeze=False,
+                                sharex=True)
+    threshold = history["threshold"]
+    x = list(range(1, len(runs) + 1))
+    for axis, bucket in zip(axes[:, 0], buckets):
+        for series in [s for s in history["series"] if s["bucket"] == bucket]:
+            time = series["metric"] == "time"
+            scale = 1e6 if time else 1e-9
+            values = [v * scale for v in series["values"]]
+            errors = [v * e for v, e in zip(values, series["relative_errors"])]
+            line = axis.errorbar(x, values, yerr=errors, marker="o", markersize=3.5, capsize=2, linewidth=1.6,
+                                 label=series["name"])
+            first_level = values[:series["changes"][0]["run"]] if series["changes"] else values
+            level = math.exp(sum(math.log(v) for v in first_level) / len(first_level))
+            axis.axhspan(level * (1 - threshold), level * (1 + threshold), color=line[0].get_color(), alpha=0.12,
+                         linewidth=0)
+            for change in series["changes"]:
+                colour = VERDICT_COLOURS[change["verdict"]]
+                axis.axvline(change["run"] + 0.5, color=colour, linestyle="--", linewidth=1.2)
+                axis.annotate(f"{change['verdict']} {(change['speedup'] - 1) * 100:+.1f} %",
+                              (change["run"] + 0.55, change["after"] * scale), color=colour, fontsize=8)
+            axis.set_ylabel("time (us)" if time else "busbw (GB/s)" if series["metric"] == "busbw" else "algbw (GB/s)")
+        axis.set_title(f"sizes {bucket}", fontsize=10)
+        axis.grid(True, alpha=0.35)
+        axis.legend(fontsize=7, loc="best")
+    labels = []
+    for i, r in enumerate(runs, start=1):
+        label = f"{i}\n{r['start_time'][:10]}" if r["start_time"] else str(i)
+        labels.append(label + (f"\n{r['tags'][:18]}" if r["tags"] else ""))
+    axes[-1, 0].set_xticks(x, labels, fontsize=7)
+    axes[-1, 0].set_xlabel("run (oldest first); band: the first level +- the threshold; dashed: a new level")
+    verdict = "REGRESSION from run {}".format(history["first_regression_run"] + 1) if history["regression"] \
+        else "no level got slower"
+    figure.suptitle(f"fb_history: {len(runs)} runs, {verdict}")
+    save(figure, args.out)
+
+
 def embedded_png(plotter, args):
     with tempfile.TemporaryDirectory() as tmp:
         prefix = Path(tmp) / "figure"
@@ -332,11 +411,43 @@ def embedded_png(plotter, args):
         return base64.b64encode(prefix.with_suffix(".png").read_bytes()).decode()
 
 
-def find_compare(explicit):
+def find_tool(name, explicit=None):
+    """Our C++ tool `name`: the one given, else beside this script (an install: /usr/bin), in a
+    build folder of the checkout this script is in or of the working folder, else on PATH."""
     if explicit:
         return explicit
-    here = Path(__file__).resolve().parent.parent / "build" / "bin" / "fb_compare"
-    return str(here) if here.exists() else shutil.which("fb_compare")
+    script = Path(__file__).resolve().parent
+    candidates = [script / name]
+    for root in (script.parent, Path.cwd()):
+        candidates += [root / "build" / "bin" / name] + sorted(root.glob(f"build*/bin/{name}"))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(name)
+
+
+def run_tool_json(name, explicit, arguments):
+    """Runs one of our tools with --json and returns its document, or raises InputError."""
+    tool = find_tool(name, explicit)
+    if not tool:
+        raise InputError(f"{name} not found beside this script, in a build*/bin folder or on PATH "
+                         f"(build it, or give --{name.replace('fb_', '')}-bin)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        result = subprocess.run([tool] + [str(a) for a in arguments] + ["--json", str(out)], capture_output=True,
+                                text=True)
+        if result.returncode not in (0, 1) or not out.exists():
+            raise InputError(f"{name} failed: {result.stderr.strip() or result.stdout.strip()[-300:]}")
+        return json.loads(out.read_text())
+
+
+def comparison_of(args, baseline, run):
+    """fb_compare's rows for the ratio panel and the report, or None when it cannot be run."""
+    try:
+        return run_tool_json("fb_compare", getattr(args, "compare_bin", None), [baseline["path"], run["path"]])
+    except InputError as error:
+        print(f"fbplot: note: {error}; the ratio panel shows plain ratios without intervals", file=sys.stderr)
+        return None
 
 
 def table(headers, rows):
@@ -371,31 +482,28 @@ def render_report(args):
              r.get("wrong", "")] for r in run["rows"]]
     sections = [f"<h2>Context</h2>{table(['item', 'value'], [f for f in facts if f[1] != ''])}"]
     if baseline:
-        compare = find_compare(args.compare_bin)
-        if compare:
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "c.json"
-                result = subprocess.run([compare, str(baseline["path"]), str(run["path"]), "--json", str(out)],
-                                        capture_output=True, text=True)
-                if result.returncode in (0, 1) and out.exists():
-                    c = json.loads(out.read_text())
-                    counts = ", ".join(f"{n} {k}" for k, n in c["counts"].items())
-                    differences = "".join(f"<li>context differs - {html.escape(d['item'])}: "
-                                          f"{html.escape(d['baseline'])} &rarr; {html.escape(d['new'])}</li>"
-                                          for d in c["context_differences"])
-                    verdict = "REGRESSION" if c["regression"] else "no regression"
-                    sections.insert(0, f"<h2>Against {html.escape(str(baseline['path']))}: {verdict}</h2>"
-                                       f"<p>{counts}; geometric mean new/baseline {c['geomean_speedup']:.3f} over "
-                                       f"{c['geomean_rows']} rows</p><ul>{differences}</ul>" +
-                                    table(["size", "collective", "placement", "metric", "baseline", "new", "speedup",
-                                           "verdict"],
-                                          [[human_bytes(r["size_bytes"]), r["collective"], r["placement"], r["metric"],
-                                            f"{r['baseline']:.4g}", f"{r['new']:.4g}", f"{r['speedup']:.3f}",
-                                            r["verdict"]] for r in c["rows"]]))
-                else:
-                    sections.insert(0, f"<p>fb_compare failed: {html.escape(result.stderr.strip())}</p>")
+        c = comparison_of(args, baseline, run)
+        if c:
+            counts = ", ".join(f"{n} {k}" for k, n in c["counts"].items())
+            differences = "".join(f"<li>context differs - {html.escape(d['item'])}: "
+                                  f"{html.escape(d['baseline'])} &rarr; {html.escape(d['new'])}</li>"
+                                  for d in c["context_differences"])
+            verdict = "REGRESSION" if c["regression"] else "no regression"
+
+            def interval(r):
+                if r["low"] is None:
+                    return "unknown"
+                return f"{(r['low'] - 1) * 100:+.1f} .. {(r['high'] - 1) * 100:+.1f} %"
+            sections.insert(0, f"<h2>Against {html.escape(str(baseline['path']))}: {verdict}</h2>"
+                               f"<p>{counts}; geometric mean new/baseline {c['geomean_speedup']:.3f} over "
+                               f"{c['geomean_rows']} rows</p><ul>{differences}</ul>" +
+                            table(["size", "collective", "placement", "metric", "baseline", "new", "change",
+                                   "interval", "uncertainty", "verdict"],
+                                  [[human_bytes(r["size_bytes"]), r["collective"], r["placement"], r["metric"],
+                                    f"{r['baseline']:.4g}", f"{r['new']:.4g}", f"{(r['speedup'] - 1) * 100:+.1f} %",
+                                    interval(r), r["uncertainty"], r["verdict"]] for r in c["rows"]]))
         else:
-            sections.insert(0, "<p>fb_compare not found (build it, or give --compare-bin): no verdicts.</p>")
+            sections.insert(0, "<p>fb_compare could not be run (see the note on stderr): no verdicts.</p>")
     sections.append("<h2>Rows</h2>" + table(["size", "series", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"],
                                               rows))
     pictures = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{png}'>"
@@ -415,19 +523,24 @@ th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "matrix", "report"])
+    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "matrix", "history", "report"])
     parser.add_argument("runs", nargs="+", help="fabricbench CSV or JSON files")
     parser.add_argument("--baseline", help="a run to draw as the reference, with a ratio panel")
     parser.add_argument("--metric", default="busbw", choices=["busbw", "algbw"])
-    parser.add_argument("--compare-bin", help="fb_compare to call for the report's verdicts")
+    parser.add_argument("--compare-bin", help="fb_compare to call for the verdicts and intervals (default: found)")
+    parser.add_argument("--history-bin", help="fb_history to call for the history (default: found)")
     parser.add_argument("--out", required=True, help="PREFIX of PREFIX.png/.svg, or the report's .html")
     args = parser.parse_args()
     plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "matrix": plot_matrix,
-                "report": render_report}
+                "history": plot_history, "report": render_report}
     try:
         plotters[args.what](args)
     except InputError as error:
         print(f"fbplot: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # an --out that cannot be written, a file that cannot be read
+        where = f" {error.filename}" if error.filename else ""
+        print(f"fbplot: error: cannot write or read{where}: {error.strerror or error}", file=sys.stderr)
         return 2
     return 0
 

@@ -94,7 +94,9 @@ std::string figures_line(const StoredRun& run) {
 }
 
 std::string source(const StoredRun& run) {
-  return fmt::format("{} ({}, {} rows{})", run.path, format_name(run.format), run.rows.size(),
+  const std::size_t skipped = run.context.value("skipped_lines", std::size_t{0});
+  return fmt::format("{} ({}, {} rows{}{})", run.path, format_name(run.format), run.rows.size(),
+                     skipped ? fmt::format(", {} other line(s) of the log skipped", skipped) : "",
                      run.complete ? "" : ", INCOMPLETE: interrupted run");
 }
 

@@ -13,29 +13,6 @@
 namespace fabricbench::results {
 namespace {
 
-double value_of(const ResultRow& row, Metric metric, bool median) {
-  switch (metric) {
-    case Metric::kBusbw: return median ? row.busbw_median_bytes_per_s : row.busbw_mean_bytes_per_s;
-    case Metric::kAlgbw: return median ? row.algbw_median_bytes_per_s : row.algbw_mean_bytes_per_s;
-    case Metric::kTime: return median ? row.time_s.median : row.time_s.mean;
-  }
-  return 0;
-}
-
-// The median's standard error from the MAD, for normal samples: 1.4826 MAD estimates sigma and
-// the median's error is sqrt(pi/2) sigma / sqrt(n). Heavier tails make the MAD the better guide.
-constexpr double kMadToSigma = 1.4826;
-constexpr double kMedianEfficiency = 1.2533;
-
-bool keeps_median_spread(const ResultRow& r) { return r.samples >= 5 && r.time_s.mad > 0 && r.time_s.median > 0; }
-bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.stdev > 0 && r.time_s.mean > 0; }
-
-/// Relative standard error of a row's statistic.
-double relative_error(const ResultRow& r, bool median) {
-  const double n = std::sqrt(static_cast<double>(r.samples));
-  return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n : r.time_s.stdev / r.time_s.mean / n;
-}
-
 std::string text_of(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return {};
@@ -98,6 +75,28 @@ double incomplete_beta(double a, double b, double x) {
 }
 
 }  // namespace
+
+double value_of(const ResultRow& row, Metric metric, bool median) {
+  switch (metric) {
+    case Metric::kBusbw: return median ? row.busbw_median_bytes_per_s : row.busbw_mean_bytes_per_s;
+    case Metric::kAlgbw: return median ? row.algbw_median_bytes_per_s : row.algbw_mean_bytes_per_s;
+    case Metric::kTime: return median ? row.time_s.median : row.time_s.mean;
+  }
+  return 0;
+}
+
+// The median's standard error from the MAD, for normal samples: 1.4826 MAD estimates sigma and
+// the median's error is sqrt(pi/2) sigma / sqrt(n). Heavier tails make the MAD the better guide.
+constexpr double kMadToSigma = 1.4826;
+constexpr double kMedianEfficiency = 1.2533;
+
+bool keeps_median_spread(const ResultRow& r) { return r.samples >= 5 && r.time_s.mad > 0 && r.time_s.median > 0; }
+bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.stdev > 0 && r.time_s.mean > 0; }
+
+double relative_error(const ResultRow& r, bool median) {
+  const double n = std::sqrt(static_cast<double>(r.samples));
+  return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n : r.time_s.stdev / r.time_s.mean / n;
+}
 
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {

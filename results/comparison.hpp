@@ -83,6 +83,14 @@ struct Comparison {
 /// True for rows whose natural metric is time: latency benchmarks (*_lat) and ping-pong rows.
 bool is_latency_row(const ResultRow& row);
 
+/// A row's figure on `metric`: of its median sample, or of its mean.
+double value_of(const ResultRow& row, Metric metric, bool median);
+/// Whether a row keeps the spread of its median (a MAD, 5 samples or more) / of its mean (a stdev).
+bool keeps_median_spread(const ResultRow& row);
+bool keeps_mean_spread(const ResultRow& row);
+/// The relative standard error of a row's median (from its MAD) or mean (from its stdev).
+double relative_error(const ResultRow& row, bool median);
+
 /// The decision, separate so it can be tested. With the speedup's interval [low, high] at the
 /// stated confidence: SLOWER (FASTER) when the speedup is beyond the threshold and the whole
 /// interval below (above) 1; SAME when the whole interval lies within 1 +- threshold; UNSURE when

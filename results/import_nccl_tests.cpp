@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "collectives/catalog_list.hpp"  // generated: FB_COLLECTIVE_NAMES
@@ -13,6 +14,17 @@
 
 namespace fabricbench::results {
 namespace {
+
+/// A line of the result table: its third field is one of nccl-tests' type names (the size and
+/// count before it are checked as numbers later, so a damaged row is refused, not skipped).
+/// Anything else in a real log (NCCL INFO lines, mpirun and Slurm banners, /usr/bin/time) is not
+/// the table.
+bool is_table_row(const std::vector<std::string>& fields) {
+  static const std::set<std::string> kTypes{"int8",   "uint8",  "int32",    "uint32", "int64",  "uint64",
+                                            "half",   "float",  "double",   "bfloat16", "f8e4m3", "f8e5m2",
+                                            "fp8_e4m3", "fp8_e5m2", "char", "int", "uint"};
+  return fields.size() >= 5 && kTypes.count(fields[2]) > 0;
+}
 
 /// "all_reduce_perf" -> "all_reduce"; a name found in the file name when the log does not say.
 std::string collective_of(std::string program, const std::string& file_name) {
@@ -88,9 +100,14 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   std::string line;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> data;
   bool has_redop = true, has_root = true;  // 2.10+ layout unless the column header says otherwise
+  std::size_t skipped = 0;                 // lines that are neither the table nor its comments
   for (std::size_t number = 1; std::getline(lines, line); ++number) {
     const auto fields = whitespace_fields(line);
     if (fields.empty()) continue;
+    if (!fields[0].starts_with("#") && !is_table_row(fields)) {
+      ++skipped;
+      continue;
+    }
     if (fields[0].starts_with("#")) {
       if (line.find("Collective test starting:") != std::string::npos) program = fields.back();
       if (fields.size() > 3 && fields[1] == "size" && fields[2] == "count" && fields[3] == "type") {
@@ -143,6 +160,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   }
   add_context(run, program, ranks, hosts, gpu, nccl_version);
   run.context["source_format"] = "nccl-tests text";
+  if (skipped > 0) run.context["skipped_lines"] = skipped;
   return run;
 }
 

@@ -163,6 +163,7 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
   std::string line, title, device, qps, mtu, unit;
   double unit_bytes = 0;
   bool in_table = false, latency = false;
+  std::size_t skipped = 0;
   std::optional<TestKind> kind;
   for (std::size_t number = 1; std::getline(lines, line); ++number) {
     const auto fields = whitespace_fields(line);
@@ -192,6 +193,12 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
       in_table = in_table && !fields[0].starts_with("-");
       continue;
     }
+    // Inside the table, a line that does not start with a size is someone else's (perftest's own
+    // "Conflicting CPU frequency" warning, an mpirun or Slurm banner): skipped and counted.
+    if (!std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      ++skipped;
+      continue;
+    }
     if (!kind) throw InputError(fmt::format("{}: no perftest test title before the table", name));
     if (kind->latency != latency)
       throw InputError(fmt::format("{}: a {} table under the title '{}'", name, latency ? "latency" : "bandwidth", title));
@@ -215,6 +222,7 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
   run.context["benchmark"] = kind ? kind->benchmark : "";
   run.context["ranks"] = 2;
   run.context["source_format"] = "perftest text, " + unit;
+  if (skipped > 0) run.context["skipped_lines"] = skipped;
   return run;
 }
 

@@ -198,6 +198,15 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
     column.set(r, field_from_json(column, column.get(kBlank), row[key], key.c_str(), where));
   }
   r.time_s.count = r.samples;
+  if (const auto samples = row.find("samples_s"); samples != row.end() && !samples->is_null()) {
+    if (!samples->is_array())
+      throw InputError(fmt::format("{}: 'samples_s' is not a list of seconds", where));
+    for (const nlohmann::json& s : *samples) {
+      if (!s.is_number() || !(s.get<double>() >= 0))
+        throw InputError(fmt::format("{}: 'samples_s' holds {} where a time in seconds belongs", where, s.dump()));
+      r.sample_seconds.push_back(s.get<double>());
+    }
+  }
   return r;
 }
 

@@ -630,11 +630,14 @@ def test_compare(runner, _):
         # --repeat 3: one row per size and placement, each holding 3 sweeps' centre and spread; a
         # 30 % drop planted on a copy is SLOWER on the between-run model (Student's t).
         result = runner.run("all_reduce", 2, ["-b", "64K", "-e", "1M", "-f", "4", "-n", "50", "--repeat", "3",
-                                              "--json", t / "rep.json", "--csv", t / "rep.csv"])
+                                              "--samples", "--json", t / "rep.json", "--csv", t / "rep.csv"])
         expect(result.returncode == 0, f"--repeat 3: exit {result.returncode}\n{result.stderr}")
         rows = json.load(open(t / "rep.json"))["rows"]
         expect(len(rows) == 6 and all(r["runs"] == 3 and r["between_run_rsd"] > 0 for r in rows),
                f"--repeat 3 rows: {[(r['size_bytes'], r['runs'], r['between_run_rsd']) for r in rows]}")
+        # --samples: every sweep's 50 timed samples, none beyond the slowest the row reports.
+        expect(all(len(r["samples_s"]) == 150 and 0 < max(r["samples_s"]) <= r["time_max_s"] * 1.0001 for r in rows),
+               f"--samples: {[len(r.get('samples_s', [])) for r in rows]} samples per row, expected 150")
         expect(len(read_csv(t / "rep.csv")) == 6, "--repeat 3: CSV rows")
         document = json.load(open(t / "rep.json"))
         for row in document["rows"]:
@@ -652,6 +655,41 @@ def test_compare(runner, _):
         print(f"--repeat 3: {len(rows)} rows with runs=3 and their spread; a 30 % drop: exit 1 "
               f"({sum(r['verdict'] == 'SLOWER' for r in report['rows'])} of 6 SLOWER, t = {report['t']:.2f} "
               f"on {report['spread_degrees_of_freedom']:g} df, pooled spread {report['pooled_spread'] * 100:.1f} %)")
+
+        # fb_history: three real runs, then three copies at 60 % (later start times, a new tag):
+        # one level change, SLOWER from run 4, exit 1; the three real runs alone: exit 0; two: exit 2.
+        history = []
+        for i in range(3):
+            result = runner.run("all_reduce", 2, ["-b", "64K", "-e", "1M", "-f", "4", "-n", "30",
+                                                  "--json", t / f"hist{i + 1}.json"])
+            expect(result.returncode == 0, f"history run {i + 1}: exit {result.returncode}\n{result.stderr}")
+            history.append(t / f"hist{i + 1}.json")
+        for i in range(3):
+            document = json.load(open(history[i]))
+            document["context"]["start_time"] = f"2099-01-0{i + 1}T00:00:00Z"
+            for row in document["rows"]:
+                row["tags"] = "driver=580"
+                for key in row:
+                    if key.endswith("bytes_per_s"):
+                        row[key] *= 0.6
+                    elif key.startswith("time_") and key.endswith("_s"):
+                        row[key] /= 0.6
+            (t / f"hist{i + 4}.json").write_text(json.dumps(document))
+            history.append(t / f"hist{i + 4}.json")
+        result = tool(runner, "fb_history", history + ["--json", t / "history.json", "--csv", t / "history.csv"])
+        doc = json.load(open(t / "history.json"))
+        changes = [(s["name"], c["run"], c["verdict"]) for s in doc["series"] for c in s["changes"]]
+        expect(result.returncode == 1 and doc["first_regression_run"] == 3 and changes and
+               all(c[1:] == (3, "SLOWER") for c in changes) and "REGRESSION: first in run 4" in result.stdout,
+               f"fb_history on a planted 40 % drop: exit {result.returncode}, {changes}\n{result.stdout[-1500:]}")
+        expect(len(read_csv(t / "history.csv")) == 6 * len(doc["series"]), "fb_history CSV lines")
+        result = tool(runner, "fb_history", history[:3])
+        expect(result.returncode == 0 and "# OK: no level got slower" in result.stdout,
+               f"fb_history on three unchanged runs: exit {result.returncode}\n{result.stdout[-800:]}")
+        result = tool(runner, "fb_history", history[:2])
+        expect(result.returncode == 2 and "3 runs or more" in result.stderr, f"fb_history on two runs: {result.stderr}")
+        print(f"fb_history: 3 real runs + 3 at 60 %: exit 1, {len(changes)} level(s) SLOWER from run 4; "
+              f"3 unchanged: exit 0; 2 runs: exit 2")
 
         env = dict(runner.env, FABRICBENCH_BASELINES=str(t / "baselines"))
         saved = subprocess.run([str(runner.bin_dir / "fb_compare"), "--save-baseline", "vm-np2", str(t / "base.json")],

@@ -13,7 +13,8 @@ from pathlib import Path
 # program -> (benchmark name prefixes expected, counter that must be positive when it ran)
 EXPECTED = {
     "host_memcpy": (["host_memcpy/2048", "host_memcpy/1073741824"], "bytes_per_second"),
-    "harness_costs": (["summarize_samples/20", "summarize_samples/1000", "csv_row"], "items_per_second"),
+    "harness_costs": (["summarize_samples/20", "summarize_samples/1000", "csv_rows/100000", "json_rows/100000"],
+                      "items_per_second"),
     "ibv_reg_mr": (["reg_host/2048", "reg_host/1073741824"], "bytes_per_second"),
     "cuda_copy": (["copy/h2d_pinned/2048", "copy/d2h_pageable/2048", "copy/d2d/1073741824"], "bytes_per_second"),
     "host_register": (["host_register/2048"], "bytes_per_second"),

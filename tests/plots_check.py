@@ -44,6 +44,10 @@ def main():
         "verbs_heatmap": ["heatmap", reference / "rxe-vm-verbs/write_bw_two_pairs.json"],
         "matrix_slow_link": ["matrix", reference / "fake-cluster-pairs/slow_link.json"],
         "matrix_slow_node": ["matrix", reference / "fake-cluster-pairs/slow_node.json"],
+        "bandwidth_intervals": ["bandwidth", reference / "vm-mpi-history/run4.json", "--baseline",
+                                reference / "vm-mpi-history/run1.json", "--compare-bin", options.compare_bin],
+        "history": ["history"] + [reference / f"vm-mpi-history/run{i}.json" for i in range(1, 7)] +
+                   ["--history-bin", Path(options.compare_bin).with_name("fb_history")],
     }
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,6 +83,18 @@ def main():
                 print(f"ok: bad input -> {lines[0]}")
             else:
                 print(f"FAIL: bad input {bad}: exit {result.returncode} {lines}")
+                failures += 1
+        # A Python without matplotlib (-S: no site packages, as in a bare venv) and an --out that
+        # cannot be written: one line each, exit 2, no traceback.
+        for name, command in [("no matplotlib", [sys.executable, "-S"] + plot[1:] + ["bandwidth", "x.json", "--out", "x"]),
+                              ("unwritable --out", plot + ["bandwidth", str(reference / "vm-mpi-np2/fixed-n20.json"),
+                                                           "--out", "/proc/fabricbench/x"])]:
+            result = subprocess.run(command, capture_output=True, text=True)
+            lines = result.stderr.strip().splitlines()
+            if result.returncode == 2 and len(lines) == 1 and lines[0].startswith("fbplot: error:"):
+                print(f"ok: {name} -> {lines[0]}")
+            else:
+                print(f"FAIL: {name}: exit {result.returncode} {lines[-3:]}")
                 failures += 1
     print(f"plots: {failures} failure(s)")
     return 1 if failures else 0

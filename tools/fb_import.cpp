@@ -52,7 +52,10 @@ int run(int argc, char** argv) {
   totals.wrong_total = wrong;
   totals.summary = summarize_rows(run.rows);
   reporters.finish(totals);
-  std::printf("%zu rows imported from %s (%s)\n", run.rows.size(), input.c_str(), format_name(run.format));
+  const std::size_t skipped = run.context.value("skipped_lines", std::size_t{0});
+  std::printf("%zu rows imported from %s (%s)", run.rows.size(), input.c_str(), format_name(run.format));
+  if (skipped > 0) std::printf("; %zu other line(s) of the log skipped (NCCL INFO, banners, warnings)", skipped);
+  std::printf("\n");
   return kExitOk;
 }
 

@@ -338,6 +338,7 @@ class VerbsJob final : public Job {
     row.hosts = host_of(initiator) == host_of(target) ? 1 : 2;
     row.rank_reduction = "max";
     record_measurement(row, m, m.slowest_rank == 0 ? initiator : target, topology_.host_of_rank);
+    if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
     row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
     record_rates(row, bytes_moved(bytes, o.bidirectional, plan_.metric), 1);
     row.wrong = wrong;

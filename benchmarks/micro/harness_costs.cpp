@@ -22,23 +22,42 @@ void summarize_samples(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void csv_row(benchmark::State& state) {
-  const auto path = std::filesystem::temp_directory_path() / ("fb_micro_" + std::to_string(::getpid()) + ".csv");
-  {
-    auto csv = fabricbench::make_csv_reporter(path.string());
-    csv->begin({});
-    fabricbench::ResultRow row;
-    row.benchmark = "fb_all_reduce";
-    row.collective = "all_reduce";
-    row.size_bytes = 1 << 20;
-    for (auto _ : state) csv->add(row);
-  }
-  std::filesystem::remove(path.string() + ".partial");
-  state.SetItemsProcessed(state.iterations());
+fabricbench::ResultRow typical_row() {
+  fabricbench::ResultRow row;
+  row.benchmark = "fb_all_reduce";
+  row.backend = "nccl";
+  row.collective = row.operation = "all_reduce";
+  row.dtype = "float";
+  row.op = "sum";
+  row.placement = "out-of-place";
+  row.size_bytes = 1 << 20;
+  row.settings = fabricbench::KeyValues({{"algo", "Ring"}, {"proto", "LL128"}});
+  return row;
 }
+
+// One row written by a reporter, the file growing: a sweep of state.range(0) rows, then the end.
+void reporter_rows(benchmark::State& state, const char* extension,
+                   std::unique_ptr<fabricbench::Reporter> (*make)(const std::string&)) {
+  const auto path = std::filesystem::temp_directory_path() / ("fb_micro_" + std::to_string(::getpid()) + extension);
+  const fabricbench::ResultRow row = typical_row();
+  for (auto _ : state) {
+    auto reporter = make(path.string());
+    reporter->begin({});
+    for (std::int64_t i = 0; i < state.range(0); ++i) reporter->add(row);
+    reporter->finish({});
+  }
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void csv_rows(benchmark::State& state) { reporter_rows(state, ".csv", fabricbench::make_csv_reporter); }
+void json_rows(benchmark::State& state) { reporter_rows(state, ".json", fabricbench::make_json_reporter); }
 
 }  // namespace
 
 BENCHMARK(summarize_samples)->Arg(20)->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
-BENCHMARK(csv_row)->Unit(benchmark::kMicrosecond);
+// Per row: items_per_second. The JSON .partial stays a valid document after every row; its cost
+// must not grow with the rows (100000 rows: an --algo all --proto all -d all -o all NCCL sweep).
+BENCHMARK(csv_rows)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(json_rows)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_MAIN();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 
 namespace fabricbench {
@@ -101,6 +102,44 @@ TEST(JsonReporter, PartialFileIsValidJsonAndFinalHasTotals) {
   EXPECT_DOUBLE_EQ(doc["rows"][0]["time_mean_s"].get<double>(), 1.3e-4);
   EXPECT_EQ(doc["rows"][0]["tags"].get<std::string>(), sample_row().tags.text());
   EXPECT_EQ(doc["context"]["argv"][0].get<std::string>(), "fb_all_reduce");
+}
+
+TEST(JsonReporter, EveryRowKeepsTheDocumentValidAndAStoppedRunStaysIncomplete) {
+  TempDir dir;
+  const std::string path = (dir.path / "run.json").string();
+  auto json = make_json_reporter(path);
+  json->begin({nlohmann::json{{"argv", {"fb_sendrecv"}}}, "title", 3, {}});
+  for (int i = 1; i <= 3; ++i) {
+    ResultRow row = sample_row();
+    row.size_bytes = static_cast<std::uint64_t>(i);
+    json->add(row);
+    std::ifstream partial(path + ".partial");
+    const auto doc = nlohmann::json::parse(partial);  // valid after every row
+    ASSERT_EQ(doc["rows"].size(), static_cast<std::size_t>(i));
+    EXPECT_EQ(doc["rows"].back()["size_bytes"].get<int>(), i);
+  }
+  RunTotals totals;
+  totals.rows = 3;
+  totals.ended_by = "[rank 1 on n2] timeout: ...";
+  json->finish(totals);
+  std::ifstream final_file(path);
+  const auto doc = nlohmann::json::parse(final_file);
+  EXPECT_FALSE(doc["complete"].get<bool>());
+  EXPECT_EQ(doc["ended_by"].get<std::string>(), totals.ended_by);
+  EXPECT_EQ(doc["totals"]["rows"].get<int>(), 3);
+}
+
+TEST(RowJson, TheDirectTextReadsBackAsTheDocumentsRow) {
+  ResultRow row = sample_row();
+  row.settings.set("note", "a \"quoted\"\\ path\nwith\tcontrol \x01 bytes");
+  row.time_s.p999 = std::numeric_limits<double>::quiet_NaN();
+  row.busbw_peak_bytes_per_s = 1.0 / 3;
+  row.sample_seconds = {1e-6, 2.5e-6, 0.1};
+  const nlohmann::json direct = nlohmann::json::parse(row_to_json_text(row));
+  nlohmann::json expected = row_to_json(row);
+  EXPECT_EQ(direct, expected);
+  EXPECT_TRUE(direct["time_p999_s"].is_null());
+  EXPECT_EQ(direct["samples_s"].size(), 3u);
 }
 
 }  // namespace

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "results/history.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "common/error.hpp"
+#include "common/summary.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+struct Segment {
+  double mean = 0, squares = 0;  // of the log figures
+  std::size_t n = 0;
+};
+
+Segment segment_of(const std::vector<double>& y, std::size_t lo, std::size_t hi) {
+  Segment s;
+  s.n = hi - lo;
+  for (std::size_t i = lo; i < hi; ++i) s.mean += y[i];
+  s.mean /= static_cast<double>(s.n);
+  for (std::size_t i = lo; i < hi; ++i) s.squares += (y[i] - s.mean) * (y[i] - s.mean);
+  return s;
+}
+
+void split(const std::vector<double>& y, double floor, std::size_t lo, std::size_t hi, bool higher_is_better,
+           double threshold, double alpha, std::size_t tests, std::vector<ChangePoint>& found) {
+  const std::size_t n = hi - lo;
+  if (n < 3) return;  // one degree of freedom at least for the scatter
+  const double critical = two_sided_t(alpha / static_cast<double>((n - 1) * tests), static_cast<double>(n - 2));
+  std::optional<ChangePoint> best;
+  for (std::size_t k = lo + 1; k < hi; ++k) {
+    const Segment before = segment_of(y, lo, k), after = segment_of(y, k, hi);
+    const double scatter = std::max(std::sqrt((before.squares + after.squares) / static_cast<double>(n - 2)), floor);
+    const double shift = after.mean - before.mean;
+    const double t = std::abs(shift) / (scatter * std::sqrt(1.0 / static_cast<double>(before.n) +
+                                                            1.0 / static_cast<double>(after.n)));
+    const double speedup = std::exp(higher_is_better ? shift : -shift);
+    if (std::abs(speedup - 1) <= threshold || t <= critical || (best && t <= best->t)) continue;
+    best = ChangePoint{k, std::exp(before.mean), std::exp(after.mean), speedup, t, critical,
+                       speedup < 1 ? Verdict::kSlower : Verdict::kFaster};
+  }
+  if (!best) return;
+  found.push_back(*best);
+  split(y, floor, lo, best->run, higher_is_better, threshold, alpha, tests, found);
+  split(y, floor, best->run, hi, higher_is_better, threshold, alpha, tests, found);
+}
+
+// The figure of one row on `metric`, with its relative standard error (the spread of its runs
+// when it holds several).
+std::pair<double, double> figure_of(const ResultRow& r, Metric metric) {
+  const bool median = keeps_median_spread(r);
+  double error = median || keeps_mean_spread(r) ? relative_error(r, median) : 0;
+  if (r.runs >= 2 && r.between_run_rsd > 0)
+    error = std::max(error, r.between_run_rsd / std::sqrt(static_cast<double>(r.runs)));
+  return {value_of(r, metric, median), error};
+}
+
+std::string series_name(const ResultRow& r) { return fmt::format("{} ({} ranks)", series_of(r), r.ranks); }
+
+}  // namespace
+
+const std::vector<SizeBucket>& size_buckets() {
+  static const std::vector<SizeBucket> buckets{
+      {"< 64 KiB", 0, 64 << 10}, {"64 KiB - 16 MiB", 64 << 10, 16 << 20}, {">= 16 MiB", 16 << 20, 0}};
+  return buckets;
+}
+
+std::optional<std::size_t> History::first_regression() const {
+  std::optional<std::size_t> first;
+  for (const HistorySeries& s : series)
+    for (const ChangePoint& c : s.changes)
+      if (c.verdict == Verdict::kSlower && (!first || c.run < *first)) first = c.run;
+  return first;
+}
+
+std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, const std::vector<double>& errors,
+                                      bool higher_is_better, double threshold, double alpha, std::size_t tests) {
+  // The scatter is never taken below the runs' own typical standard error: identical figures do
+  // not make any tiny shift significant.
+  std::vector<double> sorted = errors;
+  std::sort(sorted.begin(), sorted.end());
+  const double floor = std::max(sorted.empty() ? 0 : sorted[sorted.size() / 2], 1e-6);
+  std::vector<ChangePoint> found;
+  split(log_values, floor, 0, log_values.size(), higher_is_better, threshold, alpha, std::max<std::size_t>(tests, 1),
+        found);
+  std::sort(found.begin(), found.end(), [](const ChangePoint& a, const ChangePoint& b) { return a.run < b.run; });
+  return found;
+}
+
+History build_history(std::vector<StoredRun> runs, const HistoryOptions& options) {
+  if (runs.size() < 3)
+    throw UsageError(fmt::format("fb_history needs 3 runs or more to tell a change from the scatter (got {}); two "
+                                 "runs: fb_compare BASELINE NEW",
+                                 runs.size()));
+  History h;
+  if (!options.keep_order) {
+    const std::vector<StoredRun> given = runs;
+    std::stable_sort(runs.begin(), runs.end(), [](const StoredRun& a, const StoredRun& b) {
+      return a.context.value("start_time", std::string()) < b.context.value("start_time", std::string());
+    });
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i].path != given[i].path) {
+        h.notes.push_back("runs ordered by their start time, not as given (--keep-order to keep yours)");
+        break;
+      }
+  }
+  for (const StoredRun& run : runs) {
+    std::string tags;
+    if (!run.rows.empty()) tags = run.rows.front().tags.text();
+    h.runs.push_back({run.path, run.context.value("start_time", std::string()), tags});
+  }
+  // series -> size -> figure per run (missing: NaN)
+  struct Cell {
+    std::vector<double> values, errors;
+  };
+  std::map<std::string, std::map<std::uint64_t, Cell>> grid;
+  std::map<std::string, Metric> metric_of;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const ResultRow& row : runs[i].rows) {
+      if (row.size_bytes == 0) continue;  // a refused setting
+      const std::string name = series_name(row);
+      Metric metric = options.metric_given ? options.metric : (is_latency_row(row) ? Metric::kTime : Metric::kBusbw);
+      if (metric == Metric::kBusbw && row.busbw_mean_bytes_per_s <= 0) metric = Metric::kTime;  // one rank
+      metric_of.emplace(name, metric);
+      Cell& cell = grid[name][row.size_bytes];
+      cell.values.resize(runs.size(), NAN);
+      cell.errors.resize(runs.size(), 0);
+      const auto [value, error] = figure_of(row, metric_of[name]);
+      cell.values[i] = value;
+      cell.errors[i] = error;
+    }
+  std::size_t left_out = 0;
+  for (auto& [name, sizes] : grid) {
+    const Metric metric = metric_of[name];
+    for (const SizeBucket& bucket : size_buckets()) {
+      HistorySeries s;
+      s.name = name;
+      s.bucket = bucket.name;
+      s.metric = metric;
+      std::vector<double> log_sum(runs.size(), 0), error_squares(runs.size(), 0);
+      for (const auto& [bytes, cell] : sizes) {
+        if (bytes < bucket.from || (bucket.to && bytes >= bucket.to)) continue;
+        if (std::any_of(cell.values.begin(), cell.values.end(), [](double v) { return !(v > 0); })) {
+          ++left_out;
+          continue;
+        }
+        s.sizes.push_back(bytes);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+          log_sum[i] += std::log(cell.values[i]);
+          error_squares[i] += cell.errors[i] * cell.errors[i];
+        }
+      }
+      if (s.sizes.empty()) continue;
+      const auto k = static_cast<double>(s.sizes.size());
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        s.values.push_back(std::exp(log_sum[i] / k));
+        s.errors.push_back(std::sqrt(error_squares[i]) / k);  // of the mean of k logs
+      }
+      h.series.push_back(std::move(s));
+    }
+  }
+  if (h.series.empty())
+    throw UsageError("the runs have no series and size in common: different benchmarks, collectives or rank counts?");
+  if (left_out > 0)
+    h.notes.push_back(fmt::format("{} series size(s) left out: not measured in every run", left_out));
+  const double alpha = 1 - options.confidence;
+  for (HistorySeries& s : h.series) {
+    std::vector<double> logs;
+    for (double v : s.values) logs.push_back(std::log(v));
+    s.changes = find_changes(logs, s.errors, s.metric != Metric::kTime, options.threshold, alpha, h.series.size());
+  }
+  return h;
+}
+
+}  // namespace fabricbench::results

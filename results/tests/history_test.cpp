@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// Change points on hand-made histories: a step, a drift, a flat noisy series, a step inside the
+// threshold; the table's series and buckets; too few runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.hpp"
+#include "results/history.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+/// An all_reduce row at `busbw` B/s, its median known to 0.5 % (100 samples).
+ResultRow row(std::uint64_t size, double busbw) {
+  ResultRow r;
+  r.benchmark = "fb_all_reduce";
+  r.backend = "mpi";
+  r.collective = "all_reduce";
+  r.dtype = "float";
+  r.op = "sum";
+  r.placement = "out-of-place";
+  r.size_bytes = size;
+  r.ranks = 16;
+  r.samples = 100;
+  r.busbw_factor = 1.875;
+  r.busbw_mean_bytes_per_s = r.busbw_median_bytes_per_s = busbw;
+  r.algbw_mean_bytes_per_s = r.algbw_median_bytes_per_s = busbw / 1.875;
+  r.time_s.mean = r.time_s.median = static_cast<double>(size) / r.algbw_median_bytes_per_s;
+  r.time_s.mad = 0.005 / (1.2533 * 1.4826) * 10 * r.time_s.median;  // 0.5 % SE at n = 100
+  r.time_s.stdev = 1.4826 * r.time_s.mad;
+  return r;
+}
+
+/// Runs whose 32 MiB busbw follows `levels` (GB/s), one run each, start times in order.
+std::vector<StoredRun> runs_at(const std::vector<double>& levels) {
+  std::vector<StoredRun> runs;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    StoredRun run;
+    run.path = "run" + std::to_string(i + 1) + ".json";
+    run.context["start_time"] = "2026-11-0" + std::to_string(i + 1) + "T10:00:00Z";
+    run.rows = {row(32 << 20, levels[i] * 1e9), row(4 << 10, 1e9)};
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+const HistorySeries& large(const History& h) {
+  for (const HistorySeries& s : h.series)
+    if (s.bucket == ">= 16 MiB") return s;
+  throw std::runtime_error("no large bucket");
+}
+
+TEST(History, AStepDownIsFoundAtTheFirstRunOfTheNewLevel) {
+  // 92 GB/s for three runs (+-1 %), then 81 for three: one SLOWER change starting at run 4.
+  const History h = build_history(runs_at({92.3, 91.4, 92.0, 81.2, 80.7, 81.5}), HistoryOptions{});
+  const HistorySeries& s = large(h);
+  ASSERT_EQ(s.changes.size(), 1u);
+  EXPECT_EQ(s.changes[0].run, 3u);
+  EXPECT_EQ(s.changes[0].verdict, Verdict::kSlower);
+  EXPECT_NEAR(s.changes[0].before, std::cbrt(92.3 * 91.4 * 92.0) * 1e9, 1e3);
+  EXPECT_NEAR(s.changes[0].speedup, std::cbrt(81.2 * 80.7 * 81.5) / std::cbrt(92.3 * 91.4 * 92.0), 1e-9);
+  ASSERT_TRUE(h.first_regression());
+  EXPECT_EQ(*h.first_regression(), 3u);
+  // The small bucket never moved.
+  for (const HistorySeries& other : h.series)
+    if (other.bucket == "< 64 KiB") {
+      EXPECT_TRUE(other.changes.empty());
+    }
+}
+
+TEST(History, ASlowDriftOverSeveralUpdatesIsARegressionToo) {
+  // 2.5 % lower at every run: no step passes 5 %, but the level after run 4 is 7.5 % below the first three's.
+  const History h = build_history(runs_at({100, 100.4, 99.7, 97.5, 95.0, 92.6, 90.3, 88.1}), HistoryOptions{});
+  ASSERT_FALSE(large(h).changes.empty());
+  EXPECT_EQ(large(h).changes.front().verdict, Verdict::kSlower);
+  EXPECT_TRUE(h.first_regression());
+}
+
+TEST(History, AFlatNoisySeriesAndASmallStepHaveNoChange) {
+  EXPECT_TRUE(large(build_history(runs_at({92, 95, 90, 93, 91, 94, 92}), HistoryOptions{})).changes.empty());
+  // A clean 3 % step is real but inside the 5 % threshold.
+  const History small = build_history(runs_at({92, 92.1, 91.9, 89.2, 89.3, 89.1}), HistoryOptions{});
+  EXPECT_TRUE(large(small).changes.empty());
+  EXPECT_FALSE(small.first_regression());
+}
+
+TEST(History, ARecoveryIsFasterAndNotARegression) {
+  const History h = build_history(runs_at({81, 80.5, 81.2, 92, 92.4, 91.8}), HistoryOptions{});
+  ASSERT_EQ(large(h).changes.size(), 1u);
+  EXPECT_EQ(large(h).changes[0].verdict, Verdict::kFaster);
+  EXPECT_FALSE(h.first_regression());
+}
+
+TEST(History, RunsAreOrderedByStartTimeAndTwoRunsAreRefused) {
+  std::vector<StoredRun> runs = runs_at({92, 92.2, 91.9, 81});
+  std::swap(runs[0], runs[3]);
+  const History h = build_history(runs, HistoryOptions{});
+  EXPECT_EQ(h.runs.front().path, "run1.json");
+  EXPECT_FALSE(h.notes.empty());
+  EXPECT_THROW(build_history(runs_at({92, 81}), HistoryOptions{}), UsageError);
+}
+
+}  // namespace
+}  // namespace fabricbench::results

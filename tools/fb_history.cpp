@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// fb_history RUN...: one measurement over time. A table per series and size bucket, the runs where
+// a figure moved to a new level (change points, not pairwise steps), and the first run of a
+// regression. Exit 0: no level got slower; 1: one did; 2: bad input.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/cli.hpp"
+#include "common/output_file.hpp"
+#include "common/program.hpp"
+#include "results/history.hpp"
+#include "results/history_report.hpp"
+
+using namespace fabricbench;
+using namespace fabricbench::results;
+
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app(
+      "fb_history: one measurement over time, from stored runs (fabricbench CSV/JSON or imports): per series and "
+      "size bucket a figure per run, and the runs where it moved to a new level. Exit 0: no level got slower; 1: "
+      "one did (the first such run is named); 2: bad input.",
+      "fb_history");
+  app.get_formatter()->column_width(30);
+  std::vector<std::string> paths;
+  std::string metric = "auto", json_path, csv_path;
+  double threshold_percent = 5, confidence_percent = 95;
+  HistoryOptions options;
+  app.add_option("runs", paths, "RUN...: three runs or more of the same measurement (ordered by start time)");
+  app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
+  app.add_option("--threshold", threshold_percent, "% level change below which nothing changed [5]");
+  app.add_option("--confidence", confidence_percent,
+                 "% confidence: an unchanged history shows a change at most 100 - this % of the time [95]");
+  app.add_flag("--keep-order", options.keep_order, "take the runs in the order given, not by their start time");
+  app.add_option("--json", json_path, "also write the history as JSON (fbplot.py history draws it)");
+  app.add_option("--csv", csv_path, "also write one line per run, series and bucket as CSV");
+  if (auto help = parse_or_help(app, argc, argv)) {
+    std::fputs(help->c_str(), stdout);
+    return kExitOk;
+  }
+  if (!(threshold_percent > 0 && threshold_percent < 100))
+    throw UsageError(fmt::format("--threshold {:g}: a percentage between 0 and 100", threshold_percent));
+  if (!(confidence_percent > 0 && confidence_percent < 100))
+    throw UsageError(fmt::format("--confidence {:g}: a percentage between 0 and 100", confidence_percent));
+  options.threshold = threshold_percent / 100;
+  options.confidence = confidence_percent / 100;
+  if (metric != "auto") {
+    options.metric_given = true;
+    options.metric = metric_from_name(metric);
+  }
+  if (!json_path.empty()) check_writable_path(json_path, "--json");
+  if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
+  std::vector<StoredRun> runs;
+  for (const std::string& path : paths) runs.push_back(load_run(path));
+  const History history = build_history(std::move(runs), options);
+  print_history(stdout, history, options);
+  if (!json_path.empty()) {
+    OutputFile out(json_path);
+    out.replace(history_json(history, options).dump(1) + "\n");
+    out.commit();
+  }
+  if (!csv_path.empty()) {
+    OutputFile out(csv_path);
+    out.replace(history_csv(history));
+    out.commit();
+  }
+  return history.first_regression() ? kExitWrongResults : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Everything that can go wrong here is about the files given: exit 2.
+  return run_tool("fb_history", [&] { return run(argc, argv); }, kExitUsage);
+}
