@@ -46,9 +46,9 @@ std::string model_line(const ReportInput& in) {
   for (const auto& [name, n] : statistics) used += fmt::format("{}{} ({} rows)", used.empty() ? "" : ", ", name, n);
   text += used.empty() ? "none" : used;
   if (kinds[Uncertainty::kBetweenRun] > 0)
-    text += fmt::format("; {} row(s) with the run-to-run spread ({:.1f} % pooled, at least, on {:g} degrees of "
-                        "freedom): +-{:.2f} standard errors (Student's t)",
-                        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.spread_degrees_of_freedom, c.t);
+    text += fmt::format("; {} row(s) with the run-to-run spread (at least the typical {:.1f} %): Student's t on "
+                        "each row's own runs, up to +-{:.2f} standard errors",
+                        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.t);
   if (kinds[Uncertainty::kBetweenRun] == 0 && kinds[Uncertainty::kWithinRun] > 0)
     text += "; between-run spread unknown (a one-run baseline): build one from several runs with fb_compare "
             "--save-baseline NAME RUN1 RUN2 RUN3";

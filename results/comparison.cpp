@@ -245,26 +245,36 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;
     c.rows.push_back(std::move(rc));
   }
-  // The run-to-run spread pooled over the rows that know one: the floor of each row's own.
-  double squares = 0;
+  // The typical run-to-run spread of the rows that know one (their median: a few noisy sizes do
+  // not set it): the floor of each row's own, so a row whose few runs happened to agree is not
+  // trusted beyond what the run's rows show.
+  std::vector<double> spreads;
   for (const RowComparison& r : c.rows) {
     const RowUncertainty u = row_uncertainty(r.base, r.fresh);
-    squares += u.degrees_of_freedom * u.spread * u.spread;
+    if (u.degrees_of_freedom > 0) spreads.push_back(u.spread);
     c.spread_degrees_of_freedom += u.degrees_of_freedom;
   }
-  if (c.spread_degrees_of_freedom > 0) c.pooled_spread = std::sqrt(squares / c.spread_degrees_of_freedom);
-  // One quantile for the run: Bonferroni over the rows whose uncertainty is known, so that an
-  // unchanged run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence;
-  // Student's t on the pooled spread's degrees of freedom where the run-to-run spread is used.
+  if (!spreads.empty()) {
+    std::sort(spreads.begin(), spreads.end());
+    const std::size_t n = spreads.size();
+    c.pooled_spread = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
+  }
+  // One level for the run: Bonferroni over the rows whose uncertainty is known, so that an
+  // unchanged run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence.
   const auto judged = static_cast<double>(std::count_if(
       c.rows.begin(), c.rows.end(), [](const RowComparison& r) { return r.uncertainty != Uncertainty::kUnknown; }));
   const double alpha = (1 - options.confidence) / std::max(judged, 1.0);
   c.z = options.fixed_sigmas > 0 ? options.fixed_sigmas : two_sided_z(alpha);
-  c.t = options.fixed_sigmas > 0 || c.spread_degrees_of_freedom == 0 ? c.z
-                                                                       : two_sided_t(alpha, c.spread_degrees_of_freedom);
+  // Each between-run row on its own degrees of freedom: the spread differs from size to size, so
+  // the typical spread is a floor, not knowledge the row has (the widest such quantile is c.t).
+  c.t = 0;
   for (RowComparison& r : c.rows) {
-    r.standard_error = row_uncertainty(r.base, r.fresh, c.pooled_spread).standard_error;
-    const double quantile = r.uncertainty == Uncertainty::kBetweenRun ? c.t : c.z;
+    const RowUncertainty u = row_uncertainty(r.base, r.fresh, c.pooled_spread);
+    r.standard_error = u.standard_error;
+    double quantile = c.z;
+    if (r.uncertainty == Uncertainty::kBetweenRun && options.fixed_sigmas <= 0)
+      quantile = two_sided_t(alpha, u.degrees_of_freedom);
+    if (r.uncertainty == Uncertainty::kBetweenRun) c.t = std::max(c.t, quantile);
     r.low = r.speedup * std::exp(-quantile * r.standard_error);
     r.high = r.speedup * std::exp(quantile * r.standard_error);
     r.verdict = decide(r.speedup, r.low, r.high, options.threshold);

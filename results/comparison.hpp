@@ -70,8 +70,9 @@ struct Comparison {
   bool geomean_over_all_sizes = false;
   std::vector<std::size_t> worst;  ///< indices into rows, lowest speedup first (at most 5)
   double z = 0;  ///< standard errors each side of a within-run interval (from the confidence and the row count)
-  /// Between-run rows: the run-to-run spread pooled over them, its degrees of freedom, and the t
-  /// quantile their intervals use instead of z (few runs know their spread only roughly).
+  /// Between-run rows: their typical run-to-run spread (the median over them), the degrees of
+  /// freedom of their spreads summed, and the widest Student's t quantile a row's interval used
+  /// instead of z (each row on its own (runs - 1) per side: few runs know their spread roughly).
   double pooled_spread = 0;
   double spread_degrees_of_freedom = 0;
   double t = 0;
@@ -106,8 +107,9 @@ double two_sided_t(double alpha, double df);
 /// Standard errors of ln(speedup) for one matched pair of rows, and which statistic they hold
 /// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev).
 /// Where either row holds several runs (a baseline, or --repeat) their run-to-run spread is
-/// pooled; `pooled_spread` (the comparison's spread over all such rows, 0: none) is its floor, so
-/// a row whose few runs happened to agree is not trusted beyond the run's typical spread.
+/// combined ((runs - 1) degrees of freedom a side); `pooled_spread` (the comparison's typical spread: the median over such rows, 0: none)
+/// is its floor, so a row whose few runs happened to agree is not trusted beyond the run's
+/// typical spread.
 struct RowUncertainty {
   std::string statistic = "mean";
   double standard_error = 0;

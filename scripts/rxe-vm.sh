@@ -7,7 +7,8 @@
 #   scripts/rxe-vm.sh [--timeout SECONDS] [--mem 3G] -- COMMAND [ARGS...]
 #
 # The VM sees the host's / read-only (it runs the binaries just built) and this repository
-# read-write at the same path; COMMAND runs in the repository root with `ulimit -l unlimited` and
+# read-write at the same path; the guest's /tmp, /var/tmp, /run and /root are its own tmpfs, so a
+# folder named in COMMAND that lives there (cmake -B /tmp/build) is shared read-write too; COMMAND runs in the repository root with `ulimit -l unlimited` and
 # Open MPI allowed as root. Its exit code is this script's. The VM has no network card: all RDMA
 # traffic stays on its own loopback. Kernel and initramfs are cached in build/rxe-vm/.
 set -euo pipefail
@@ -29,6 +30,28 @@ fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 vm_dir=$repo/build/rxe-vm
+# Folders of COMMAND that the guest's tmpfs mounts would hide (a build under /tmp): shared as well.
+shares=()
+for argument in "$@"; do
+  [[ $argument == /* && -e $argument ]] || continue
+  folder=$argument
+  [[ -d $folder ]] || folder=$(dirname "$folder")
+  folder=$(cd "$folder" && pwd -P)
+  case $folder in
+    "$repo" | "$repo"/*) continue ;;
+    /tmp/* | /var/tmp/* | /run/* | /root/* | /dev/shm/*) ;;
+    *) continue ;;
+  esac
+  if [[ $folder == *[,[:space:]]* ]]; then
+    echo "rxe-vm: cannot share '$folder' with the VM (a comma or space in its path): move it, or build in the repository" >&2
+    exit 2
+  fi
+  shares+=("$folder")
+done
+if [[ ${#shares[@]} -gt 4 ]]; then
+  echo "rxe-vm: the command names ${#shares[@]} folders under /tmp, /run or /root; at most 4 can be shared" >&2
+  exit 2
+fi
 mkdir -p "$vm_dir"
 for tool in qemu-system-x86_64 busybox modprobe depmod cpio rdma; do
   command -v "$tool" >/dev/null || { echo "rxe-vm: '$tool' is missing: run scripts/setup.sh" >&2; exit 2; }
@@ -86,6 +109,12 @@ for d in tmp var/tmp run root dev/shm; do mount -t tmpfs tmpfs "/newroot/$d" 2>/
 # After the tmpfs mounts, so a repository under /tmp (a CI clone) is not hidden by them.
 mkdir -p "/newroot$work" 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work "/newroot$work"
+i=0
+for folder in $(sed -n 's/.* fb_shares=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' '); do
+  mkdir -p "/newroot$folder" 2>/dev/null
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 "share$i" "/newroot$folder" || echo "rxe-vm: sharing $folder failed"
+  i=$((i + 1))
+done
 mount -t proc proc /newroot/proc
 mount -t sysfs sys /newroot/sys
 mount -t devtmpfs dev /newroot/dev
@@ -123,16 +152,23 @@ fi
 } > "$vm_dir/job.sh"
 rm -f "$vm_dir/exit-code"
 
-echo "rxe-vm: booting $kernel_version (timeout ${timeout_seconds} s): $*"
+share_devices=()
+share_list=""
+for i in "${!shares[@]}"; do
+  share_devices+=(-fsdev "local,id=share$i,path=${shares[$i]},security_model=none,multidevs=remap"
+                  -device "virtio-9p-pci,fsdev=share$i,mount_tag=share$i")
+  share_list+="${share_list:+,}${shares[$i]}"
+done
+echo "rxe-vm: booting $kernel_version (timeout ${timeout_seconds} s): $*${share_list:+ (also sharing $share_list)}"
 timeout --kill-after=10 "$timeout_seconds" qemu-system-x86_64 \
   -machine pc -accel tcg,thread=multi,tb-size=256 -cpu qemu64 -m "$memory" -smp 2 \
   -nographic -nodefaults -no-reboot -nic none -serial mon:stdio \
   -kernel "$kernel_root/boot/vmlinuz-$kernel_version" -initrd "$initramfs" \
-  -append "console=ttyS0 panic=-1 loglevel=4 fb_work=$repo" \
+  -append "console=ttyS0 panic=-1 loglevel=4 fb_work=$repo${share_list:+ fb_shares=$share_list}" \
   -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
   -fsdev local,id=work,path="$repo",security_model=none,multidevs=remap \
-  -device virtio-9p-pci,fsdev=work,mount_tag=work </dev/null || true
+  -device virtio-9p-pci,fsdev=work,mount_tag=work "${share_devices[@]}" </dev/null || true
 
 if [[ ! -f $vm_dir/exit-code ]]; then
   echo "rxe-vm: the VM ended without the job's exit code (timeout after ${timeout_seconds} s, or a guest crash)" >&2

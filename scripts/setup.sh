@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs, with apt, whatever fabricbench needs that is missing (Debian 12, Ubuntu 24.04).
-# Idempotent: installs nothing when everything is there. QEMU, busybox and perftest are for the
-# Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real RDMA device; Slurm and munge
-# are for the fake cluster (scripts/fake-cluster.sh), which starts its own daemons; clang and its
-# runtime (libFuzzer) for the fuzz pass over the result readers (scripts/fuzz.sh). CUDA and NCCL
-# are not apt-installed here: they come from NVIDIA's packages where GPUs are; the build leaves the
-# NCCL backend out without them.
+# Idempotent: installs nothing when everything is there.
+#   scripts/setup.sh           what building and running need (the main job; a cluster node)
+#   scripts/setup.sh --tests   also what only the tests need: QEMU, busybox and perftest for the
+#                              Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real
+#                              RDMA device; Slurm and munge for the fake cluster
+#                              (scripts/fake-cluster.sh); clang and libFuzzer for scripts/fuzz.sh
+# CUDA and NCCL are not apt-installed here: they come from NVIDIA's packages where GPUs are; the
+# build leaves the NCCL backend out without them.
 set -euo pipefail
 
 packages=(
@@ -14,12 +16,19 @@ packages=(
   openmpi-bin libopenmpi-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
-  libibverbs-dev
-  qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils ibverbs-providers perftest
-  util-linux slurmctld slurmd slurm-client munge
-  clang libclang-rt-dev
+  libibverbs-dev ibverbs-providers
   python3 python3-matplotlib
 )
+case ${1:-} in
+  --tests)
+    packages+=(
+      qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils perftest
+      util-linux slurmctld slurmd slurm-client munge
+      clang libclang-rt-dev
+    ) ;;
+  "") ;;
+  *) echo "setup: unknown option '$1' (usage: scripts/setup.sh [--tests])" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -5,7 +5,7 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 scripts/build.sh -DFABRICBENCH_WERROR=ON
 source scripts/mpi-env.sh
 
