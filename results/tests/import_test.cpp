@@ -100,6 +100,61 @@ TEST(NcclTestsText, TableWithRootColumn) {
   EXPECT_EQ(run.context["rank_context"][0]["gpus"][0]["gpu_name"], "NVIDIA H200");
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A log as it reaches users: NCCL_DEBUG=INFO lines between the rows, an mpirun banner before
+// the table, /usr/bin/time after it. The table reads the same; the rest is counted, not fatal.
+TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
+  const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_2ranks.txt");
+  std::string noisy = "--------------------------------------------------------------------------\n"
+                      "WARNING: There was an error initializing an OpenFabrics device.\n"
+                      "--------------------------------------------------------------------------\n";
+  std::istringstream lines(clean);
+  std::size_t inserted = 3;
+  for (std::string line; std::getline(lines, line);) {
+    noisy += line + "\n";
+    if (line.find("float") != std::string::npos) {
+      noisy += "node01:41213:41290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n";
+      ++inserted;
+    }
+  }
+  noisy += "0.52user 0.10system 0:01.23elapsed 51%CPU (0avgtext+0avgdata 181232maxresident)k\n";
+  ++inserted;
+  const StoredRun quiet = parse_run(clean, "clean.txt"), loud = parse_run(noisy, "noisy.txt");
+  ASSERT_EQ(loud.rows.size(), quiet.rows.size());
+  EXPECT_DOUBLE_EQ(row_of_size(loud, 1048576, "out-of-place").busbw_mean_bytes_per_s, 10.06e9);
+  EXPECT_EQ(loud.context["skipped_lines"].get<std::size_t>(), inserted);
+  EXPECT_FALSE(quiet.context.contains("skipped_lines"));
+  // A torn table row is still refused: a log cut off mid-line is not a result.
+  EXPECT_NE(error_of(noisy + "     2097152        524288     float     sum      -1   190.1\n").find("fields"),
+            std::string::npos);
+  EXPECT_NE(error_of("node01:1:1 [0] NCCL INFO Bootstrap : Using eth0\n", Format::kNcclTestsText).find("no result lines"),
+            std::string::npos);
+}
+
+// Real captures from the Soft-RoCE VM, as users save them (2>&1, under `time`): the shell's
+// timing after the table's closing line is not part of it.
+TEST(PerftestText, RealVmCapturesWithTimeOutputAfterTheTable) {
+  const StoredRun bw = load_run(kData + "/perftest/ib_write_bw_rxe_vm.txt");
+  ASSERT_EQ(bw.rows.size(), 23u);  // -a: 2 B .. 8 MiB
+  EXPECT_DOUBLE_EQ(row_of_size(bw, 8388608).busbw_mean_bytes_per_s, 1.60e9 / 8);
+  const StoredRun lat = load_run(kData + "/perftest/ib_write_lat_rxe_vm.txt");
+  ASSERT_EQ(lat.rows.size(), 23u);
+  EXPECT_DOUBLE_EQ(row_of_size(lat, 2).time_s.min, 7.38e-6);
+  // perftest's own warning inside the table (a VM's CPU frequency) is skipped and counted.
+  std::string warned = read_text(kData + "/perftest/ib_write_bw_rxe_vm.txt");
+  const auto table = warned.find(" 2          500");
+  warned.insert(table, " Conflicting CPU frequency values detected: 1200.000000 != 3400.000000. CPU Frequency is not max.\n");
+  const StoredRun skipped = parse_run(warned, "warned.txt");
+  EXPECT_EQ(skipped.rows.size(), 23u);
+  EXPECT_EQ(skipped.context["skipped_lines"].get<std::size_t>(), 1u);
+}
+
 TEST(NcclTestsText, OlderTableWithoutRootAndCollectiveFromFileName) {
   const StoredRun run = load_run(kData + "/nccl-tests/all_gather_old.txt");
   ASSERT_EQ(run.rows.size(), 6u);
