@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "common/link_matrix.hpp"  // median_of
 #include "common/measured_row.hpp"
 
 namespace fabricbench::results {
@@ -96,6 +97,12 @@ bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.s
 double relative_error(const ResultRow& r, bool median) {
   const double n = std::sqrt(static_cast<double>(r.samples));
   return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n : r.time_s.stdev / r.time_s.mean / n;
+}
+
+double fraction_of_percent(double percent, const char* flag) {
+  if (!(percent > 0 && percent < 100))
+    throw UsageError(fmt::format("{} {:g}: a percentage between 0 and 100", flag, percent));
+  return percent / 100;
 }
 
 const char* verdict_name(Verdict verdict) {
@@ -254,11 +261,7 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     if (u.degrees_of_freedom > 0) spreads.push_back(u.spread);
     c.spread_degrees_of_freedom += u.degrees_of_freedom;
   }
-  if (!spreads.empty()) {
-    std::sort(spreads.begin(), spreads.end());
-    const std::size_t n = spreads.size();
-    c.pooled_spread = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
-  }
+  c.pooled_spread = median_of(std::move(spreads));  // 0 for none
   // One level for the run: Bonferroni over the rows whose uncertainty is known, so that an
   // unchanged run is called SLOWER or FASTER anywhere with a chance of at most 1 - confidence.
   const auto judged = static_cast<double>(std::count_if(

@@ -18,6 +18,10 @@ enum class Verdict { kSame, kFaster, kSlower, kUnsure };
 enum class Metric { kBusbw, kAlgbw, kTime };
 
 const char* verdict_name(Verdict verdict);
+
+/// `percent` (a --threshold or --confidence) as a fraction; throws UsageError naming `flag` unless
+/// it lies strictly between 0 and 100.
+double fraction_of_percent(double percent, const char* flag);
 const char* metric_name(Metric metric);
 /// "busbw" | "algbw" | "time"; throws UsageError.
 Metric metric_from_name(const std::string& name);

@@ -41,12 +41,8 @@ int run(int argc, char** argv) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;
   }
-  if (!(threshold_percent > 0 && threshold_percent < 100))
-    throw UsageError(fmt::format("--threshold {:g}: a percentage between 0 and 100", threshold_percent));
-  if (!(confidence_percent > 0 && confidence_percent < 100))
-    throw UsageError(fmt::format("--confidence {:g}: a percentage between 0 and 100", confidence_percent));
-  options.threshold = threshold_percent / 100;
-  options.confidence = confidence_percent / 100;
+  options.threshold = fraction_of_percent(threshold_percent, "--threshold");
+  options.confidence = fraction_of_percent(confidence_percent, "--confidence");
   if (metric != "auto") {
     options.metric_given = true;
     options.metric = metric_from_name(metric);
