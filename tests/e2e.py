@@ -504,6 +504,27 @@ def test_gpu(runner, _):
             expect("in-place " + collective + " is not measured with NCCL" in result.stdout,
                    f"{collective}: the note on in-place is missing\n{result.stdout[-2000:]}")
             print(f"{collective} 4-32 MiB on 2 ranks: {len(rows)} out-of-place rows correct, in-place left out with a note")
+    # A link matrix on NCCL: 4 ranks as 4 NCCL hosts, one communicator per pair (ncclCommSplit).
+    # Four processes time-slice one GPU, so cells scatter (4.5 to 8.4 Gb/s seen on the H200): the
+    # test judges completeness, correctness and the path per pair; --node-threshold 0.3 keeps the
+    # scatter from naming a SLOW link.
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run_shared_gpu("sendrecv", 4, nccl + ["--pairs", "all", "-b", "1M", "-e", "4M", "-f", "4",
+                                                              "-n", "5", "-d", "int32", "--node-threshold", "0.3",
+                                                              "--json", f"{tmp}/m.json",
+                                                              "--csv", f"{tmp}/m.csv"])
+        expect(result.returncode == 0, f"NCCL --pairs all on 4 ranks: exit {result.returncode}\n"
+                                       f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        cells = json.load(open(f"{tmp}/m.json"))["summary"]["matrix"]["cells"]
+        pairs = sorted(tuple(sorted((c["a"], c["b"]))) for c in cells)
+        rows = read_csv(f"{tmp}/m.csv")
+        expect(len(cells) == 6 and len(set(pairs)) == 6 and all(not c["failure"] for c in cells),
+               f"NCCL --pairs all: {len(cells)} cells {pairs}")
+        expect(len(rows) == 12 and all(int(r["wrong"]) == 0 for r in rows), f"NCCL --pairs all rows: {len(rows)}")
+        path = result.stdout[result.stdout.index("# Verdict (NCCL path)"):].splitlines()
+        per_pair = [line for line in path[1:8] if re.match(r"^#\s+\S+#\d - \S+#\d: ", line)]
+        expect(len(per_pair) == 6, f"NCCL --pairs all: path verdict per pair missing\n{result.stdout[-3000:]}")
+        print(f"NCCL --pairs all on 4 ranks: 6 cells, {len(rows)} rows correct; path: {per_pair[0].strip()}")
     if gpus == 1:
         mid_run_failure(lambda args: runner.run_shared_gpu("all_reduce", 2, nccl + args, timeout=180),
                         "nccl mid-run failure, 2 ranks sharing the GPU", 20)

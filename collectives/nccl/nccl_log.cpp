@@ -144,7 +144,12 @@ LogDigest digest_log(std::string_view text) {
       if (!family.empty()) ++d.transports[family];
     } else if (starts_with(m, "NCCL_") && m.find(" set by environment to ") != std::string_view::npos) {
       const auto at = m.find(" set by environment to ");
-      d.environment[std::string(m.substr(0, at))] = std::string(trim(m.substr(at + 23)));
+      std::string_view value = trim(m.substr(at + 23));
+      // Integer settings are logged as "to 0.": the full stop ends NCCL's sentence, not the number.
+      if (value.size() > 1 && value.back() == '.' &&
+          value.find_first_not_of("-0123456789") == value.size() - 1)
+        value.remove_suffix(1);
+      d.environment[std::string(m.substr(0, at))] = std::string(value);
     } else {
       TuningChoice choice;
       if (parse_tuning(m, choice)) d.tuning.push_back(choice);

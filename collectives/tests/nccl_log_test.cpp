@@ -18,6 +18,7 @@ node01:41213:41300 [0] NCCL INFO Using network IB
 node01:41213:41300 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'
 node01:41213:41300 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 1 'mlx5_1'
 node01:41213:41213 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+node01:41213:41213 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.
 node01:41213:41310 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
 node01:41213:41310 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA
 node01:41213:41310 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/1(3)/GDRDMA/Shared
@@ -40,6 +41,7 @@ TEST(NcclLog, DigestsNetworkHcasGdrTransportsTuning) {
   EXPECT_EQ(d.transports.at("NET/IB/GDRDMA"), 2);
   EXPECT_EQ(d.transports.at("P2P/CUMEM"), 1);
   EXPECT_EQ(d.environment.at("NCCL_ALGO"), "Ring");
+  EXPECT_EQ(d.environment.at("NCCL_NVLS_ENABLE"), "0");  // NCCL ends integer settings with a full stop
   ASSERT_EQ(d.tuning.size(), 1u);
   EXPECT_EQ(d.tuning[0].function, "AllReduce");
   EXPECT_EQ(d.tuning[0].bytes, 1048576u);

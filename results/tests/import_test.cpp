@@ -137,6 +137,18 @@ TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
             std::string::npos);
 }
 
+// A real capture: all_reduce_perf -b 8 -e 8G -f 2 -g 1 with NCCL_DEBUG=INFO on the H200 (2>&1),
+// 94 INFO lines before, between and after the table.
+TEST(NcclTestsText, RealH200CaptureWithNcclInfoLines) {
+  const StoredRun run = load_run(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
+  ASSERT_EQ(run.rows.size(), 62u);  // 31 sizes, out-of-place and in-place
+  EXPECT_EQ(run.context["skipped_lines"].get<std::size_t>(), 94u);
+  const ResultRow largest = row_of_size(run, 8589934592, "out-of-place");
+  EXPECT_DOUBLE_EQ(largest.time_s.mean, 4022.77e-6);
+  EXPECT_DOUBLE_EQ(largest.algbw_mean_bytes_per_s, 2135.3e9);
+  EXPECT_EQ(largest.wrong, 0);
+}
+
 // Real captures from the Soft-RoCE VM, as users save them (2>&1, under `time`): the shell's
 // timing after the table's closing line is not part of it.
 TEST(PerftestText, RealVmCapturesWithTimeOutputAfterTheTable) {
