@@ -3,7 +3,13 @@
 # bin/, where the executables look for it), fbplot.py as fb_plot, and the docs. Its dependencies
 # are the Debian 12 / Ubuntu 24.04 runtime packages of what the build links; CUDA and NCCL come
 # from NVIDIA's packages on GPU nodes and are not listed (a build without them needs neither).
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/plots/fbplot.py DESTINATION bin RENAME fb_plot)
+# Installed, fb_plot runs on the system's Python (where python3-matplotlib is), not on whichever
+# python3 comes first on a user's PATH (pyenv, a venv without matplotlib).
+file(READ ${PROJECT_SOURCE_DIR}/plots/fbplot.py _fbplot_text)
+string(REGEX REPLACE "^#![^\n]*" "#!/usr/bin/python3" _fbplot_text "${_fbplot_text}")
+file(WRITE ${PROJECT_BINARY_DIR}/packaging/fb_plot "${_fbplot_text}")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/plots/fbplot.py)
+install(PROGRAMS ${PROJECT_BINARY_DIR}/packaging/fb_plot DESTINATION bin)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/fabricbench)
 install(FILES ${PROJECT_SOURCE_DIR}/results/README.md DESTINATION share/doc/fabricbench RENAME RESULTS.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/fabricbench)
