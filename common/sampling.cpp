@@ -58,23 +58,27 @@ double clock_resolution_seconds() {
 
 namespace {
 
-// The slowest rank's time for one operation decides the batch, so every rank batches alike.
+// The slowest rank's time per operation decides the batch, so every rank batches alike. One
+// operation right after the warm-up is a poor probe (it carries the ranks' skew: 5 us for a 0.5 us
+// call), so the probe grows until it is as long as a sample should be.
 std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
                            Watchdog& watchdog, double& seconds_per_operation) {
-  const auto least = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
-  // [0]: this rank's probe time, [1]: its minimum sample length (clock resolutions differ between
-  // ranks, VMs especially): both folded by max, so every rank computes the same batch.
-  double probe[2] = {0, plan.min_sample_seconds};
-  {
-    Watchdog::Scope wait(watchdog);
-    probe[0] = run_batch(static_cast<int>(least));
-    FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, probe, 2, MPI_DOUBLE, MPI_MAX, comm));
+  constexpr double kMostOperations = 100000;
+  double batch = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
+  for (int step = 0; step < 5; ++step) {
+    // [0]: this rank's probe time, [1]: its minimum sample length (clock resolutions differ between
+    // ranks, VMs especially): both folded by max, so every rank computes the same batch.
+    double probe[2] = {0, plan.min_sample_seconds};
+    {
+      Watchdog::Scope wait(watchdog);
+      probe[0] = run_batch(static_cast<int>(batch));
+      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, probe, 2, MPI_DOUBLE, MPI_MAX, comm));
+    }
+    seconds_per_operation = std::max(probe[0] / batch, 1e-12);
+    if (probe[0] >= probe[1] || batch >= kMostOperations) break;
+    batch = std::min(std::max(std::ceil(probe[1] / seconds_per_operation), 2 * batch), kMostOperations);
   }
-  const double min_sample_seconds = probe[1];
-  seconds_per_operation = std::max(probe[0] / least, 1e-12);
-  if (probe[0] >= min_sample_seconds) return static_cast<std::uint64_t>(least);
-  const double wanted = std::ceil(min_sample_seconds / seconds_per_operation);
-  return static_cast<std::uint64_t>(std::clamp(wanted, least, std::max(least, 100000.0)));
+  return static_cast<std::uint64_t>(batch);
 }
 
 std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
