@@ -43,6 +43,7 @@ std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
   tee->attach(job.console_reporter(stdout));
   if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
   if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
+  if (!o.prom_path.empty()) tee->attach(make_prometheus_reporter(o.prom_path));
   if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: under the table
   return tee;
 }

@@ -14,6 +14,9 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
                  "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]");
   app.add_option("--csv", options.csv_path, "write rows as CSV to this file");
   app.add_option("--json", options.json_path, "write context and rows as JSON to this file");
+  app.add_option("--prom", options.prom_path,
+                 "write the run's figures and verdicts in Prometheus text format here when it ends (a *.prom file "
+                 "for node_exporter's textfile collector)");
   app.add_option("--tag", tag_texts_, "key=value label stored in every row (repeatable)");
   app.add_option("--repeat", options.repeat,
                  "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
@@ -39,7 +42,13 @@ void OutputFlags::check(bool check_paths) {
   }
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
   if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
-  if (!o.csv_path.empty() && o.csv_path == o.json_path) throw UsageError("--csv and --json name the same file");
+  if (check_paths && !o.prom_path.empty()) check_writable_path(o.prom_path, "--prom");
+  const std::vector<std::pair<const std::string*, const char*>> paths = {
+      {&o.csv_path, "--csv"}, {&o.json_path, "--json"}, {&o.prom_path, "--prom"}};
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = i + 1; j < paths.size(); ++j)
+      if (!paths[i].first->empty() && *paths[i].first == *paths[j].first)
+        throw UsageError(fmt::format("{} and {} name the same file", paths[i].second, paths[j].second));
 }
 
 std::pair<std::string, std::string> parse_tag(const std::string& text) {

@@ -54,6 +54,8 @@ class ReporterTee final : public Reporter {
 
 std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
 std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
+/// Prometheus text format for node_exporter's textfile collector, written whole when the run ends.
+std::unique_ptr<Reporter> make_prometheus_reporter(const std::string& path);
 /// Row k of N and elapsed time on stderr: `mode` on, off, or auto (only when stderr is a terminal).
 /// Returns null when off.
 std::unique_ptr<Reporter> make_progress_reporter(const std::string& mode);

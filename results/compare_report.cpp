@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "common/prometheus_text.hpp"
 #include "common/reporter.hpp"
 #include "common/sizes.hpp"
 #include "common/summary.hpp"
@@ -207,6 +208,27 @@ nlohmann::json json_report(const ReportInput& in) {
           {"only_in_baseline", c.only_base.size()},
           {"only_in_new", c.only_new.size()},
           {"rows", rows}};
+}
+
+std::string prom_report(const ReportInput& in) {
+  const Comparison& c = in.comparison;
+  prom::Exposition doc;
+  const prom::Labels run = {{"baseline", in.base.path}, {"new", in.fresh.path}};
+  for (const Verdict v : {Verdict::kSlower, Verdict::kFaster, Verdict::kSame, Verdict::kUnsure})
+    doc.gauge("fabricbench_compare_rows", "Matched rows of the comparison by verdict.",
+              prom::with(run, "verdict", verdict_name(v)), static_cast<double>(c.count(v)));
+  doc.gauge("fabricbench_compare_regression", "1 when a row got SLOWER (fb_compare exits 1).", run,
+            c.regression() ? 1 : 0);
+  doc.gauge("fabricbench_compare_geomean_ratio", "Geometric mean of new/baseline over the large sizes (> 1 better).",
+            run, c.geomean_speedup);
+  for (const RowComparison& r : c.rows) {
+    const prom::Labels labels = prom::with(prom::labels_of(r.fresh), "verdict", verdict_name(r.verdict));
+    const char* help = "new/baseline of the row's figure (> 1 better), and its interval's bounds.";
+    doc.gauge("fabricbench_compare_row_ratio", help, prom::with(labels, "bound", "estimate"), r.speedup);
+    doc.gauge("fabricbench_compare_row_ratio", help, prom::with(labels, "bound", "low"), r.low);
+    doc.gauge("fabricbench_compare_row_ratio", help, prom::with(labels, "bound", "high"), r.high);
+  }
+  return doc.text();
 }
 
 }  // namespace fabricbench::results

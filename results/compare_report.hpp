@@ -22,5 +22,8 @@ void print_console(std::FILE* out, const ReportInput& input);
 std::string markdown_report(const ReportInput& input);
 std::string csv_report(const ReportInput& input);
 nlohmann::json json_report(const ReportInput& input);
+/// Prometheus text format: rows per verdict, the regression flag, the geometric mean, and each
+/// matched row's change with its interval (labels of the new run's row).
+std::string prom_report(const ReportInput& input);
 
 }  // namespace fabricbench::results

@@ -6,7 +6,8 @@
 #   scripts/setup.sh --tests   also what only the tests need: QEMU, busybox and perftest for the
 #                              Soft-RoCE VM (scripts/rxe-vm.sh) that gives the verbs tests a real
 #                              RDMA device; Slurm and munge for the fake cluster
-#                              (scripts/fake-cluster.sh); clang and libFuzzer for scripts/fuzz.sh
+#                              (scripts/fake-cluster.sh); clang and libFuzzer for scripts/fuzz.sh;
+#                              node_exporter, promtool and Chromium for the --prom and report tests
 # CUDA and NCCL are not apt-installed here: they come from NVIDIA's packages where GPUs are; the
 # build leaves the NCCL backend out without them.
 set -euo pipefail
@@ -25,6 +26,7 @@ case ${1:-} in
       qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils perftest
       util-linux slurmctld slurmd slurm-client munge
       clang libclang-rt-dev
+      prometheus-node-exporter prometheus chromium
     ) ;;
   "") ;;
   *) echo "setup: unknown option '$1' (usage: scripts/setup.sh [--tests])" >&2; exit 2 ;;

@@ -314,6 +314,8 @@ BAD_INPUT = [
     ("sendrecv", 3, ["--pairs", "all", "--node-threshold", "1.5"], "--node-threshold"),
     ("all_reduce", 2, ["--expect-busbw", "0"], "--expect-busbw"),
     ("all_reduce", 2, ["--expect-busbw", "fast"], "--expect-busbw"),
+    ("all_reduce", 2, ["--prom", "/nonexistent-folder/run.prom"], "--prom"),
+    ("all_reduce", 2, ["--prom", "/tmp/fb-same.out", "--csv", "/tmp/fb-same.out"], "name the same file"),
 ]
 
 

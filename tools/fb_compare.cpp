@@ -11,6 +11,7 @@
 #include "common/cli.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
+#include "common/prometheus_text.hpp"
 #include "common/sizes.hpp"
 #include "results/compare_report.hpp"
 
@@ -99,7 +100,7 @@ int run(int argc, char** argv) {
       "fb_compare");
   app.get_formatter()->column_width(34);
   std::string metric = "auto", cutoff = "1M", base_format = "auto", new_format = "auto";
-  std::string markdown_path, csv_path, json_path, save_name;
+  std::string markdown_path, csv_path, json_path, prom_path, save_name;
   std::vector<std::string> runs;
   double threshold_percent = 5, confidence_percent = 95, sigmas = 0;
   CompareOptions options;
@@ -117,6 +118,7 @@ int run(int argc, char** argv) {
   app.add_option("--markdown", markdown_path, "also write the comparison as markdown (for a ticket)");
   app.add_option("--csv", csv_path, "also write the row verdicts as CSV");
   app.add_option("--json", json_path, "also write the comparison as JSON");
+  app.add_option("--prom", prom_path, "also write verdict counts and each row's change in Prometheus text format");
   app.add_option("--save-baseline", save_name,
                  "save the runs given as baseline NAME (results/baselines/): one run as it is, several as each row's "
                  "centre and run-to-run spread");
@@ -142,7 +144,7 @@ int run(int argc, char** argv) {
     options.metric = metric_from_name(metric);
     options.metric_given = true;
   }
-  for (const auto* path : {&markdown_path, &csv_path, &json_path})
+  for (const auto* path : {&markdown_path, &csv_path, &json_path, &prom_path})
     if (!path->empty()) check_writable_path(*path, "output");
 
   const StoredRun base = load_run(resolve(base_path), format_from_name(base_format));
@@ -153,6 +155,7 @@ int run(int argc, char** argv) {
   if (!markdown_path.empty()) write_file(markdown_path, markdown_report(input));
   if (!csv_path.empty()) write_file(csv_path, csv_report(input));
   if (!json_path.empty()) write_file(json_path, json_report(input).dump(2) + "\n");
+  if (!prom_path.empty()) prom::write_exposition_file(prom_path, prom_report(input));
   return comparison.regression() ? 1 : kExitOk;
 }
 
