@@ -472,7 +472,8 @@ def render_report(args):
              ("start", context.get("start_time", "")), ("ranks", context.get("ranks", "")),
              ("hosts", ", ".join(f"{h} ({n})" for h, n in context.get("hosts", {}).items())),
              ("MPI", context.get("mpi_library", "")), ("fabricbench", context.get("fabricbench_version", "")),
-             ("git", context.get("git_revision", ""))]
+             ("git", context.get("git_revision", "")), ("tags", context.get("tags", "")),
+             ("settings", "; ".join(sorted({r.get("settings", "") for r in run["rows"]} - {""})))]
     rank_context = context.get("rank_context") or [{}]
     if rank_context and rank_context[0].get("gpus"):
         facts.append(("GPU", rank_context[0]["gpus"][0].get("gpu_name", "")))
@@ -481,10 +482,14 @@ def render_report(args):
              f"{r.get('algbw_mean_bytes_per_s', 0) / 1e9:.3f}", f"{r.get('busbw_mean_bytes_per_s', 0) / 1e9:.3f}",
              r.get("wrong", "")] for r in run["rows"]]
     sections = [f"<h2>Context</h2>{table(['item', 'value'], [f for f in facts if f[1] != ''])}"]
+    verdicts = (run.get("summary") or {}).get("verdicts", [])
+    if verdicts:  # the run's own verdicts: line rate, NCCL path (its log's findings), link matrix
+        sections.append("<h2>Verdicts</h2>" + table(["subject", "verdict", "why"], [
+            [v.get("subject", ""), v.get("word", ""), " / ".join(v.get("lines", []))] for v in verdicts]))
     if baseline:
         c = comparison_of(args, baseline, run)
         if c:
-            counts = ", ".join(f"{n} {k}" for k, n in c["counts"].items())
+            counts = html.escape(", ".join(f"{n} {k}" for k, n in c["counts"].items()))
             differences = "".join(f"<li>context differs - {html.escape(d['item'])}: "
                                   f"{html.escape(d['baseline'])} &rarr; {html.escape(d['new'])}</li>"
                                   for d in c["context_differences"])
@@ -508,7 +513,11 @@ def render_report(args):
                                               rows))
     pictures = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{png}'>"
                        for t, png in figures)
-    document = f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>fabricbench: {html.escape(run['label'])}</title>
+    # The page runs no script and loads nothing: every picture is inline, and the policy says so
+    # to the browser too, in case an unescaped string ever slipped through.
+    document = f"""<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>fabricbench: {html.escape(run['label'])}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}
 table{{border-collapse:collapse;font-size:13px;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}
 th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
