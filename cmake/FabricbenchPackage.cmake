@@ -13,6 +13,9 @@ install(PROGRAMS ${PROJECT_BINARY_DIR}/packaging/fb_plot DESTINATION bin)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/fabricbench)
 install(FILES ${PROJECT_SOURCE_DIR}/results/README.md DESTINATION share/doc/fabricbench RENAME RESULTS.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/fabricbench)
+# fb_health's example rules and the Slurm prolog that drains on its verdict.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/health DESTINATION share/fabricbench)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/slurm-prolog.sh DESTINATION share/fabricbench RENAME fb_health-prolog.sh)
 
 set(CPACK_PACKAGE_NAME fabricbench)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -104,11 +104,9 @@ void check_filter(std::vector<Finding>& out, const std::map<std::string, std::st
 }
 
 void check_gpus(const SysTree& t, NodeReport& r, std::vector<Pci>& gpus) {
-  for (const std::string& bdf : t.list("/sys/bus/pci/devices")) {
+  for (const std::string& bdf : nvidia_gpu_addresses(t)) {
     const std::string dir = "/sys/bus/pci/devices/" + bdf;
-    const std::string cls = t.text(dir + "/class").value_or("");
-    if (t.text(dir + "/vendor").value_or("") == "0x10de" && (cls.starts_with("0x0302") || cls.starts_with("0x0300")))
-      gpus.push_back({bdf, t.resolve(dir), t.text(dir + "/numa_node").value_or("-1")});
+    gpus.push_back({bdf, t.resolve(dir), t.text(dir + "/numa_node").value_or("-1")});
   }
   std::string driver;
   if (auto version = t.text("/proc/driver/nvidia/version")) {
@@ -137,6 +135,40 @@ void check_gpus(const SysTree& t, NodeReport& r, std::vector<Pci>& gpus) {
     r.findings.push_back({"gpus", Status::kPass, fmt::format("{} GPU(s): {}; driver {}", gpus.size(), join(names), driver), ""});
 }
 
+}  // namespace
+
+double RdmaPort::gbps() const {
+  try {
+    return std::stod(rate);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::vector<RdmaPort> rdma_ports(const SysTree& t) {
+  std::vector<RdmaPort> ports;
+  for (const std::string& dev : t.list("/sys/class/infiniband"))
+    for (const std::string& port : t.list("/sys/class/infiniband/" + dev + "/ports")) {
+      const std::string p = "/sys/class/infiniband/" + dev + "/ports/" + port;
+      ports.push_back({dev, port, t.text(p + "/state").value_or("?"), t.text(p + "/phys_state").value_or("?"),
+                       t.text(p + "/rate").value_or("?"), t.text(p + "/link_layer").value_or("?")});
+    }
+  return ports;
+}
+
+std::vector<std::string> nvidia_gpu_addresses(const SysTree& t) {
+  std::vector<std::string> gpus;
+  for (const std::string& bdf : t.list("/sys/bus/pci/devices")) {
+    const std::string dir = "/sys/bus/pci/devices/" + bdf;
+    const std::string cls = t.text(dir + "/class").value_or("");
+    if (t.text(dir + "/vendor").value_or("") == "0x10de" && (cls.starts_with("0x0302") || cls.starts_with("0x0300")))
+      gpus.push_back(bdf);
+  }
+  return gpus;
+}
+
+namespace {
+
 void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env, NodeReport& r,
                 std::vector<std::pair<std::string, Pci>>& hcas) {
   const std::vector<std::string> devices = t.list("/sys/class/infiniband");
@@ -153,13 +185,13 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
       const auto chain = pci_chain(path);
       hcas.push_back({dev, {chain.empty() ? dev : chain.back(), path, t.text(device_link + "/numa_node").value_or("-1")}});
     }
-    for (const std::string& port : t.list(base + "/ports")) {
+    for (const RdmaPort& found : rdma_ports(t)) {
+      if (found.device != dev) continue;
+      const std::string& port = found.port;
       const std::string p = base + "/ports/" + port;
-      const std::string state = t.text(p + "/state").value_or("?"), phys = t.text(p + "/phys_state").value_or("?");
-      const std::string rate = t.text(p + "/rate").value_or("?"), layer = t.text(p + "/link_layer").value_or("?");
-      const bool active = state.find("ACTIVE") != std::string::npos;
-      const bool up = phys.find("LinkUp") != std::string::npos;
-      if (active && up)
+      const std::string &state = found.state, &phys = found.phys_state, &rate = found.rate, &layer = found.link_layer;
+      const bool up = found.link_up();
+      if (found.active() && up)
         r.findings.push_back({"rdma-port", Status::kPass, fmt::format("{} port {}: {}, {}, {}, {}", dev, port, state, phys, rate, layer), ""});
       else
         r.findings.push_back({"rdma-port", Status::kFail, fmt::format("{} port {}: {}, {} ({})", dev, port, state, phys, layer),

@@ -30,6 +30,20 @@ struct NodeReport {
   std::map<std::string, std::string> facts;  ///< driver, kernel, nccl: compared across nodes
 };
 
+/// One RDMA port as sysfs shows it (the words ibstat prints).
+struct RdmaPort {
+  std::string device, port;
+  std::string state, phys_state, rate, link_layer;  ///< "4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)", "InfiniBand"
+  bool active() const { return state.find("ACTIVE") != std::string::npos; }
+  bool link_up() const { return phys_state.find("LinkUp") != std::string::npos; }
+  /// The rate's Gb/s ("400 Gb/sec (4X NDR)" -> 400); 0 when unreadable.
+  double gbps() const;
+};
+/// Every port of every device under /sys/class/infiniband, by device then port.
+std::vector<RdmaPort> rdma_ports(const SysTree& tree);
+/// NVIDIA GPUs (display or 3D controllers of vendor 0x10de) on the PCI bus, by address.
+std::vector<std::string> nvidia_gpu_addresses(const SysTree& tree);
+
 /// `environment`: the NCCL_* variables of the run. `nccl_version`: the library this process
 /// would load ("" when none).
 NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,

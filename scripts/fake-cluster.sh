@@ -9,6 +9,8 @@
 #   scripts/fake-cluster.sh --loopback [--slots S] [--timeout SECONDS] -- COMMAND [ARGS...]
 #
 # --loopback makes no hosts: a one-node Slurm on this machine's loopback (node = this hostname).
+# --prolog (with --slurm) adds Prolog=$FB_CLUSTER_DIR/prolog and PrologFlags=Alloc to slurm.conf;
+# COMMAND writes that script before it submits a job.
 #
 # COMMAND runs on the real host with FB_CLUSTER_DIR (work folder: hostfile, slurm.conf, logs),
 # FB_CLUSTER_HOSTS ("mhnode1 mhnode2 ...") and, with --slurm, SLURM_CONF set. Inside it:
@@ -20,13 +22,14 @@
 # Not for numbers: all hosts share this machine's cores and kernel.
 set -euo pipefail
 
-hosts=3 slots=2 slurm=0 loopback=0 timeout_seconds=600
-usage="usage: scripts/fake-cluster.sh [--hosts N | --loopback] [--slots S] [--slurm] [--timeout S] -- COMMAND..."
+hosts=3 slots=2 slurm=0 loopback=0 prolog=0 timeout_seconds=600
+usage="usage: scripts/fake-cluster.sh [--hosts N | --loopback] [--slots S] [--slurm [--prolog]] [--timeout S] -- COMMAND..."
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
     --slots) slots=$2; shift 2 ;;
     --slurm) slurm=1; shift ;;
+    --prolog) prolog=1 slurm=1; shift ;;
     --loopback) loopback=1 slurm=1; shift ;;
     --timeout) timeout_seconds=$2; shift 2 ;;
     --) shift; break ;;

@@ -55,6 +55,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", required=True, type=Path)
     parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--tree", required=True, type=Path, help="a recorded sysfs tree for fb_health")
     options = parser.parse_args()
     exporter, promtool = shutil.which("prometheus-node-exporter"), shutil.which("promtool")
     if not exporter or not promtool:
@@ -79,7 +80,12 @@ def main():
                                  "--prom", str(compare_prom)], capture_output=True, text=True, timeout=60)
         if result.returncode != 0:
             fail(f"fb_compare --prom of a run against itself: exit {result.returncode}\n{result.stderr}")
-        for path in (run_prom, compare_prom):
+        health_prom = textfiles / "fabricbench_health.prom"
+        result = subprocess.run([str(options.bin / "fb_health"), "--root", str(options.tree), "--host", "node07",
+                                 "--prom", str(health_prom)], capture_output=True, text=True, timeout=60)
+        if result.returncode != 1 or not result.stdout.startswith("fb_health: FAIL node07: max locked memory"):
+            fail(f"fb_health --prom on the VM's tree (memlock 8 MiB): exit {result.returncode}\n{result.stdout}")
+        for path in (run_prom, compare_prom, health_prom):
             lint = subprocess.run([promtool, "check", "metrics"], stdin=open(path), capture_output=True, text=True)
             if lint.returncode != 0 or lint.stdout.strip() or lint.stderr.strip():
                 fail(f"promtool check metrics {path.name}: exit {lint.returncode}\n{lint.stdout}{lint.stderr}")
@@ -120,6 +126,9 @@ def main():
         wrong = series(scraped, "fabricbench_wrong_elements")
         if len(wrong) != 6 or any(v != 0 for _, v in wrong):
             fail(f"wrong-element series: {wrong}")
+        health = series(scraped, "fabricbench_health_status")
+        if [(labels.get("hostname"), v) for labels, v in health] != [("node07", 2)]:
+            fail(f"fabricbench_health_status as scraped: {health}")
         failed = series(scraped, "fabricbench_run_failed")
         # A run against itself: no change, so nothing SLOWER or FASTER (noisy rows may be UNSURE).
         counts = {labels["verdict"]: v for labels, v in series(scraped, "fabricbench_compare_rows")}
@@ -129,7 +138,7 @@ def main():
             fail(f"run_failed {failed}, compare rows {counts}, regression {regression}")
         print(f"node_exporter 127.0.0.1:{port} scraped {len(scraped.splitlines())} lines: 6 busbw series "
               f"(1 KiB-64 KiB, both placements), the awkward tag intact, run_failed 0, compare {counts}, "
-              f"no textfile scrape error; promtool check metrics clean on both files")
+              f"fb_health's status 2 (FAIL), no textfile scrape error; promtool check metrics clean on all three files")
         print("e.g. " + next(line for line in scraped.splitlines()
                              if line.startswith("fabricbench_busbw_bytes_per_second"))[:300])
     return 0

@@ -4,7 +4,6 @@
 // INFO, WARN or FAIL with a one-line remedy. Exit 0: no FAIL; 1: some FAIL; 2: bad usage.
 //   mpirun -np 2 --map-by ppr:1:node fb_doctor [--json doctor.json]
 //   fb_doctor --root recorded/%h        (read sysfs/procfs recorded from other machines)
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,38 +15,10 @@
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "doctor/checks.hpp"
-
-extern char** environ;
+#include "doctor/live_node.hpp"
 
 namespace fabricbench::doctor {
 namespace {
-
-/// The NCCL this process would load, as "2.28.9" ("" when there is none).
-std::string nccl_library_version() {
-  void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (!library) return {};
-  std::string text;
-  if (auto get = reinterpret_cast<int (*)(int*)>(dlsym(library, "ncclGetVersion"))) {
-    int code = 0;
-    if (get(&code) == 0 && code > 0) text = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
-  }
-  dlclose(library);
-  return text;
-}
-
-std::map<std::string, std::string> nccl_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    if (entry.starts_with("NCCL_")) env[entry.substr(0, entry.find('='))] = entry.substr(entry.find('=') + 1);
-  }
-  return env;
-}
-
-std::string expand_host(std::string root, const std::string& host) {
-  for (auto at = root.find("%h"); at != std::string::npos; at = root.find("%h")) root.replace(at, 2, host);
-  return root;
-}
 
 void print_findings(const std::vector<Finding>& findings, std::map<Status, int>& counts) {
   for (const Finding& f : findings) {

@@ -2,12 +2,15 @@
 // The doctor's checks against a tree recorded from a real machine (tests/data/doctor) and against
 // hand-made trees for what no machine here has: ports down, no subnet manager, RoCE without a v2
 // GID, NCCL variables naming missing devices, ACS on a PCIe switch, a low memlock limit.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "common/error.hpp"
 #include "doctor/checks.hpp"
+#include "doctor/health.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -193,6 +196,82 @@ TEST(Doctor, VersionsAcrossNodes) {
   EXPECT_EQ(findings[1].status, Status::kFail);
   EXPECT_NE(findings[1].detail.find("570.86.15 on node02; 580.159.04 on node01"), std::string::npos) << findings[1].detail;
 }
+
+// fb_health's judgement on hand-made trees.
+namespace health {
+
+const HealthCheck* check(const std::vector<HealthCheck>& checks, const std::string& name) {
+  for (const HealthCheck& c : checks)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
+  const HealthRules r = parse_health_rules("# H200\ngpus = 8\nhcas=8  # one per GPU\nmin_port_gbps = 400\n"
+                                           "require_gdr = yes\nmin_busbw_gbps = 350\n", "h200.rules");
+  EXPECT_EQ(r.gpus, 8);
+  EXPECT_EQ(r.hcas, 8);
+  EXPECT_EQ(r.min_port_gbps, 400);
+  EXPECT_EQ(r.min_busbw_gbps, 350);
+  EXPECT_TRUE(r.require_gdr);
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_health_rules(text, "x.rules");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, require_gdr)");
+  EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: 'many' is not a number of 0 or more");
+  EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
+  EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");
+}
+
+TEST(Health, APortDownFailsWithTheCableRemedyAndTheLineNamesIt) {
+  Tree t;
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  t.port("mlx5_3", "1: DOWN", "2: Polling", "InfiniBand");
+  HealthRules rules;
+  rules.hcas = 2;
+  rules.min_port_gbps = 400;  // the tree's ports are HDR (200)
+  const std::vector<HealthCheck> checks = judge_node(t.tree(), inspect_node(t.tree(), {}, "node07", ""), rules, {});
+  EXPECT_EQ(overall(checks), Status::kFail);
+  ASSERT_NE(check(checks, "hca-count"), nullptr);
+  EXPECT_EQ(check(checks, "hca-count")->detail, "1 of 2 RDMA port(s) ACTIVE/LinkUp, expected 2");
+  ASSERT_NE(check(checks, "port-rate"), nullptr);
+  EXPECT_EQ(check(checks, "port-rate")->detail, "mlx5_0 port 1: 200 Gb/sec (4X HDR), below 400 Gb/s");
+  const std::string line = summary_line("node07", checks);
+  EXPECT_TRUE(line.starts_with("fb_health: FAIL node07: mlx5_3 port 1: 1: DOWN, 2: Polling (InfiniBand) (no link: check the cable"))
+      << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(Health, FailsClosedWhenAMeasurementCouldNotBeMade) {
+  Tree t;
+  HealthRules rules;
+  rules.min_busbw_gbps = 350;
+  rules.require_gdr = true;
+  const std::vector<HealthCheck> checks =
+      judge_node(t.tree(), inspect_node(t.tree(), {}, "n", ""), rules, AllReduceResult{false, 0, 0, "no GPU to run it on"});
+  EXPECT_EQ(check(checks, "all_reduce")->status, Status::kFail);
+  EXPECT_EQ(check(checks, "all_reduce")->detail, "could not be measured: no GPU to run it on");
+  EXPECT_EQ(check(checks, "gdr")->status, Status::kFail);  // GDR "not applicable" is not a PASS
+  EXPECT_EQ(overall(checks), Status::kFail);
+}
+
+TEST(Health, ACpuOnlyNodeThatExpectsNoGpuIsHealthy) {
+  Tree t;
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  HealthRules rules;
+  rules.gpus = 0;
+  rules.hcas = 1;
+  const std::vector<HealthCheck> checks = judge_node(t.tree(), inspect_node(t.tree(), {}, "cpu01", ""), rules, {});
+  EXPECT_EQ(overall(checks), Status::kPass) << summary_line("cpu01", checks);
+  EXPECT_EQ(summary_line("cpu01", checks), fmt::format("fb_health: OK cpu01 ({} checks)", checks.size()));
+}
+
+}  // namespace health
 
 }  // namespace
 }  // namespace fabricbench::doctor

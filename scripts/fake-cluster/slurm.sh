@@ -63,6 +63,9 @@ ReturnToService=2
 MailProg=/bin/true
 KillWait=5
 CONF
+  if ((prolog)); then  # --prolog: COMMAND writes $FB_CLUSTER_DIR/prolog before it submits a job
+    printf 'Prolog=%s/prolog\nPrologFlags=Alloc\nSchedulerParameters=nohold_on_prolog_fail\n' "$FB_CLUSTER_DIR" >> "$SLURM_CONF"
+  fi
   local i=1
   for host in $FB_CLUSTER_HOSTS; do
     local address=127.1.0.$i

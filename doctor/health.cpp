@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/health.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace fabricbench::doctor {
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+double number(const std::string& value, const std::string& where) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(value, &used);
+    if (used == value.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format("{}: '{}' is not a number of 0 or more", where, value));
+}
+
+// The doctor already says "no GPU" / "no RDMA device" as a WARN; a rules file that expects none
+// makes that the expected state.
+bool expected_absence(const Finding& f, const HealthRules& rules) {
+  return (f.check == "gpus" && rules.gpus == 0 && f.detail.starts_with("no NVIDIA GPU")) ||
+         (f.check == "rdma" && rules.hcas == 0 && f.detail.starts_with("no RDMA device"));
+}
+
+}  // namespace
+
+HealthRules parse_health_rules(const std::string& text, const std::string& source) {
+  HealthRules rules;
+  std::istringstream lines(text);
+  int number_of_line = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number_of_line;
+    line = trimmed(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{} line {}", source, number_of_line);
+    const auto equals = line.find('=');
+    if (equals == std::string::npos) throw UsageError(fmt::format("{}: '{}' is not key = value", where, line));
+    const std::string key = trimmed(line.substr(0, equals)), value = trimmed(line.substr(equals + 1));
+    if (key == "gpus")
+      rules.gpus = static_cast<int>(number(value, where));
+    else if (key == "hcas")
+      rules.hcas = static_cast<int>(number(value, where));
+    else if (key == "min_port_gbps")
+      rules.min_port_gbps = number(value, where);
+    else if (key == "min_busbw_gbps")
+      rules.min_busbw_gbps = number(value, where);
+    else if (key == "require_gdr" && (value == "yes" || value == "no"))
+      rules.require_gdr = value == "yes";
+    else if (key == "require_gdr")
+      throw UsageError(fmt::format("{}: require_gdr is yes or no, not '{}'", where, value));
+    else
+      throw UsageError(fmt::format("{}: unknown key '{}' (gpus, hcas, min_port_gbps, min_busbw_gbps, require_gdr)",
+                                   where, key));
+  }
+  return rules;
+}
+
+std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
+                                    const std::optional<AllReduceResult>& all_reduce) {
+  std::vector<HealthCheck> checks;
+  for (const Finding& f : report.findings) {
+    if (expected_absence(f, rules))
+      checks.push_back({"doctor:" + f.check, Status::kPass, f.detail + ", as the rules expect", ""});
+    else
+      checks.push_back({"doctor:" + f.check, f.status, f.detail, f.remedy});
+  }
+  if (rules.gpus) {
+    const auto found = static_cast<int>(nvidia_gpu_addresses(tree).size());
+    if (found == *rules.gpus)
+      checks.push_back({"gpu-count", Status::kPass, fmt::format("{} GPU(s), as expected", found), ""});
+    else
+      checks.push_back({"gpu-count", Status::kFail, fmt::format("{} GPU(s) on the PCI bus, expected {}", found, *rules.gpus),
+                        "a GPU fell off the bus or is hidden: lspci -d 10de:, dmesg for Xid / AER, reseat or replace"});
+  }
+  const std::vector<RdmaPort> ports = rdma_ports(tree);
+  if (rules.hcas) {
+    int active = 0;
+    for (const RdmaPort& p : ports) active += p.active() && p.link_up();
+    if (active >= *rules.hcas)
+      checks.push_back({"hca-count", Status::kPass, fmt::format("{} RDMA port(s) ACTIVE/LinkUp, {} expected", active, *rules.hcas), ""});
+    else
+      checks.push_back({"hca-count", Status::kFail,
+                        fmt::format("{} of {} RDMA port(s) ACTIVE/LinkUp, expected {}", active, ports.size(), *rules.hcas),
+                        "ibstat on the node: a port down (cable, switch port) or a driver that did not load"});
+  }
+  if (rules.min_port_gbps) {
+    for (const RdmaPort& p : ports) {
+      if (!(p.active() && p.link_up())) continue;  // the doctor's rdma-port finding already fails it
+      const std::string what = fmt::format("{} port {}: {}", p.device, p.port, p.rate);
+      if (p.gbps() >= *rules.min_port_gbps)
+        checks.push_back({"port-rate", Status::kPass, what, ""});
+      else
+        checks.push_back({"port-rate", Status::kFail, fmt::format("{}, below {:g} Gb/s", what, *rules.min_port_gbps),
+                          "the link trained down: check the cable and the switch port's speed (ibstat Rate)"});
+    }
+    if (ports.empty())
+      checks.push_back({"port-rate", Status::kFail, "no RDMA port to judge against min_port_gbps",
+                        "load the HCA driver (mlx5_ib), or drop min_port_gbps from the rules of a node without HCAs"});
+  }
+  if (rules.require_gdr) {
+    const Finding* gdr = nullptr;
+    for (const Finding& f : report.findings)
+      if (f.check == "gdr") gdr = &f;
+    if (gdr && gdr->status == Status::kPass)
+      checks.push_back({"gdr", Status::kPass, gdr->detail, ""});
+    else
+      checks.push_back({"gdr", Status::kFail, gdr ? "required, but " + gdr->detail : "required, but not checked",
+                        "modprobe nvidia_peermem (or a dma-buf kernel and fb_rdma_* --mem cuda-dmabuf)"});
+  }
+  if (all_reduce) {
+    const AllReduceResult& r = *all_reduce;
+    if (!r.failure.empty())
+      checks.push_back({"all_reduce", Status::kFail, "could not be measured: " + r.failure,
+                        "run fb_all_reduce --backend nccl -g all by hand; see its message"});
+    else if (rules.min_busbw_gbps && r.plateau_busbw_gbps < *rules.min_busbw_gbps)
+      checks.push_back({"all_reduce", Status::kFail,
+                        fmt::format("busbw {:.1f} GB/s over the local GPUs, below {:g}", r.plateau_busbw_gbps,
+                                    *rules.min_busbw_gbps),
+                        "NVLink/PCIe degraded: nvidia-smi nvlink -s, nvidia-smi topo -m, fb_doctor"});
+    else
+      checks.push_back({"all_reduce", rules.min_busbw_gbps ? Status::kPass : Status::kInfo,
+                        fmt::format("busbw {:.1f} GB/s over the local GPUs ({:.1f} s)", r.plateau_busbw_gbps, r.wall_seconds),
+                        ""});
+  }
+  return checks;
+}
+
+Status overall(const std::vector<HealthCheck>& checks) {
+  Status worst = Status::kPass;
+  for (const HealthCheck& c : checks)
+    if (c.status == Status::kFail || (c.status == Status::kWarn && worst != Status::kFail)) worst = c.status;
+  return worst;
+}
+
+std::string summary_line(const std::string& host, const std::vector<HealthCheck>& checks) {
+  const Status worst = overall(checks);
+  if (worst == Status::kPass) return fmt::format("fb_health: OK {} ({} checks)", host, checks.size());
+  std::size_t bad = 0;
+  const HealthCheck* first = nullptr;
+  for (const HealthCheck& c : checks)
+    if (c.status == worst && ++bad == 1) first = &c;
+  std::string line = fmt::format("fb_health: {} {}: {}", worst == Status::kFail ? "FAIL" : "WARN", host, first->detail);
+  if (!first->remedy.empty()) line += fmt::format(" ({})", first->remedy.substr(0, first->remedy.find(';')));
+  if (bad > 1) line += fmt::format("; {} more", bad - 1);
+  for (char& c : line)
+    if (c == '\n' || c == '"') c = c == '\n' ? ' ' : '\'';  // one line, safe inside scontrol's Reason="..."
+  return line;
+}
+
+}  // namespace fabricbench::doctor
