@@ -33,10 +33,15 @@ class RcQueuePair {
   /// is what the peer may do to our memory through this QP.
   void connect(const Endpoint& remote, ibv_mtu mtu, int access);
   ibv_qp* get() const { return qp_.get(); }
+  /// Largest message this QP can send inline (IBV_SEND_INLINE): 0 when none.
+  std::uint32_t max_inline_bytes() const { return max_inline_bytes_; }
+
+  static constexpr std::uint32_t kWantedInlineBytes = 220;
 
  private:
   Hca& hca_;
   std::uint32_t psn_;
+  std::uint32_t max_inline_bytes_ = 0;
   QueuePair qp_;
 };
 

@@ -60,7 +60,8 @@ class PairBenchmark final : public PairSide {
   double run_bandwidth(std::uint64_t bytes, int operations);
   double run_round_trips(std::uint64_t bytes, int operations);
   double run_ping_pong(std::uint64_t bytes, int operations);
-  void post(std::size_t qp, std::uint64_t bytes, bool signaled, std::uint64_t covered);
+  /// `may_inline`: send from host memory inline when the QP allows the size (latency legs).
+  void post(std::size_t qp, std::uint64_t bytes, bool signaled, std::uint64_t covered, bool may_inline = false);
   void await_completion(ibv_cq* cq, const char* what);
   void await_send_completion(const char* what);
   int poll(ibv_cq* cq, ibv_wc* completions, int capacity);
@@ -81,6 +82,7 @@ class PairBenchmark final : public PairSide {
   // prepare(): restarting it per batch would let a trip match the previous batch's last byte,
   // one side would run ahead, overwrite the byte its peer is polling for, and both would wait.
   std::uint8_t trip_ = 0;
+  std::uint32_t unsignaled_legs_ = 0;  ///< ping-pong legs posted since the last signalled one
   double wait_start_ = 0;
 };
 
