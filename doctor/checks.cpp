@@ -177,6 +177,7 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
                           "load the HCA driver (mlx5_ib) and check ibstat; without it NCCL runs NET/Socket between nodes"});
     return;
   }
+  const std::vector<RdmaPort> ports = rdma_ports(t);
   for (const std::string& dev : devices) {
     const std::string base = "/sys/class/infiniband/" + dev;
     const std::string device_link = base + "/device";
@@ -185,7 +186,7 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
       const auto chain = pci_chain(path);
       hcas.push_back({dev, {chain.empty() ? dev : chain.back(), path, t.text(device_link + "/numa_node").value_or("-1")}});
     }
-    for (const RdmaPort& found : rdma_ports(t)) {
+    for (const RdmaPort& found : ports) {
       if (found.device != dev) continue;
       const std::string& port = found.port;
       const std::string p = base + "/ports/" + port;
