@@ -136,7 +136,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--max-noise", o.max_noise_percent,
                  "adaptive mode: sample until the mean's relative standard error (stdev/mean/sqrt(n)) is below this %");
   auto* min_time_opt =
-      app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0.02]");
+      app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0]");
   auto* max_time_opt =
       app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
   app.add_option("-G,--cudagraph", o.graph_iterations,

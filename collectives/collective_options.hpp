@@ -40,7 +40,7 @@ struct CollectiveOptions {
   OutputOptions outputs;  ///< --csv --json --tag --progress -T
   std::string backend = "auto";
   std::optional<double> max_noise_percent;  ///< adaptive mode when set
-  double min_time_seconds = 0.02;
+  double min_time_seconds = 0;
   double max_time_seconds = 1.0;
   bool min_time_given = false;
   bool max_time_given = false;

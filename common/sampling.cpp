@@ -10,17 +10,24 @@
 
 namespace fabricbench {
 
-double relative_standard_error(const Summary& s) {
-  if (s.count < 2 || s.mean <= 0) return 0;
-  return s.stdev / s.mean / std::sqrt(static_cast<double>(s.count));
-}
-
 std::string StopRule::decide(const Summary& summary, double measured_seconds) const {
   if (measured_seconds >= max_time_seconds) return "max-time";
   if (summary.count >= kMinSamples && measured_seconds >= min_time_seconds &&
-      relative_standard_error(summary) <= max_noise)
+      relative_median_error(summary) <= max_noise)
     return "noise";
   return {};
+}
+
+std::size_t StopRule::next_round(const Summary& summary, double measured_seconds, double sample_seconds) const {
+  const auto taken = static_cast<double>(summary.count);
+  // The error falls as 1/sqrt(n): n (error / bound)^2 samples in all meet the bound.
+  const double ratio = max_noise > 0 ? relative_median_error(summary) / max_noise : 2;
+  double more = taken * ratio * ratio - taken;
+  more = std::clamp(more, std::max(1.0, std::ceil(taken / 4)), std::max(1.0, taken));
+  if (measured_seconds < min_time_seconds && sample_seconds > 0)
+    more = std::max(more, std::ceil((min_time_seconds - measured_seconds) / sample_seconds));
+  if (sample_seconds > 0) more = std::min(more, std::ceil((max_time_seconds - measured_seconds) / sample_seconds));
+  return static_cast<std::size_t>(std::max(1.0, more));
 }
 
 std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm) {
@@ -135,11 +142,10 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   }
 
   const StopRule rule{*plan.max_noise, plan.min_time_seconds, plan.max_time_seconds};
-  // Rounds of about a quarter of the minimum time, so the rule is consulted often but the
-  // per-round reduction stays cheap against the measurement.
-  const double sample_seconds = seconds_per_operation * static_cast<double>(m.batch);
-  const double per_round = std::ceil(plan.min_time_seconds / 4 / sample_seconds);
-  const auto round = static_cast<std::size_t>(std::clamp(per_round, double(StopRule::kMinSamples), 1000.0));
+  // Rounds sized by what the spread so far says the bound needs: a quiet size stops after
+  // kMinSamples, a noisy one grows its rounds geometrically, so the rank-reducing step between
+  // rounds is taken a logarithmic number of times. Every rank sizes alike from the reduced samples.
+  std::size_t round = StopRule::kMinSamples;
   double measured = 0;
   while (true) {
     std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, comm, watchdog, local_seconds);
@@ -151,6 +157,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
       m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
       return m;
     }
+    round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));
   }
 }
 

@@ -22,8 +22,8 @@ class Watchdog;
 struct SamplingPlan {
   int warmup_operations = 5;
   int samples = 20;                 ///< fixed mode: timed samples
-  std::optional<double> max_noise;  ///< adaptive mode: bound on the relative standard error of the mean (0.01 = 1 %)
-  double min_time_seconds = 0.02;   ///< adaptive mode: measure at least this long
+  std::optional<double> max_noise;  ///< adaptive mode: bound on the median's relative standard error (0.01 = 1 %)
+  double min_time_seconds = 0;      ///< adaptive mode: measure at least this long
   double max_time_seconds = 1.0;    ///< adaptive mode: stop here even if noisy
   RankReduction policy = RankReduction::kMax;
   double min_sample_seconds = 20e-6;  ///< a sample shorter than this batches several operations
@@ -41,21 +41,23 @@ struct Measurement {
   int slowest_rank = 0;  ///< rank (of `comm`) whose timed samples added up to the most time
 };
 
-/// The adaptive stopping rule, separate so it can be tested: stop when the relative standard
-/// error of the mean is at most `max_noise` and at least `min_time` was measured (and 5 samples),
-/// or when `max_time` is used up.
+/// The adaptive stopping rule, separate so it can be tested: stop when the median's relative
+/// standard error (from the MAD: robust to the launch hiccups that inflate a stdev) is at most
+/// `max_noise` after at least kMinSamples samples and `min_time`, or when `max_time` is used up.
 struct StopRule {
   double max_noise;
   double min_time_seconds;
   double max_time_seconds;
-  static constexpr std::size_t kMinSamples = 5;
+  static constexpr std::size_t kMinSamples = 10;
 
   /// Empty to go on, else the reason to stop ("noise" or "max-time").
   std::string decide(const Summary& summary, double measured_seconds) const;
-};
 
-/// Relative standard error of the mean: stdev / mean / sqrt(samples).
-double relative_standard_error(const Summary& summary);
+  /// How many more samples to take after `summary`: what its spread says the bound needs, at least
+  /// a quarter and at most all of those taken so far (few samples make a wild estimate), and no
+  /// more than fit in the time left at `sample_seconds` each.
+  std::size_t next_round(const Summary& summary, double measured_seconds, double sample_seconds) const;
+};
 
 /// Elementwise fold of per-rank sample vectors (all the same length) by `policy`. Every rank must
 /// call and gets the same result.

@@ -8,6 +8,11 @@
 
 namespace fabricbench {
 
+double relative_median_error(const Summary& s) {
+  if (s.count < 2 || s.median <= 0) return 0;
+  return kMedianEfficiency * kMadToSigma * s.mad / s.median / std::sqrt(static_cast<double>(s.count));
+}
+
 double quantile_sorted(std::span<const double> sorted, double q) {
   if (sorted.empty()) return 0;
   const double position = q * static_cast<double>(sorted.size() - 1);

@@ -23,6 +23,15 @@ struct Summary {
   double relative_noise() const { return mean > 0 ? stdev / mean : 0; }
 };
 
+/// The median's standard error from the MAD, for normal samples: 1.4826 MAD estimates sigma and
+/// the median's error is sqrt(pi/2) sigma / sqrt(n). Heavier tails make the MAD the better guide.
+inline constexpr double kMadToSigma = 1.4826;
+inline constexpr double kMedianEfficiency = 1.2533;
+
+/// The median's standard error relative to the median: 1.2533 x 1.4826 x MAD / median / sqrt(count);
+/// 0 for fewer than 2 samples or a median of 0.
+double relative_median_error(const Summary& summary);
+
 /// Summarises `samples` (any order). Percentiles interpolate linearly between closest ranks.
 Summary summarize(std::span<const double> samples);
 

@@ -55,19 +55,24 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
       rules.min_port_gbps = number(value, where);
     else if (key == "min_busbw_gbps")
       rules.min_busbw_gbps = number(value, where);
+    else if (key == "min_copy_gbps")
+      rules.min_copy_gbps = number(value, where);
+    else if (key == "min_loopback_gbps")
+      rules.min_loopback_gbps = number(value, where);
     else if (key == "require_gdr" && (value == "yes" || value == "no"))
       rules.require_gdr = value == "yes";
     else if (key == "require_gdr")
       throw UsageError(fmt::format("{}: require_gdr is yes or no, not '{}'", where, value));
     else
-      throw UsageError(fmt::format("{}: unknown key '{}' (gpus, hcas, min_port_gbps, min_busbw_gbps, require_gdr)",
+      throw UsageError(fmt::format("{}: unknown key '{}' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
+                                   "min_loopback_gbps, require_gdr)",
                                    where, key));
   }
   return rules;
 }
 
 std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
-                                    const std::optional<AllReduceResult>& all_reduce) {
+                                    const NodeMeasurements& measured) {
   std::vector<HealthCheck> checks;
   for (const Finding& f : report.findings) {
     if (expected_absence(f, rules))
@@ -118,21 +123,9 @@ std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& repor
       checks.push_back({"gdr", Status::kFail, gdr ? "required, but " + gdr->detail : "required, but not checked",
                         "modprobe nvidia_peermem (or a dma-buf kernel and fb_rdma_* --mem cuda-dmabuf)"});
   }
-  if (all_reduce) {
-    const AllReduceResult& r = *all_reduce;
-    if (!r.failure.empty())
-      checks.push_back({"all_reduce", Status::kFail, "could not be measured: " + r.failure,
-                        "run fb_all_reduce --backend nccl -g all by hand; see its message"});
-    else if (rules.min_busbw_gbps && r.plateau_busbw_gbps < *rules.min_busbw_gbps)
-      checks.push_back({"all_reduce", Status::kFail,
-                        fmt::format("busbw {:.1f} GB/s over the local GPUs, below {:g}", r.plateau_busbw_gbps,
-                                    *rules.min_busbw_gbps),
-                        "NVLink/PCIe degraded: nvidia-smi nvlink -s, nvidia-smi topo -m, fb_doctor"});
-    else
-      checks.push_back({"all_reduce", rules.min_busbw_gbps ? Status::kPass : Status::kInfo,
-                        fmt::format("busbw {:.1f} GB/s over the local GPUs ({:.1f} s)", r.plateau_busbw_gbps, r.wall_seconds),
-                        ""});
-  }
+  if (measured.gpu_copy) judge_gpu_copy(*measured.gpu_copy, rules, checks);
+  judge_loopback(measured, rules, checks);
+  if (measured.all_reduce) judge_all_reduce(*measured.all_reduce, rules, checks);
   return checks;
 }
 

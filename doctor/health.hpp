@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "doctor/checks.hpp"
+#include "doctor/health_measurements.hpp"
 
 namespace fabricbench::doctor {
 
@@ -19,11 +20,13 @@ struct HealthRules {
   std::optional<int> hcas;               ///< RDMA ports ACTIVE and LinkUp
   std::optional<double> min_port_gbps;   ///< every port's rate at least this
   std::optional<double> min_busbw_gbps;  ///< all_reduce over every local GPU, plateau busbw (GB/s)
+  std::optional<double> min_copy_gbps;   ///< each GPU's pinned host<->GPU copy, each direction (GB/s)
+  std::optional<double> min_loopback_gbps;  ///< each active port's loopback RDMA write (Gb/s)
   bool require_gdr = false;              ///< the doctor's GPUDirect RDMA finding must PASS
 };
 
 /// Parses "key = value" lines ('#' starts a comment): gpus, hcas, min_port_gbps, min_busbw_gbps,
-/// require_gdr (yes/no). Throws UsageError naming the line for an unknown key or a bad value.
+/// min_copy_gbps, min_loopback_gbps, require_gdr (yes/no). Throws UsageError naming the line for an unknown key or a bad value.
 HealthRules parse_health_rules(const std::string& text, const std::string& source);
 
 struct HealthCheck {
@@ -33,17 +36,9 @@ struct HealthCheck {
   std::string remedy;  ///< "" for PASS/INFO
 };
 
-/// The all_reduce measurement, or why there is none.
-struct AllReduceResult {
-  bool ran = false;
-  double plateau_busbw_gbps = 0;
-  double wall_seconds = 0;
-  std::string failure;  ///< non-empty: it could not be made (timeout, exit code, no GPU)
-};
-
-/// The node's checks: its doctor findings first, then the rules' items.
+/// The node's checks: its doctor findings first, then the rules' items, then the measurements.
 std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
-                                    const std::optional<AllReduceResult>& all_reduce);
+                                    const NodeMeasurements& measured);
 
 /// FAIL when any check fails, else WARN when any warns, else PASS.
 Status overall(const std::vector<HealthCheck>& checks);

@@ -86,11 +86,6 @@ double value_of(const ResultRow& row, Metric metric, bool median) {
   return 0;
 }
 
-// The median's standard error from the MAD, for normal samples: 1.4826 MAD estimates sigma and
-// the median's error is sqrt(pi/2) sigma / sqrt(n). Heavier tails make the MAD the better guide.
-constexpr double kMadToSigma = 1.4826;
-constexpr double kMedianEfficiency = 1.2533;
-
 bool keeps_median_spread(const ResultRow& r) { return r.samples >= 5 && r.time_s.mad > 0 && r.time_s.median > 0; }
 bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.stdev > 0 && r.time_s.mean > 0; }
 

@@ -30,7 +30,8 @@ std::string last_error_line(const std::string& log_path) {
 }  // namespace
 
 LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& environment,
-                    const std::string& log_path, double timeout_seconds) {
+                    const std::string& log_path, double timeout_seconds,
+                    double grace_seconds) {
   const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log < 0) throw Error(fmt::format("cannot create the launch log {}", log_path));
   const auto start = std::chrono::steady_clock::now();
@@ -53,6 +54,7 @@ LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std:
   }
   ::close(log);
   LaunchResult result;
+  bool killed = false;
   int status = 0;
   while (true) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);
@@ -60,8 +62,10 @@ LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std:
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.timed_out && timeout_seconds > 0 && elapsed > timeout_seconds) {
       result.timed_out = true;
-      ::kill(-child, SIGTERM);
-      std::this_thread::sleep_for(std::chrono::seconds(5));
+      ::kill(-child, SIGTERM);  // a chance to say where it was stuck, then no more
+    }
+    if (result.timed_out && !killed && elapsed > timeout_seconds + grace_seconds) {
+      killed = true;
       ::kill(-child, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

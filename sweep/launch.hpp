@@ -17,8 +17,9 @@ struct LaunchResult {
 };
 
 /// Runs `argv` with `environment` added, stdout and stderr to `log_path`. A run past
-/// `timeout_seconds` is killed with its whole process group (SIGTERM, then SIGKILL).
+/// `timeout_seconds` is stopped with its whole process group: SIGTERM, then SIGKILL if it is still
+/// there `grace_seconds` later.
 LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& environment,
-                    const std::string& log_path, double timeout_seconds);
+                    const std::string& log_path, double timeout_seconds, double grace_seconds = 5);
 
 }  // namespace fabricbench::sweep

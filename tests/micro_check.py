@@ -16,7 +16,7 @@ EXPECTED = {
     "harness_costs": (["summarize_samples/20", "summarize_samples/1000", "csv_rows/100000", "json_rows/100000"],
                       "items_per_second"),
     "ibv_reg_mr": (["reg_host/2048", "reg_host/1073741824"], "bytes_per_second"),
-    "cuda_copy": (["copy/h2d_pinned/2048", "copy/d2h_pageable/2048", "copy/d2d/1073741824"], "bytes_per_second"),
+    "cuda_copy": (["copy/h2d_pinned/gpu0/2048", "copy/d2h_pageable/gpu0/2048", "copy/d2d/gpu0/1073741824"], "bytes_per_second"),
     "host_register": (["host_register/2048"], "bytes_per_second"),
     "cuda_launch": (["kernel_launch", "launch_and_wait", "event_pair"], None),
     "nccl_launch": (["all_reduce/enqueue_only/8", "all_reduce/round_trip/8"], None),

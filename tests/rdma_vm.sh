@@ -110,6 +110,17 @@ expect_usage_error wrong_device "present: rxe0" "$bin/fb_rdma_write_bw" -d mlx5_
 expect_usage_error bad_gid "-x/--gid-index" "$bin/fb_rdma_write_bw" -d rxe0 -x 200
 expect_usage_error atomic_size "an RDMA atomic works on 8 B" "$bin/fb_rdma_atomic_bw" -d rxe0 -s 64
 expect_usage_error gpu_memory_without_gpu "no CUDA GPU" "$bin/fb_rdma_write_bw" -d rxe0 --mem staged
+# fb_health on a live node with a real HCA port: the loopback write (two QPs on rxe0's one port)
+# runs, moves correct data and is judged against the rules' minimum.
+printf 'hcas = 1\nmin_loopback_gbps = 0.01\n' > "$out/rxe.rules"
+"$bin/fb_health" --rules "$out/rxe.rules" --budget 30 --json "$out/health.json" > "$out/health.log" 2>&1
+python3 - "$out/health.json" <<'PY' && echo "ok: fb_health loopback: $(grep -o '"rxe0 port 1: loopback write[^"]*"' "$out/health.json")" || fail "fb_health loopback: $(cat "$out/health.log")"
+import json, sys
+checks = {c["check"]: c for c in json.load(open(sys.argv[1]))["checks"]}
+loop = checks["hca-loopback"]
+assert loop["status"] == "PASS" and loop["detail"].startswith("rxe0 port 1: loopback write "), loop
+assert checks["hca-count"]["status"] == "PASS", checks["hca-count"]
+PY
 # Without CAP_IPC_LOCK (dropped from the bounding set, as for a normal user) a low memlock limit bites.
 (ulimit -l 64 && expect_usage_error memlock_too_low "memlock limit is 64 KiB" \
   setpriv --bounding-set=-ipc_lock "$bin/fb_rdma_write_bw" -d rxe0 -s 1M) || failures=$((failures + 1))

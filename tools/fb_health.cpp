@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // fb_health: is this node fit for a job? One node, within a budget (Slurm kills a
 // HealthCheckProgram after 60 s), a verdict a scheduler acts on: fb_doctor's findings, the rules
-// file's expectations (GPU count, RDMA ports and rates, GPUDirect RDMA) and, on a live GPU node,
-// an NCCL all_reduce over every local GPU. One line for a prolog's drain reason, JSON with every
+// file's expectations (GPU count, RDMA ports and rates, GPUDirect RDMA) and, on a live node, each
+// GPU's copy bandwidth, each active HCA port's loopback write and an NCCL all_reduce over every
+// local GPU. One line for a prolog's drain reason, JSON with every
 // check. Exit 0 OK/WARN, 1 FAIL, 2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.
 //   fb_health --rules /etc/fabricbench/h200-ndr.rules --json /var/log/fb_health.json
 #include <fmt/format.h>
@@ -21,13 +22,16 @@
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
 #include "doctor/health.hpp"
+#include "doctor/health_probes.hpp"
 #include "doctor/live_node.hpp"
-#include "sweep/launch.hpp"
 
 namespace fabricbench::doctor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr double kGpuCopySeconds = 20;      // 64 MiB copies on 8 GPUs take about 5 s
+constexpr double kLoopbackSeconds = 15;     // every port together
+constexpr double kLoopbackSecondsEach = 5;  // one port: 0.3 s of writes, the rest is slack
 
 std::string this_host() {
   char name[256] = {};
@@ -41,44 +45,6 @@ std::string read_rules_file(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// fb_all_reduce beside this executable, every local GPU in one process (-g), large sizes only:
-// the plateau is what a job sees. Bounded by what is left of the budget.
-AllReduceResult measure_all_reduce(int gpus, double seconds_left) {
-  AllReduceResult result;
-  if (seconds_left < 5) {
-    result.failure = fmt::format("the budget had {:.0f} s left, too little to start it", seconds_left);
-    return result;
-  }
-  const std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-  const std::filesystem::path work = std::filesystem::temp_directory_path() / fmt::format("fb_health.{}", ::getpid());
-  std::filesystem::create_directories(work);
-  const std::string json = (work / "all_reduce.json").string();
-  const std::vector<std::string> argv = {(bin / "fb_all_reduce").string(), "--backend", "nccl", "-g",
-                                         std::to_string(gpus), "-b", "64M", "-e", "1G", "-f", "4", "-n", "10", "-w", "3",
-                                         "-T", fmt::format("{:.0f}", seconds_left), "--json", json};
-  const sweep::LaunchResult launched = sweep::launch(argv, {}, (work / "all_reduce.log").string(), seconds_left - 1);
-  result.wall_seconds = launched.seconds;
-  if (launched.timed_out)
-    result.failure = fmt::format("fb_all_reduce over {} GPU(s) did not finish within {:.0f} s (a stuck GPU?)", gpus,
-                                 seconds_left - 1);
-  else if (launched.exit_code != 0)
-    result.failure = fmt::format("fb_all_reduce over {} GPU(s) exited {}: {}", gpus, launched.exit_code,
-                                 launched.last_error);
-  else {
-    try {
-      std::ifstream in(json);
-      const nlohmann::json run = nlohmann::json::parse(in);
-      result.plateau_busbw_gbps = run.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
-      result.ran = true;
-    } catch (const std::exception& e) {
-      result.failure = fmt::format("its result file could not be read ({})", e.what());
-    }
-  }
-  std::error_code ignored;
-  std::filesystem::remove_all(work, ignored);
-  return result;
 }
 
 nlohmann::json to_json(const std::string& host, const std::vector<HealthCheck>& checks, double seconds) {
@@ -119,20 +85,23 @@ int exit_code(Status status, bool nagios) {
 int run(int argc, char** argv, bool& nagios) {
   const auto start = Clock::now();
   CLI::App app(
-      "fb_health: is this node fit for a job? fb_doctor's findings, the rules' expectations and an NCCL all_reduce "
-      "over the local GPUs, within a budget. Prints one line (a prolog's drain reason). Exit 0 OK or WARN, 1 FAIL, "
+      "fb_health: is this node fit for a job? fb_doctor's findings, the rules' expectations, each GPU's copy "
+      "bandwidth, each active HCA port's loopback write and an NCCL all_reduce over the local GPUs, within a budget. Prints one line (a prolog's drain reason). Exit 0 OK or WARN, 1 FAIL, "
       "2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.",
       "fb_health");
   app.get_formatter()->column_width(30);
-  std::string rules_path, root = "/", json_path, prom_path, codes = "default", host = this_host();
+  std::string rules_path, root = "/", json_path, prom_path, codes = "default", host = this_host(), fault;
   double budget = 45;
-  app.add_option("--rules", rules_path, "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, require_gdr");
+  app.add_option("--rules", rules_path,
+                 "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
+                 "require_gdr");
   app.add_option("--root", root, "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
   app.add_option("--json", json_path, "write every check as JSON here");
   app.add_option("--prom", prom_path, "write the verdict and every check in Prometheus text format here");
   app.add_option("--budget", budget, "seconds the whole check may take; what is left when a step starts bounds it [45]");
   app.add_option("--exit-codes", codes, "default or nagios [default]");
   app.add_option("--host", host, "the name to report and to put for %h [this host's name]");
+  app.add_option("--inject-fault", fault, "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return 0;
@@ -140,6 +109,8 @@ int run(int argc, char** argv, bool& nagios) {
   if (codes != "default" && codes != "nagios")
     throw UsageError(fmt::format("--exit-codes: '{}' is not default or nagios", codes));
   nagios = codes == "nagios";
+  if (!fault.empty() && fault != "all_reduce-hang")
+    throw UsageError(fmt::format("--inject-fault: '{}' is not all_reduce-hang", fault));
   if (!(budget >= 1 && budget <= 3600)) throw UsageError(fmt::format("--budget must be 1 to 3600 seconds (got {:g})", budget));
   const HealthRules rules = rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(rules_path), rules_path);
   const std::string tree_root = expand_host(root, host);
@@ -149,16 +120,27 @@ int run(int argc, char** argv, bool& nagios) {
 
   const SysTree tree(tree_root);
   const NodeReport report = inspect_node(tree, nccl_environment(), host, nccl_library_version());
-  std::optional<AllReduceResult> all_reduce;
   const auto gpus = static_cast<int>(nvidia_gpu_addresses(tree).size());
   const bool live = std::filesystem::equivalent(tree_root, "/");
-  if (rules.min_busbw_gbps && !live)
-    all_reduce = AllReduceResult{false, 0, 0, "--root reads a recorded tree, not this node's GPUs"};
-  else if (rules.min_busbw_gbps && gpus == 0)
-    all_reduce = AllReduceResult{false, 0, 0, "no GPU to run it on"};
-  else if (live && gpus > 0)
-    all_reduce = measure_all_reduce(gpus, budget - std::chrono::duration<double>(Clock::now() - start).count());
-  const std::vector<HealthCheck> checks = judge_node(tree, report, rules, all_reduce);
+  auto left = [&] { return budget - std::chrono::duration<double>(Clock::now() - start).count(); };
+  const std::string not_live = "--root reads a recorded tree, not this node";
+  NodeMeasurements measured;
+  // Shortest first, the all_reduce gets what is left: a stuck step costs the later ones, never
+  // the verdict.
+  if (live && gpus > 0)
+    measured.gpu_copy = probe_gpu_copy(std::min(left(), kGpuCopySeconds));
+  else if (rules.min_copy_gbps)
+    measured.gpu_copy = GpuCopyResult{{}, 0, live ? "no GPU on this node" : not_live};
+  if (live)
+    measured.loopback = probe_loopback(rdma_ports(tree), kLoopbackSecondsEach, std::min(left(), kLoopbackSeconds),
+                                       measured.loopback_unavailable);
+  else if (rules.min_loopback_gbps)
+    measured.loopback_unavailable = not_live;
+  if (live && gpus > 0)
+    measured.all_reduce = probe_all_reduce(gpus, left() - 0.5, !fault.empty());  // 0.5 s to judge and write
+  else if (rules.min_busbw_gbps)
+    measured.all_reduce = AllReduceResult{false, 0, 0, live ? "no GPU to run it on" : not_live};
+  const std::vector<HealthCheck> checks = judge_node(tree, report, rules, measured);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::puts(summary_line(host, checks).c_str());

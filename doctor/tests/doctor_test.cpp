@@ -222,7 +222,8 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
     }
     return std::string();
   };
-  EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, require_gdr)");
+  EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
+            "min_loopback_gbps, require_gdr)");
   EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: 'many' is not a number of 0 or more");
   EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
   EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");
@@ -253,7 +254,8 @@ TEST(Health, FailsClosedWhenAMeasurementCouldNotBeMade) {
   rules.min_busbw_gbps = 350;
   rules.require_gdr = true;
   const std::vector<HealthCheck> checks =
-      judge_node(t.tree(), inspect_node(t.tree(), {}, "n", ""), rules, AllReduceResult{false, 0, 0, "no GPU to run it on"});
+      judge_node(t.tree(), inspect_node(t.tree(), {}, "n", ""), rules,
+                 NodeMeasurements{AllReduceResult{false, 0, 0, "no GPU to run it on"}, {}, {}, ""});
   EXPECT_EQ(check(checks, "all_reduce")->status, Status::kFail);
   EXPECT_EQ(check(checks, "all_reduce")->detail, "could not be measured: no GPU to run it on");
   EXPECT_EQ(check(checks, "gdr")->status, Status::kFail);  // GDR "not applicable" is not a PASS
@@ -269,6 +271,90 @@ TEST(Health, ACpuOnlyNodeThatExpectsNoGpuIsHealthy) {
   const std::vector<HealthCheck> checks = judge_node(t.tree(), inspect_node(t.tree(), {}, "cpu01", ""), rules, {});
   EXPECT_EQ(overall(checks), Status::kPass) << summary_line("cpu01", checks);
   EXPECT_EQ(summary_line("cpu01", checks), fmt::format("fb_health: OK cpu01 ({} checks)", checks.size()));
+}
+
+std::vector<const HealthCheck*> all_named(const std::vector<HealthCheck>& checks, const std::string& name) {
+  std::vector<const HealthCheck*> found;
+  for (const HealthCheck& c : checks)
+    if (c.name == name) found.push_back(&c);
+  return found;
+}
+
+GpuCopy gpu(int index, double to_gpu, double to_host) {
+  return {index, fmt::format("0000:{:02X}:00.0", 0x18 + index), to_gpu, to_host, 4300};
+}
+
+TEST(Health, RulesFileTakesTheCopyAndLoopbackMinimums) {
+  const HealthRules r = parse_health_rules("min_copy_gbps = 40\nmin_loopback_gbps=350\n", "x.rules");
+  EXPECT_EQ(r.min_copy_gbps, 40.0);
+  EXPECT_EQ(r.min_loopback_gbps, 350.0);
+}
+
+TEST(Health, AGpuWellBelowTheNodesMedianCopyRateFailsAndIsNamed) {
+  // Eight GPUs at 53-55 GB/s, GPU 5's host->GPU at 13 (a link at x4): 13 / 53.9 = 0.24 of the median.
+  GpuCopyResult copy;
+  const double to_gpu[] = {53.8, 54.0, 53.9, 54.1, 53.7, 13.0, 54.2, 53.9};
+  for (int i = 0; i < 8; ++i) copy.gpus.push_back(gpu(i, to_gpu[i], 52.5));
+  std::vector<HealthCheck> checks;
+  judge_gpu_copy(copy, HealthRules{}, checks);
+  ASSERT_EQ(checks.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(checks[i].status, i == 5 ? Status::kFail : Status::kPass) << checks[i].detail;
+  // Median of the eight host->GPU rates: (53.9 + 53.9) / 2.
+  EXPECT_EQ(checks[5].detail,
+            "GPU 5 (0000:1D:00.0): host->GPU 13.0 GB/s, GPU->host 52.5 GB/s, on-GPU 4300 GB/s: 0.24 x the node's "
+            "median (host->GPU 53.9, GPU->host 52.5 GB/s)");
+  EXPECT_NE(checks[5].remedy.find("LnkSta"), std::string::npos);
+}
+
+TEST(Health, CopyRatesAgainstTheRulesMinimumAndASingleGpuIsOnlyReported) {
+  GpuCopyResult one;
+  one.gpus.push_back(gpu(0, 55.0, 39.9));
+  std::vector<HealthCheck> unruled;
+  judge_gpu_copy(one, HealthRules{}, unruled);
+  ASSERT_EQ(unruled.size(), 1u);
+  EXPECT_EQ(unruled[0].status, Status::kInfo);  // nothing to compare with, no minimum
+  HealthRules rules;
+  rules.min_copy_gbps = 40;
+  std::vector<HealthCheck> ruled;
+  judge_gpu_copy(one, rules, ruled);
+  EXPECT_EQ(ruled[0].status, Status::kFail);  // the slower direction, 39.9, is below 40
+  EXPECT_TRUE(ruled[0].detail.ends_with(", below 40 GB/s")) << ruled[0].detail;
+  std::vector<HealthCheck> failed;
+  judge_gpu_copy(GpuCopyResult{{}, 20, "fb_micro_cuda_copy did not finish within 20 s (a stuck GPU?)"}, {}, failed);
+  EXPECT_EQ(failed[0].status, Status::kFail);
+  EXPECT_EQ(failed[0].detail,
+            "GPU copy bandwidth could not be measured: fb_micro_cuda_copy did not finish within 20 s (a stuck GPU?)");
+}
+
+TEST(Health, LoopbackWritesAreJudgedPerPortAndFailClosed) {
+  NodeMeasurements measured;
+  measured.loopback.push_back({"mlx5_0", 1, 372.0, 400, false, 0, ""});
+  measured.loopback.push_back({"mlx5_1", 1, 120.0, 400, false, 0, ""});
+  measured.loopback.push_back({"mlx5_2", 1, 0, 400, false, 0, "ibv_modify_qp to RTR: Invalid argument"});
+  measured.loopback.push_back({"mlx5_3", 1, 380.0, 400, false, 7, ""});
+  HealthRules rules;
+  rules.min_loopback_gbps = 300;
+  std::vector<HealthCheck> checks;
+  judge_loopback(measured, rules, checks);
+  ASSERT_EQ(all_named(checks, "hca-loopback").size(), 4u);
+  EXPECT_EQ(checks[0].status, Status::kPass);
+  EXPECT_EQ(checks[0].detail, "mlx5_0 port 1: loopback write 372.0 Gb/s (0.93 x its 400 Gb/s line rate)");
+  EXPECT_EQ(checks[1].status, Status::kFail);
+  EXPECT_TRUE(checks[1].detail.ends_with("below 300 Gb/s")) << checks[1].detail;
+  EXPECT_EQ(checks[2].status, Status::kFail);
+  EXPECT_EQ(checks[2].detail, "mlx5_2 port 1: loopback write failed: ibv_modify_qp to RTR: Invalid argument");
+  EXPECT_EQ(checks[3].status, Status::kFail);
+  EXPECT_EQ(checks[3].detail, "mlx5_3 port 1: loopback write delivered 7 wrong byte(s)");
+
+  std::vector<HealthCheck> none;  // a minimum and nothing measured: FAIL with the reason
+  judge_loopback(NodeMeasurements{{}, {}, {}, "this build has no libibverbs"}, rules, none);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].status, Status::kFail);
+  EXPECT_NE(none[0].detail.find("this build has no libibverbs"), std::string::npos);
+  std::vector<HealthCheck> soft;  // Soft-RoCE, no minimum: reported, not judged against a wire
+  judge_loopback(NodeMeasurements{{}, {}, {{"rxe0", 1, 0.9, 2.5, true, 0, ""}}, ""}, HealthRules{}, soft);
+  EXPECT_EQ(soft[0].status, Status::kInfo);
+  EXPECT_EQ(soft[0].detail, "rxe0 port 1: loopback write 0.9 Gb/s (a software device: no wire rate to compare)");
 }
 
 }  // namespace health

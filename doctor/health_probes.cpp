@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/health_probes.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "sweep/launch.hpp"
+
+namespace fabricbench::doctor {
+namespace {
+
+std::filesystem::path beside_this_executable(const std::string& name) {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / name;
+}
+
+/// "" when `program` is there to run, else why not.
+std::string missing(const std::filesystem::path& program) {
+  std::error_code ec;
+  if (std::filesystem::exists(program, ec)) return {};
+  return fmt::format("{} is not installed beside fb_health (a build without CUDA and NCCL leaves it out)",
+                     program.filename().string());
+}
+
+/// A scratch folder for a child's log and result, removed when done.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& what)
+      : path_(std::filesystem::temp_directory_path() / fmt::format("fb_health.{}.{}", ::getpid(), what)) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Why a bounded child produced nothing: "" when it exited 0.
+std::string child_failure(const sweep::LaunchResult& launched, const std::string& what, double seconds) {
+  if (launched.timed_out) return fmt::format("{} did not finish within {:.0f} s (a stuck GPU?)", what, seconds);
+  if (launched.exit_code != 0) return fmt::format("{} exited {}: {}", what, launched.exit_code, launched.last_error);
+  return {};
+}
+
+constexpr double kLeastSeconds = 3;  // below this a step cannot start a CUDA context and measure
+constexpr double kGraceSeconds = 1;  // SIGTERM to SIGKILL for a child past its time
+
+/// Runs a child so that it is gone, killed if need be, within `seconds`.
+sweep::LaunchResult launch_within(const std::vector<std::string>& argv, const std::string& log, double seconds) {
+  return sweep::launch(argv, {}, log, seconds - kGraceSeconds, kGraceSeconds);
+}
+
+}  // namespace
+
+GpuCopyResult probe_gpu_copy(double seconds) {
+  GpuCopyResult result;
+  if (seconds < kLeastSeconds) {
+    result.failure = fmt::format("the budget had {:.0f} s left, too little to start it", seconds);
+    return result;
+  }
+  const std::filesystem::path program = beside_this_executable("fb_micro_cuda_copy");
+  if (result.failure = missing(program); !result.failure.empty()) return result;
+  const ScratchFolder work("gpu_copy");
+  const std::string json = work.file("copy.json");
+  const std::vector<std::string> argv = {program.string(),
+                                         "--benchmark_filter=^copy/(h2d_pinned|d2h_pinned|d2d)/gpu[0-9]+/67108864/",
+                                         "--benchmark_min_time=0.05", "--benchmark_out=" + json,
+                                         "--benchmark_out_format=json"};
+  const sweep::LaunchResult launched = launch_within(argv, work.file("copy.log"), seconds);
+  result.wall_seconds = launched.seconds;
+  result.failure = child_failure(launched, "fb_micro_cuda_copy", seconds);
+  if (!result.failure.empty()) return result;
+  try {
+    std::ifstream in(json);
+    const nlohmann::json document = nlohmann::json::parse(in);
+    const std::regex name(R"(copy/(h2d_pinned|d2h_pinned|d2d)/gpu(\d+)/.*)");
+    std::map<int, GpuCopy> by_gpu;
+    for (const nlohmann::json& bench : document.at("benchmarks")) {
+      std::smatch m;
+      const std::string benchmark = bench.at("name").get<std::string>();
+      if (!std::regex_match(benchmark, m, name)) continue;
+      if (bench.value("error_occurred", false)) {
+        result.failure = fmt::format("{}: {}", benchmark, bench.value("error_message", std::string("failed")));
+        return result;
+      }
+      GpuCopy& gpu = by_gpu[std::stoi(m[2])];
+      gpu.gpu = std::stoi(m[2]);
+      gpu.pci_address = bench.value("label", std::string());
+      const double gbps = bench.at("bytes_per_second").get<double>() / 1e9;
+      (m[1] == "h2d_pinned" ? gpu.host_to_gpu_gbps : m[1] == "d2h_pinned" ? gpu.gpu_to_host_gbps : gpu.on_gpu_gbps) = gbps;
+    }
+    for (auto& [index, gpu] : by_gpu) result.gpus.push_back(gpu);
+    if (result.gpus.empty()) result.failure = "fb_micro_cuda_copy reported no GPU";
+  } catch (const std::exception& e) {
+    result.failure = fmt::format("its result file could not be read ({})", e.what());
+  }
+  return result;
+}
+
+AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
+  AllReduceResult result;
+  if (seconds < kLeastSeconds + 2) {
+    result.failure = fmt::format("the budget had {:.0f} s left, too little to start it", seconds);
+    return result;
+  }
+  const std::filesystem::path program = beside_this_executable("fb_all_reduce");
+  if (result.failure = missing(program); !result.failure.empty()) return result;
+  const ScratchFolder work("all_reduce");
+  const std::string json = work.file("all_reduce.json");
+  // The child's own watchdog (-T) fires after the launch's kill: the budget is the one bound.
+  std::vector<std::string> argv = {program.string(), "--backend", "nccl", "-g",
+                                   std::to_string(gpus), "-b", "64M", "-e", "1G", "-f", "4", "-n", "10", "-w", "3",
+                                   "-T", fmt::format("{:.0f}", seconds + 5), "--json", json};
+  if (inject_hang) argv.insert(argv.end(), {"--inject-fault", "hang:0"});
+  const sweep::LaunchResult launched = launch_within(argv, work.file("all_reduce.log"), seconds);
+  result.wall_seconds = launched.seconds;
+  result.failure = child_failure(launched, fmt::format("fb_all_reduce over {} GPU(s)", gpus), seconds);
+  if (!result.failure.empty()) return result;
+  try {
+    std::ifstream in(json);
+    const nlohmann::json run = nlohmann::json::parse(in);
+    result.plateau_busbw_gbps = run.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
+    result.ran = true;
+  } catch (const std::exception& e) {
+    result.failure = fmt::format("its result file could not be read ({})", e.what());
+  }
+  return result;
+}
+
+}  // namespace fabricbench::doctor
