@@ -402,7 +402,7 @@ def test_interrupted(runner, _):
         with tempfile.TemporaryDirectory() as tmp:
             csv_path = Path(f"{tmp}/run.csv")
             partial = Path(f"{tmp}/run.csv.partial")
-            process = runner.start("all_reduce", 2, ["-b", "8", "-e", "64M", "-n", "200", "--csv", str(csv_path),
+            process = runner.start("all_reduce", 2, ["-b", "8", "-e", "256M", "-n", "500", "--csv", str(csv_path),
                                                      "--json", f"{tmp}/run.json"])
             try:
                 wait_for_rows(partial, 6, time.monotonic() + 60)
