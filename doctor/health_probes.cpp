@@ -56,37 +56,56 @@ std::string child_failure(const sweep::LaunchResult& launched, const std::string
 constexpr double kLeastSeconds = 3;  // below this a step cannot start a CUDA context and measure
 constexpr double kGraceSeconds = 1;  // SIGTERM to SIGKILL for a child past its time
 
-/// Runs a child so that it is gone, killed if need be, within `seconds`.
-sweep::LaunchResult launch_within(const std::vector<std::string>& argv, const std::string& log, double seconds) {
-  return sweep::launch(argv, {}, log, seconds - kGraceSeconds, kGraceSeconds);
+/// A child's JSON result, or why there is none.
+struct ChildRun {
+  nlohmann::json result;
+  double wall_seconds = 0;
+  std::string failure;
+};
+
+/// Runs `program` beside fb_health with `arguments` ("{json}" in one of them becomes the path of
+/// its JSON result), gone within `seconds`; refuses to start with less than `least_seconds`.
+ChildRun run_child(const std::string& program, std::vector<std::string> arguments, const std::string& what,
+                   double seconds, double least_seconds) {
+  ChildRun run;
+  if (seconds < least_seconds) {
+    run.failure = fmt::format("the budget had {:.0f} s left, too little to start {}", seconds, what);
+    return run;
+  }
+  const std::filesystem::path path = beside_this_executable(program);
+  if (run.failure = missing(path); !run.failure.empty()) return run;
+  const ScratchFolder work(program);
+  const std::string json = work.file("result.json");
+  for (std::string& argument : arguments)
+    if (const auto at = argument.find("{json}"); at != std::string::npos) argument.replace(at, 6, json);
+  arguments.insert(arguments.begin(), path.string());
+  const sweep::LaunchResult launched =
+      sweep::launch(arguments, {}, work.file("output.log"), seconds - kGraceSeconds, kGraceSeconds);
+  run.wall_seconds = launched.seconds;
+  if (run.failure = child_failure(launched, what, seconds); !run.failure.empty()) return run;
+  try {
+    std::ifstream in(json);
+    run.result = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    run.failure = fmt::format("{}'s result file could not be read ({})", what, e.what());
+  }
+  return run;
 }
 
 }  // namespace
 
 GpuCopyResult probe_gpu_copy(double seconds) {
   GpuCopyResult result;
-  if (seconds < kLeastSeconds) {
-    result.failure = fmt::format("the budget had {:.0f} s left, too little to start it", seconds);
-    return result;
-  }
-  const std::filesystem::path program = beside_this_executable("fb_micro_cuda_copy");
-  if (result.failure = missing(program); !result.failure.empty()) return result;
-  const ScratchFolder work("gpu_copy");
-  const std::string json = work.file("copy.json");
-  const std::vector<std::string> argv = {program.string(),
-                                         "--benchmark_filter=^copy/(h2d_pinned|d2h_pinned|d2d)/gpu[0-9]+/67108864/",
-                                         "--benchmark_min_time=0.05", "--benchmark_out=" + json,
-                                         "--benchmark_out_format=json"};
-  const sweep::LaunchResult launched = launch_within(argv, work.file("copy.log"), seconds);
-  result.wall_seconds = launched.seconds;
-  result.failure = child_failure(launched, "fb_micro_cuda_copy", seconds);
-  if (!result.failure.empty()) return result;
+  const ChildRun run = run_child("fb_micro_cuda_copy",
+                                 {"--benchmark_filter=^copy/(h2d_pinned|d2h_pinned|d2d)/gpu[0-9]+/67108864/",
+                                  "--benchmark_min_time=0.05", "--benchmark_out={json}", "--benchmark_out_format=json"},
+                                 "fb_micro_cuda_copy", seconds, kLeastSeconds);
+  result.wall_seconds = run.wall_seconds;
+  if (result.failure = run.failure; !result.failure.empty()) return result;
   try {
-    std::ifstream in(json);
-    const nlohmann::json document = nlohmann::json::parse(in);
     const std::regex name(R"(copy/(h2d_pinned|d2h_pinned|d2d)/gpu(\d+)/.*)");
     std::map<int, GpuCopy> by_gpu;
-    for (const nlohmann::json& bench : document.at("benchmarks")) {
+    for (const nlohmann::json& bench : run.result.at("benchmarks")) {
       std::smatch m;
       const std::string benchmark = bench.at("name").get<std::string>();
       if (!std::regex_match(benchmark, m, name)) continue;
@@ -103,37 +122,27 @@ GpuCopyResult probe_gpu_copy(double seconds) {
     for (auto& [index, gpu] : by_gpu) result.gpus.push_back(gpu);
     if (result.gpus.empty()) result.failure = "fb_micro_cuda_copy reported no GPU";
   } catch (const std::exception& e) {
-    result.failure = fmt::format("its result file could not be read ({})", e.what());
+    result.failure = fmt::format("fb_micro_cuda_copy's result is not what it should be ({})", e.what());
   }
   return result;
 }
 
 AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
   AllReduceResult result;
-  if (seconds < kLeastSeconds + 2) {
-    result.failure = fmt::format("the budget had {:.0f} s left, too little to start it", seconds);
-    return result;
-  }
-  const std::filesystem::path program = beside_this_executable("fb_all_reduce");
-  if (result.failure = missing(program); !result.failure.empty()) return result;
-  const ScratchFolder work("all_reduce");
-  const std::string json = work.file("all_reduce.json");
   // The child's own watchdog (-T) fires after the launch's kill: the budget is the one bound.
-  std::vector<std::string> argv = {program.string(), "--backend", "nccl", "-g",
-                                   std::to_string(gpus), "-b", "64M", "-e", "1G", "-f", "4", "-n", "10", "-w", "3",
-                                   "-T", fmt::format("{:.0f}", seconds + 5), "--json", json};
-  if (inject_hang) argv.insert(argv.end(), {"--inject-fault", "hang:0"});
-  const sweep::LaunchResult launched = launch_within(argv, work.file("all_reduce.log"), seconds);
-  result.wall_seconds = launched.seconds;
-  result.failure = child_failure(launched, fmt::format("fb_all_reduce over {} GPU(s)", gpus), seconds);
-  if (!result.failure.empty()) return result;
+  std::vector<std::string> arguments = {"--backend", "nccl", "-g", std::to_string(gpus), "-b", "64M", "-e", "1G",
+                                        "-f", "4", "-n", "10", "-w", "3", "-T", fmt::format("{:.0f}", seconds + 5),
+                                        "--json", "{json}"};
+  if (inject_hang) arguments.insert(arguments.end(), {"--inject-fault", "hang:0"});
+  const ChildRun run = run_child("fb_all_reduce", arguments, fmt::format("fb_all_reduce over {} GPU(s)", gpus), seconds,
+                                 kLeastSeconds + 2);
+  result.wall_seconds = run.wall_seconds;
+  if (result.failure = run.failure; !result.failure.empty()) return result;
   try {
-    std::ifstream in(json);
-    const nlohmann::json run = nlohmann::json::parse(in);
-    result.plateau_busbw_gbps = run.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
+    result.plateau_busbw_gbps = run.result.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
     result.ran = true;
   } catch (const std::exception& e) {
-    result.failure = fmt::format("its result file could not be read ({})", e.what());
+    result.failure = fmt::format("fb_all_reduce's result has no plateau ({})", e.what());
   }
   return result;
 }

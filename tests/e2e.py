@@ -817,8 +817,42 @@ def test_gpu_verbs(runner, _):
                 print(f"{program} --mem {memory} on {devices[0]}: {len(rows)} sizes, data verified")
 
 
+def test_gpu_health(runner, _):
+    """fb_health on a live GPU node: every GPU's copy bandwidth measured and judged, the all_reduce
+    over the local GPUs run, a rules file's copy minimum applied; a stuck all_reduce ends as a FAIL
+    naming it inside --budget."""
+    gpus = gpu_count()
+    if gpus == 0:
+        print("SKIP: no CUDA GPU on this machine (nvidia-smi -L lists none); run scripts/gpu-test.sh on a GPU node")
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(f"{tmp}/node.rules").write_text(f"gpus = {gpus}\nmin_copy_gbps = 1\n")
+        start = time.monotonic()
+        result = tool(runner, "fb_health", ["--rules", f"{tmp}/node.rules", "--json", f"{tmp}/h.json"])
+        wall = time.monotonic() - start
+        expect(result.returncode in (0, 1), f"fb_health: exit {result.returncode}\n{result.stderr}")
+        checks = json.load(open(f"{tmp}/h.json"))["checks"]
+        copies = [c for c in checks if c["check"] == "gpu-copy"]
+        expect(len(copies) == gpus and all(c["status"] == "PASS" for c in copies), f"gpu-copy checks: {copies}")
+        rates = [float(x) for c in copies for x in re.findall(r"([0-9.]+) GB/s", c["detail"])]
+        expect(len(rates) == 2 * gpus and all(r > 1 for r in rates), f"copy rates {rates}")
+        reduce = [c for c in checks if c["check"] == "all_reduce"]
+        expect(len(reduce) == 1 and reduce[0]["status"] in ("PASS", "INFO"), f"all_reduce check: {reduce}")
+        print(f"fb_health: {len(checks)} checks in {wall:.1f} s; {copies[0]['detail']}; {reduce[0]['detail']}")
+
+        start = time.monotonic()
+        result = tool(runner, "fb_health", ["--budget", "15", "--inject-fault", "all_reduce-hang",
+                                            "--json", f"{tmp}/hang.json"])
+        wall = time.monotonic() - start
+        line = result.stdout.strip()
+        expect(result.returncode == 1 and "did not finish within" in line and wall < 15,
+               f"stuck all_reduce: exit {result.returncode} after {wall:.1f} s: {line}")
+        print(f"stuck all_reduce: exit 1 after {wall:.1f} s of a 15 s budget: {line}")
+
+
 TESTS = {
     "gpu": test_gpu,
+    "gpu-health": test_gpu_health,
     "gpu-verbs": test_gpu_verbs,
     "compare": test_compare,
     "sweep": test_sweep,
