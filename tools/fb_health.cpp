@@ -3,8 +3,8 @@
 // HealthCheckProgram after 60 s), a verdict a scheduler acts on: fb_doctor's findings, the rules
 // file's expectations (GPU count, RDMA ports and rates, GPUDirect RDMA) and, on a live node, each
 // GPU's copy bandwidth, each active HCA port's loopback write and an NCCL all_reduce over every
-// local GPU. One line for a prolog's drain reason, JSON with every
-// check. Exit 0 OK/WARN, 1 FAIL, 2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.
+// local GPU. One line for a prolog's drain reason, JSON with every check. Exit 0 OK/WARN, 1 FAIL,
+// 2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.
 //   fb_health --rules /etc/fabricbench/h200-ndr.rules --json /var/log/fb_health.json
 #include <fmt/format.h>
 #include <unistd.h>
@@ -86,8 +86,9 @@ int run(int argc, char** argv, bool& nagios) {
   const auto start = Clock::now();
   CLI::App app(
       "fb_health: is this node fit for a job? fb_doctor's findings, the rules' expectations, each GPU's copy "
-      "bandwidth, each active HCA port's loopback write and an NCCL all_reduce over the local GPUs, within a budget. Prints one line (a prolog's drain reason). Exit 0 OK or WARN, 1 FAIL, "
-      "2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.",
+      "bandwidth, each active HCA port's loopback write and an NCCL all_reduce over the local GPUs, within a "
+      "budget. Prints one line (a prolog's drain reason). Exit 0 OK or WARN, 1 FAIL, 2 bad usage; --exit-codes "
+      "nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.",
       "fb_health");
   app.get_formatter()->column_width(30);
   std::string rules_path, root = "/", json_path, prom_path, codes = "default", host = this_host(), fault;
