@@ -69,7 +69,7 @@ namespace {
 // operation right after the warm-up is a poor probe (it carries the ranks' skew: 5 us for a 0.5 us
 // call), so the probe grows until it is as long as a sample should be.
 std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
-                           Watchdog& watchdog, double& seconds_per_operation) {
+                           Watchdog& watchdog) {
   constexpr double kMostOperations = 100000;
   double batch = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
   for (int step = 0; step < 5; ++step) {
@@ -88,7 +88,7 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
         probe[0] = std::min(probe[0], again[0]);
       }
     }
-    seconds_per_operation = std::max(probe[0] / batch, 1e-12);
+    const double seconds_per_operation = std::max(probe[0] / batch, 1e-12);
     if (probe[0] >= probe[1] || batch >= kMostOperations) break;
     batch = std::min(std::max(std::ceil(probe[1] / seconds_per_operation), 2 * batch), kMostOperations);
   }
@@ -134,9 +134,8 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     FB_MPI_CHECK(MPI_Barrier(comm));
   }
   Measurement m;
-  double seconds_per_operation = 0;
   double local_seconds = 0;
-  m.batch = choose_batch(plan, run_batch, comm, watchdog, seconds_per_operation);
+  m.batch = choose_batch(plan, run_batch, comm, watchdog);
 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);

@@ -26,7 +26,8 @@ struct HealthRules {
 };
 
 /// Parses "key = value" lines ('#' starts a comment): gpus, hcas, min_port_gbps, min_busbw_gbps,
-/// min_copy_gbps, min_loopback_gbps, require_gdr (yes/no). Throws UsageError naming the line for an unknown key or a bad value.
+/// min_copy_gbps, min_loopback_gbps, require_gdr (yes/no). Throws UsageError naming the line for an
+/// unknown key or a bad value.
 HealthRules parse_health_rules(const std::string& text, const std::string& source);
 
 struct HealthCheck {

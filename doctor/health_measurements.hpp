@@ -18,7 +18,6 @@ struct HealthCheck;
 
 /// The all_reduce measurement, or why there is none.
 struct AllReduceResult {
-  bool ran = false;
   double plateau_busbw_gbps = 0;
   double wall_seconds = 0;
   std::string failure;  ///< non-empty: it could not be made (timeout, exit code, no GPU)

@@ -140,7 +140,6 @@ AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
   if (result.failure = run.failure; !result.failure.empty()) return result;
   try {
     result.plateau_busbw_gbps = run.result.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
-    result.ran = true;
   } catch (const std::exception& e) {
     result.failure = fmt::format("fb_all_reduce's result has no plateau ({})", e.what());
   }

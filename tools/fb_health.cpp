@@ -140,7 +140,7 @@ int run(int argc, char** argv, bool& nagios) {
   if (live && gpus > 0)
     measured.all_reduce = probe_all_reduce(gpus, left() - 0.5, !fault.empty());  // 0.5 s to judge and write
   else if (rules.min_busbw_gbps)
-    measured.all_reduce = AllReduceResult{false, 0, 0, live ? "no GPU to run it on" : not_live};
+    measured.all_reduce = AllReduceResult{0, 0, live ? "no GPU to run it on" : not_live};
   const std::vector<HealthCheck> checks = judge_node(tree, report, rules, measured);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 

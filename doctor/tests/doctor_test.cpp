@@ -255,7 +255,7 @@ TEST(Health, FailsClosedWhenAMeasurementCouldNotBeMade) {
   rules.require_gdr = true;
   const std::vector<HealthCheck> checks =
       judge_node(t.tree(), inspect_node(t.tree(), {}, "n", ""), rules,
-                 NodeMeasurements{AllReduceResult{false, 0, 0, "no GPU to run it on"}, {}, {}, ""});
+                 NodeMeasurements{AllReduceResult{0, 0, "no GPU to run it on"}, {}, {}, ""});
   EXPECT_EQ(check(checks, "all_reduce")->status, Status::kFail);
   EXPECT_EQ(check(checks, "all_reduce")->detail, "could not be measured: no GPU to run it on");
   EXPECT_EQ(check(checks, "gdr")->status, Status::kFail);  // GDR "not applicable" is not a PASS
