@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "collectives/buffer_windows.hpp"
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
@@ -26,6 +28,7 @@ struct CallSpec {
   int root;
   std::uint64_t count;  ///< the collective's count argument
   Placement placement;
+  CallForm form = CallForm::kLibrary;
 };
 
 /// What the library actually did for a call: algorithm, protocol, channels (NCCL), and where
@@ -52,17 +55,37 @@ class Backend {
   virtual std::string pair_unsupported(DataType, ReduceOp) const { return {}; }
   /// Largest count argument the library accepts.
   virtual std::uint64_t max_count() const = 0;
+  /// Whether this backend can issue `c` in `form`, with the library loaded now.
+  virtual bool has_form(const Collective& c, CallForm form) const = 0;
+  /// The call a row names for `c` in `form`: "ncclAlltoAll", "ncclSend+ncclRecv", "MPI_Alltoall".
+  virtual std::string call_name(const Collective& c, CallForm form) const = 0;
+  /// False where an in-place result of `c` is not defined for this many ranks, so the in-place
+  /// calls are timed but not checked (NCCL's alltoall and sendrecv: see Collective).
+  virtual bool in_place_defined(const Collective&) const { return true; }
+  /// The shortest timed sample worth taking: long enough that a sample's fixed cost (the first
+  /// call's launch after its start event) is shared by many calls. 0: only the clock decides.
+  virtual double min_sample_seconds() const { return 0; }
+  /// Whether timed calls reuse one buffer or move through windows (buffer_windows.hpp).
+  virtual CacheMode cache_mode() const = 0;
 
   /// Joins the job's communicator, after every rank agreed the options are valid. Every rank must
   /// call.
   virtual void connect() {}
   /// Allocates buffers for the largest call of the run (bytes per rank). Every rank must call.
   virtual void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
-  /// Writes this rank's input for `call` and poisons the output.
+  /// Writes this rank's input for `call` into the first window and poisons its output; the next
+  /// call runs in that window.
   virtual void prepare(const CallSpec& call) = 0;
   /// Runs `operations` calls back to back, waits until they are done, returns this rank's
   /// elapsed seconds. Every rank must call with the same arguments.
   virtual double run(const CallSpec& call, int operations) = 0;
+  /// Takes `samples` timed samples of `batch` calls each, back to back, and returns this rank's
+  /// seconds of each. Every rank must call with the same arguments. By default one run() each.
+  virtual std::vector<double> run_samples(const CallSpec& call, int batch, int samples) {
+    std::vector<double> seconds(static_cast<std::size_t>(samples));
+    for (double& s : seconds) s = run(call, batch);
+    return seconds;
+  }
   /// Wrong elements of this rank's output after prepare() and one run().
   virtual std::uint64_t count_wrong(const CallSpec& call) = 0;
   /// Makes one element of this rank's output wrong (fault injection); false if it has none.
@@ -76,6 +99,10 @@ class Backend {
   /// What this rank runs on (GPU, library versions), for the run's JSON context.
   virtual nlohmann::json rank_context() const { return nlohmann::json::object(); }
 
+  /// Runs the next calls on a group of the communicator's ranks (`members`, in group order; this
+  /// rank among them): a pair of a --pairs round. Empty: the whole communicator again.
+  virtual void set_group(std::vector<int> members);
+
   /// Library tuning to apply from the next connect(): NCCL_ALGO / NCCL_PROTO ("" = leave alone).
   /// Every rank must call with the same values.
   virtual void set_tuning(const std::string& algorithm, const std::string& protocol);
@@ -87,11 +114,18 @@ class Backend {
   virtual void begin_observation() {}
   /// The path the library took for `call` since begin_observation().
   virtual ObservedPath observed_path(const CallSpec& /*call*/) { return {}; }
+  /// From now on path_digest() counts only the connections made after this call (a new pair of
+  /// a --pairs round on the one communicator); its network and devices stay those of the setup.
+  virtual void begin_path_window() {}
   /// This rank's digest of the library's log (NCCL INFO), JSON; null when there is none.
   virtual nlohmann::json path_digest() const { return nullptr; }
   /// Why the path could not be observed ("" when it could).
   virtual std::string path_note() const { return {}; }
 };
+
+inline void Backend::set_group(std::vector<int> members) {
+  if (!members.empty()) throw Error(std::string("the ") + std::string(name()) + " backend runs on its whole communicator");
+}
 
 inline void Backend::set_tuning(const std::string& algorithm, const std::string& protocol) {
   if (!algorithm.empty() || !protocol.empty())

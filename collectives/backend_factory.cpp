@@ -54,6 +54,8 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     settings.gpus_per_process = o.gpus_per_process;
     settings.gpu_offset = o.gpu_offset;
     settings.graph_iterations = o.graph_iterations;
+    settings.cache = o.cache.value_or(CacheMode::kCold);
+    settings.timer = o.host_timer ? Timer::kHost : Timer::kEvents;
     settings.timeout_seconds = o.outputs.timeout_seconds;
     settings.observe_path = o.observe_path;
     if (o.observe_path) {
@@ -80,8 +82,11 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     throw UsageError("--algo/--proto are NCCL settings: they need --backend nccl");
   if (!o.nccl_log_dir.empty()) throw UsageError("--nccl-logs needs --backend nccl");
   if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
-  if (group) return std::make_unique<MpiBackend>(group->comm, group->rank, group->size);
-  return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size);
+  if (o.timer_given) throw UsageError("--timer needs --backend nccl: the mpi backend times with the host clock");
+  if (!o.nccl_calls.empty()) throw UsageError("--nccl-call needs --backend nccl: the mpi backend makes MPI's own calls");
+  const CacheMode cache = o.cache.value_or(CacheMode::kWarm);
+  if (group) return std::make_unique<MpiBackend>(group->comm, group->rank, group->size, cache);
+  return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size, cache);
 }
 
 }  // namespace fabricbench::collectives

@@ -56,6 +56,13 @@ struct Span {
 
 enum class Library { kMpi, kNccl };
 
+/// How a backend issues a collective: its library's own call, or point-to-point sends and
+/// receives grouped into one operation (NCCL before 2.28 had no alltoall, gather or scatter).
+enum class CallForm { kLibrary, kPointToPoint };
+
+/// The name of the point-to-point form in the rows' call column.
+inline constexpr std::string_view kNcclPointToPointName = "ncclSend+ncclRecv";
+
 struct Collective {
   std::string_view name{};
   bool reduces = false;   ///< takes a reduction op
@@ -78,12 +85,25 @@ struct Collective {
   Span (*output)(const Shape&, bool in_place, Library library) = nullptr;
 
   void (*mpi)(const MpiCall&) = nullptr;
-  void (*nccl)(const NcclCall&) = nullptr;  ///< null in builds without NCCL
-  /// NCCL's name for the call in its profiler and TUNING log; empty for point-to-point groups.
+  /// NCCL's own call for this collective; null where NCCL has none (sendrecv) or this build's
+  /// nccl.h is older than `nccl_since`.
+  void (*nccl)(const NcclCall&) = nullptr;
+  /// The NCCL_VERSION_CODE of the first library with `nccl`: an older library loaded at run time
+  /// (the symbol is weak) takes `nccl_p2p`, as nccl-tests does.
+  int nccl_since = 0;
+  /// The collective as point-to-point sends and receives in one NCCL group: nccl-tests' form
+  /// before NCCL 2.28, and what --nccl-call p2p measures beside the native call.
+  void (*nccl_p2p)(const NcclCall&) = nullptr;
+  /// The calls' names, for the rows' call column ("ncclAlltoAll", "MPI_Alltoall").
+  std::string_view nccl_name{};
+  std::string_view mpi_name{};
+  /// NCCL's name for the call in its profiler and TUNING log; empty where NCCL reports sends and
+  /// receives instead of a collective event.
   std::string_view nccl_function{};
-  /// False where NCCL's form is point-to-point sends and receives: in place they would read and
-  /// write one buffer at once, a race NCCL does not order (wrong data from 8 MiB on the H200).
-  bool nccl_in_place = true;
+  /// False where NCCL's in-place call sends from and receives into one buffer at once with every
+  /// peer (alltoall, sendrecv): a race NCCL does not order, so with more than one rank its result
+  /// is undefined (wrong data from 8 MiB on the H200). Timed as nccl-tests times it, not checked.
+  bool nccl_in_place_defined = true;
 };
 
 /// Bytes per rank of the larger buffer: the size a row reports.

@@ -37,6 +37,19 @@ FaultInjection parse_fault(const std::string& text) {
   return fault;
 }
 
+std::vector<CallForm> parse_call_forms(const std::string& text) {
+  std::vector<CallForm> forms;
+  for (const std::string& name : parse_name_list(text, {"native", "p2p"}, "--nccl-call"))
+    forms.push_back(name == "native" ? CallForm::kLibrary : CallForm::kPointToPoint);
+  return forms;
+}
+
+CacheMode parse_cache_mode(const std::string& text) {
+  if (text == "cold") return CacheMode::kCold;
+  if (text == "warm") return CacheMode::kWarm;
+  throw UsageError(fmt::format("--cache: '{}' is not cold or warm", text));
+}
+
 void check_sweep(const CollectiveOptions& o, bool step_given) {
   if (o.factor_given && step_given)
     throw UsageError("-f/--stepfactor and -i/--stepbytes both given: choose a geometric or an arithmetic sweep");
@@ -150,6 +163,16 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--proto", proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
   app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
   app.add_option("--path", path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
+  std::string calls_text, cache_text, timer_text;
+  app.add_option("--timer", timer_text,
+                 "NCCL: events (CUDA events between back-to-back samples) or host (nccl-tests' method: the host "
+                 "clock around each sample's calls and the stream sync) [events]");
+  app.add_option("--nccl-call", calls_text,
+                 "NCCL: native (ncclAlltoAll, ncclGather, ncclScatter on NCCL 2.28+), p2p (grouped ncclSend/ncclRecv) "
+                 "or native,p2p (one sweep each) [native where the library has it]");
+  app.add_option("--cache", cache_text,
+                 "cold: each timed call uses the next window of buffers sized for -e (nccl-tests), warm: every call "
+                 "reuses one (OSU) [cold on nccl, warm on mpi]");
   app.add_option("--expect-busbw", o.expect_busbw_gbs,
                  "fail the run (exit 1) when a curve's plateau busbw (sizes from 90 % of its peak up; each cell "
                  "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW");
@@ -192,6 +215,14 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   if (path_text != "on" && path_text != "off")
     throw UsageError(fmt::format("--path: '{}' is not on or off", path_text));
   o.observe_path = path_text == "on";
+  if (!calls_text.empty()) o.nccl_calls = parse_call_forms(calls_text);
+  if (!cache_text.empty()) o.cache = parse_cache_mode(cache_text);
+  if (!timer_text.empty()) {
+    if (timer_text != "events" && timer_text != "host")
+      throw UsageError(fmt::format("--timer: '{}' is not events or host", timer_text));
+    o.timer_given = true;
+    o.host_timer = timer_text == "host";
+  }
   check_sweep(o, step_opt->count() > 0);
   check_timing(o);
   output_flags.check(check_paths);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/buffer_windows.hpp"
+#include "collectives/collective.hpp"
 #include "common/dtype.hpp"
 #include "common/reduce_op.hpp"
 #include "common/output_options.hpp"
@@ -56,6 +58,16 @@ struct CollectiveOptions {
   /// --nccl-logs: folder for each rank's NCCL INFO log; "" = beside --json, else a temporary one.
   std::string nccl_log_dir;
   bool observe_path = true;  ///< --path off: no profiler plugin, no log capture
+  /// --nccl-call: the forms measured, one sweep each; empty = NCCL's own call where the loaded
+  /// library has it, else grouped sends and receives.
+  std::vector<CallForm> nccl_calls;
+  /// --cache: cold (nccl-tests' moving windows) or warm (one buffer); empty = the backend's
+  /// default (cold on NCCL, warm on MPI).
+  std::optional<CacheMode> cache;
+  /// --timer: host = nccl-tests' host clock around each sample's calls and sync (NCCL backend);
+  /// false: CUDA events between back-to-back samples.
+  bool host_timer = false;
+  bool timer_given = false;
   FaultInjection fault;
   PairOptions pairs;          ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
   std::optional<double> expect_busbw_gbs;  ///< --expect-busbw: the plateau gate, GB/s

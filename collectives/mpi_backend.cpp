@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -46,8 +47,6 @@ constexpr int kPoisonByte = 0xA5;
 
 }  // namespace
 
-std::string_view name_of(Placement placement) { return placement == Placement::kInPlace ? "in-place" : "out-of-place"; }
-
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t rounded = std::max<std::size_t>(page, (bytes + page - 1) / page * page);
@@ -75,32 +74,58 @@ std::string MpiBackend::op_unsupported(ReduceOp op) const {
 
 std::uint64_t MpiBackend::max_count() const { return static_cast<std::uint64_t>(INT_MAX); }
 
+bool MpiBackend::has_form(const Collective& c, CallForm form) const {
+  return form == CallForm::kLibrary && c.mpi != nullptr;
+}
+
+std::string MpiBackend::call_name(const Collective& c, CallForm) const { return std::string(c.mpi_name); }
+
+KeyValues MpiBackend::settings() const {
+  KeyValues settings;
+  if (cache_ != CacheMode::kWarm) settings.set("cache", std::string(name_of(cache_)));
+  return settings;
+}
+
+void MpiBackend::set_group(std::vector<int> members) {
+  group_ = std::move(members);
+  const auto me = std::find(group_.begin(), group_.end(), rank_);
+  if (!group_.empty() && me == group_.end()) throw Error(fmt::format("rank {} is not in its own group", rank_));
+  group_rank_ = group_.empty() ? rank_ : static_cast<int>(me - group_.begin());
+}
+
 void MpiBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  // Cold calls move both buffers' views by the same window, as nccl-tests does: both hold the
+  // largest call.
+  if (cache_ == CacheMode::kCold) send_bytes = recv_bytes = std::max(send_bytes, recv_bytes);
   send_ = HostBuffer(send_bytes);
   recv_ = HostBuffer(recv_bytes);
 }
 
-Shape MpiBackend::shape_of(const CallSpec& call) const { return {rank_, ranks_, call.root, call.count}; }
+Shape MpiBackend::shape_of(const CallSpec& call) const { return {group_rank(), ranks(), call.root, call.count}; }
 
 MpiBackend::View MpiBackend::input_view(const CallSpec& call) const {
   const bool in_place = call.placement == Placement::kInPlace;
   const Span span = input_span(*call.collective, shape_of(call), in_place);
-  std::byte* base = in_place ? recv_.data() : send_.data();
+  std::byte* base = (in_place ? recv_.data() : send_.data()) + window_offset_;
   return {base + span.offset * size_of(call.dtype), span.elements};
 }
 
 MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
   const Span span =
       output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
-  return {recv_.data() + span.offset * size_of(call.dtype), span.elements};
+  return {recv_.data() + window_offset_ + span.offset * size_of(call.dtype), span.elements};
 }
 
 DataLayout MpiBackend::layout_of(const CallSpec& call) const {
-  return {call.collective->source, call.dtype, call.op, rank_, ranks_, call.root, call.count};
+  return {call.collective->source, call.dtype, call.op, group_rank(), ranks(), call.root, call.count};
 }
 
 void MpiBackend::prepare(const CallSpec& call) {
-  std::memset(recv_.data(), kPoisonByte, call.collective->buffers(call.count, ranks_).recv * size_of(call.dtype));
+  const BufferCounts counts = call.collective->buffers(call.count, ranks());
+  const std::size_t element = size_of(call.dtype);
+  windows_.start(std::max(counts.send, counts.recv) * element, std::min(send_.size(), recv_.size()), cache_);
+  window_offset_ = 0;
+  std::memset(recv_.data(), kPoisonByte, counts.recv * element);
   const View in = input_view(call);
   fill_input_host(layout_of(call), in.data, 0, in.elements);
 }
@@ -117,15 +142,26 @@ MpiCall MpiBackend::make_call(const CallSpec& call) const {
   m.op = c.reduces ? mpi_op(call.op) : MPI_OP_NULL;
   m.shape = shape_of(call);
   m.comm = comm_;
+  m.comm_ranks = group_.empty() ? nullptr : group_.data();
   return m;
 }
 
 double MpiBackend::run(const CallSpec& call, int operations) {
-  // Everything but the calls themselves is settled before the clock starts.
-  const MpiCall m = make_call(call);
+  // Everything but the calls themselves is settled before the clock starts: the calls of each
+  // window made once.
   void (*const issue)(const MpiCall&) = call.collective->mpi;
+  const auto windows = static_cast<std::size_t>(std::min<std::uint64_t>(windows_.windows(), operations));
+  std::vector<MpiCall> calls;
+  calls.reserve(windows);
+  for (std::size_t i = 0; i < windows; ++i) {
+    window_offset_ = windows_.next();
+    calls.push_back(make_call(call));
+  }
+  // The window after the last call: the next run starts there, as nccl-tests' next iteration does.
+  for (int i = static_cast<int>(windows); i < operations; ++i) windows_.next();
+  window_offset_ = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < operations; ++i) issue(m);
+  for (int i = 0; i < operations; ++i) issue(calls[static_cast<std::size_t>(i) % windows]);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "collectives/backend.hpp"
 #include "collectives/host_data.hpp"
@@ -32,13 +33,19 @@ class HostBuffer {
 
 class MpiBackend final : public Backend {
  public:
-  MpiBackend(MPI_Comm comm, int rank, int ranks) : comm_(comm), rank_(rank), ranks_(ranks) {}
+  MpiBackend(MPI_Comm comm, int rank, int ranks, CacheMode cache = CacheMode::kWarm)
+      : comm_(comm), rank_(rank), ranks_(ranks), cache_(cache) {}
 
   std::string_view name() const override { return "mpi"; }
-  int ranks() const override { return ranks_; }
+  int ranks() const override { return group_.empty() ? ranks_ : static_cast<int>(group_.size()); }
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;
   std::uint64_t max_count() const override;
+  bool has_form(const Collective& c, CallForm form) const override;
+  std::string call_name(const Collective& c, CallForm form) const override;
+  CacheMode cache_mode() const override { return cache_; }
+  KeyValues settings() const override;
+  void set_group(std::vector<int> members) override;
   void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void prepare(const CallSpec& call) override;
   double run(const CallSpec& call, int operations) override;
@@ -56,11 +63,18 @@ class MpiBackend final : public Backend {
   DataLayout layout_of(const CallSpec& call) const;
   MpiCall make_call(const CallSpec& call) const;
 
+  int group_rank() const { return group_.empty() ? rank_ : group_rank_; }
+
   MPI_Comm comm_;
   int rank_;
   int ranks_;
+  CacheMode cache_;
+  std::vector<int> group_;  // comm ranks of the group the calls run on; empty: the whole comm
+  int group_rank_ = 0;
   HostBuffer send_;
   HostBuffer recv_;
+  BufferWindows windows_;
+  std::uint64_t window_offset_ = 0;  // bytes: the window of the views made now
 };
 
 }  // namespace fabricbench::collectives

@@ -21,6 +21,11 @@ struct MpiCall {
   MPI_Op op = MPI_OP_NULL;  ///< MPI_OP_NULL for collectives that do not reduce
   Shape shape;
   MPI_Comm comm = MPI_COMM_NULL;
+  /// The communicator rank of each of the call's ranks (shape.rank, peers) when the call runs on a
+  /// group inside a larger communicator (a pair of a --pairs round); null: the same numbers.
+  const int* comm_ranks = nullptr;
+
+  int peer(int rank) const { return comm_ranks ? comm_ranks[rank] : rank; }
 
   /// The send argument of MPI's in-place convention.
   void* in_or_in_place() const { return in_place ? MPI_IN_PLACE : in; }

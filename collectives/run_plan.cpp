@@ -11,7 +11,7 @@
 namespace fabricbench::collectives {
 namespace {
 
-SamplingPlan sampling_plan(const CollectiveOptions& o) {
+SamplingPlan sampling_plan(const CollectiveOptions& o, const Backend& backend) {
   SamplingPlan plan;
   plan.warmup_operations = o.warmup_iterations;
   plan.samples = o.iterations;
@@ -19,8 +19,9 @@ SamplingPlan sampling_plan(const CollectiveOptions& o) {
   plan.min_time_seconds = o.min_time_seconds;
   plan.max_time_seconds = o.max_time_seconds;
   plan.policy = o.rank_reduction;
-  // A sample must span many clock ticks for the tick not to show in the numbers.
-  plan.min_sample_seconds = std::max(1000 * clock_resolution_seconds(), 10e-6);
+  // A sample must span many clock ticks for the tick not to show in the numbers, and enough calls
+  // for the start of its first one not to (backend.hpp).
+  plan.min_sample_seconds = std::max({1000 * clock_resolution_seconds(), 10e-6, backend.min_sample_seconds()});
   return plan;
 }
 
@@ -44,6 +45,25 @@ std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
   for (const std::string& a : algorithms)
     for (const std::string& p : protocols) grid.push_back({a, p});
   return grid;
+}
+
+/// The forms asked for, each one the backend can issue; by default the library's own call where
+/// it has one, else grouped sends and receives.
+std::vector<CallForm> call_forms(const Collective& c, const std::vector<CallForm>& asked, const Backend& backend) {
+  if (asked.empty())
+    return {backend.has_form(c, CallForm::kLibrary) ? CallForm::kLibrary : CallForm::kPointToPoint};
+  for (CallForm form : asked) {
+    if (backend.has_form(c, form)) continue;
+    if (form == CallForm::kPointToPoint)
+      throw UsageError(fmt::format("--nccl-call p2p: {} has no point-to-point form; drop the flag", c.name));
+    if (c.nccl_name.empty())
+      throw UsageError(fmt::format("--nccl-call native: NCCL has no call of its own for {}: it is sends and receives",
+                                   c.name));
+    throw UsageError(fmt::format("--nccl-call native: the NCCL library loaded has no {} (NCCL 2.28 added it); "
+                                 "without the flag its grouped sends and receives are measured",
+                                 c.nccl_name));
+  }
+  return asked;
 }
 
 }  // namespace
@@ -86,15 +106,17 @@ RunPlan make_run_plan(const Collective& c, CollectiveOptions options, const Back
     for (std::uint64_t count : sweep_counts(c, options.sweep, dtype, plan.ranks))
       plan.points.push_back({dtype, op, count, reported_bytes(c, count, size_of(dtype), plan.ranks)});
   plan.placements = {Placement::kOutOfPlace, Placement::kInPlace};
-  if (backend.name() == "nccl" && !c.nccl_in_place) {
-    plan.placements.pop_back();
-    plan.notes.push_back(fmt::format("in-place {} is not measured with NCCL: its sends and receives would read and "
-                                     "write one buffer at once, which NCCL does not order",
-                                     c.name));
+  if (!backend.in_place_defined(c)) {
+    plan.in_place_unchecked = true;
+    plan.notes.push_back(fmt::format(
+        "in-place {} is timed as nccl-tests times it, and not checked: with more than one rank NCCL sends from and "
+        "receives into the one buffer at once, which it does not order, so the result is undefined",
+        c.name));
   }
+  plan.forms = call_forms(c, options.nccl_calls, backend);
   plan.tunings = tuning_grid(options);
   plan.sweeping = !options.algorithms.empty() || !options.protocols.empty();
-  plan.sampling = sampling_plan(options);
+  plan.sampling = sampling_plan(options, backend);
   plan.options = std::move(options);
   return plan;
 }

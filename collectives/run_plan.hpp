@@ -41,11 +41,14 @@ struct RunPlan {
   bool sweeping = false;           ///< --algo/--proto given
   SamplingPlan sampling;
   std::vector<Placement> placements;  ///< of every point, in measuring order
+  std::vector<CallForm> forms;        ///< one sweep each, in order (--nccl-call)
+  /// In-place rows timed but not checked: the library leaves their result undefined.
+  bool in_place_unchecked = false;
   std::vector<std::string> notes;  ///< what the plan changed from what was asked
   int ranks = 0;
 
-  /// Rows the run will report (for progress): points x placements x tunings.
-  std::size_t planned_rows() const { return points.size() * placements.size() * tunings.size(); }
+  /// Rows the run will report (for progress): points x placements x forms x tunings.
+  std::size_t planned_rows() const { return points.size() * placements.size() * forms.size() * tunings.size(); }
 };
 
 /// Resolves `options` against `collective` and `backend`. Throws UsageError naming the flag.

@@ -18,7 +18,8 @@ namespace fabricbench::collectives {
 namespace {
 
 std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
-  std::string text = fmt::format("{} {}, {} ({} x {}", call.collective->name, name_of(call.placement),
+  std::string text = fmt::format("{}{} {}, {} ({} x {}", call.collective->name,
+                                 call.form == CallForm::kPointToPoint ? " (p2p)" : "", name_of(call.placement),
                                  format_bytes(bytes), call.count, name_of(call.dtype));
   if (call.collective->reduces) text += fmt::format(", {}", name_of(call.op));
   if (call.collective->has_root) text += fmt::format(", root {}", call.root);
@@ -77,9 +78,10 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
   SweepResult result;
   result.wrong_total = checking ? 0 : -1;
 
-  for (const SweepPoint& point : plan.points) {
+  for (CallForm form : plan.forms) {
+    for (const SweepPoint& point : plan.points) {
       for (Placement placement : plan.placements) {
-        const CallSpec call{&c, point.dtype, point.op, std::max(root, 0), point.count, placement};
+        const CallSpec call{&c, point.dtype, point.op, std::max(root, 0), point.count, placement, form};
         const std::string what = describe_call(call, point.bytes);
         watchdog.set_activity(what);
         try {
@@ -95,11 +97,12 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           backend.prepare(call);
           backend.begin_observation();
           const Measurement m = measure(
-              plan.sampling, [&](int n) { return backend.run(call, n); }, group.comm, watchdog);
+              plan.sampling, [&](int n) { return backend.run(call, n); }, group.comm, watchdog,
+              [&](int batch, int samples) { return backend.run_samples(call, batch, samples); });
           const ObservedPath path = backend.observed_path(call);
 
           std::int64_t wrong = -1;
-          if (checking) {
+          if (checking && !(placement == Placement::kInPlace && plan.in_place_unchecked)) {
             Watchdog::Scope wait(watchdog);
             backend.prepare(call);
             backend.run(call, 1);
@@ -117,6 +120,10 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
 
           ResultRow row = collective_row(program, plan, backend, point);
           row.placement = std::string(name_of(placement));
+          row.call = backend.call_name(c, form);
+          // Grouped sends and receives where the library has a call of its own: a setting asked for.
+          if (form == CallForm::kPointToPoint && backend.has_form(c, CallForm::kLibrary))
+            row.settings.set("nccl_call", "p2p");
           row.hosts = group.hosts(topology);
           record_measurement(row, m, group.world_rank(m.slowest_rank), topology.host_of_rank);
           if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
@@ -134,6 +141,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           rethrow_with_context(what);
         }
       }
+    }
   }
   return result;
 }

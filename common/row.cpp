@@ -124,6 +124,7 @@ const Column kColumns[] = {
     column<&R::algorithm>("algorithm", 4),
     column<&R::protocol>("protocol", 4),
     column<&R::channels>("channels", 4),
+    column<&R::call>("call", 8),
     identity(column<&R::settings>("settings")),
     column<&R::tags>("tags"),
 };

@@ -18,7 +18,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -59,6 +59,7 @@ struct ResultRow {
   std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
   std::string protocol;     ///< NCCL: SIMPLE, LL, LL128; "" when unknown
   int channels = 0;         ///< NCCL channels of the call; 0 when unknown
+  std::string call;         ///< the library call timed: ncclAlltoAll, ncclSend+ncclRecv, MPI_Alltoall; "" unknown
   /// --samples: every timed sample kept (seconds per operation, after the rank reduction); JSON
   /// only ("samples_s"), so a verdict or another statistic can be recomputed without re-running.
   std::vector<double> sample_seconds;

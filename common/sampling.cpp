@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/error.hpp"
 #include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
@@ -96,14 +97,24 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
 }
 
 std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
-                                 const std::function<double(int)>& run_batch, MPI_Comm comm, Watchdog& watchdog,
-                                 double& local_seconds) {
+                                 const std::function<double(int)>& run_batch, const RunSamples& run_samples,
+                                 MPI_Comm comm, Watchdog& watchdog, double& local_seconds) {
   std::vector<double> local(samples);
-  for (double& sample : local) {
+  if (run_samples) {
     Watchdog::Scope wait(watchdog);
-    const double seconds = run_batch(static_cast<int>(batch));
-    local_seconds += seconds;
-    sample = seconds / static_cast<double>(batch);
+    local = run_samples(static_cast<int>(batch), static_cast<int>(samples));
+    if (local.size() != samples) throw Error("the backend returned the wrong number of samples");
+    for (double& sample : local) {
+      local_seconds += sample;
+      sample /= static_cast<double>(batch);
+    }
+  } else {
+    for (double& sample : local) {
+      Watchdog::Scope wait(watchdog);
+      const double seconds = run_batch(static_cast<int>(batch));
+      local_seconds += seconds;
+      sample = seconds / static_cast<double>(batch);
+    }
   }
   Watchdog::Scope wait(watchdog);
   return reduce_across_ranks(std::move(local), plan.policy, comm);
@@ -124,7 +135,7 @@ int slowest_rank(double local_seconds, MPI_Comm comm, Watchdog& watchdog) {
 }  // namespace
 
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
-                    Watchdog& watchdog) {
+                    Watchdog& watchdog, const RunSamples& run_samples) {
   if (plan.warmup_operations > 0) {
     Watchdog::Scope wait(watchdog);
     run_batch(plan.warmup_operations);
@@ -140,7 +151,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);
     if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
-    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, comm, watchdog, local_seconds);
+    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, run_samples, comm, watchdog, local_seconds);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
@@ -154,7 +165,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   std::size_t round = StopRule::kMinSamples;
   double measured = 0;
   while (true) {
-    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, comm, watchdog, local_seconds);
+    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, run_samples, comm, watchdog, local_seconds);
     for (double s : fresh) measured += s * static_cast<double>(m.batch);
     m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
     m.summary = summarize(m.seconds_per_operation);

@@ -66,10 +66,15 @@ std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReducti
 /// Smallest positive step of std::chrono::steady_clock seen in a short probe, in seconds.
 double clock_resolution_seconds();
 
+/// Takes `samples` samples of `batch` operations each, back to back with no wait between them,
+/// and returns this rank's seconds of each sample (a GPU's stream then never idles between
+/// samples, so only the first carries the launch of its first call).
+using RunSamples = std::function<std::vector<double>(int batch, int samples)>;
+
 /// Runs the plan. `run_batch(n)` runs n operations back to back, waits for them and returns this
-/// rank's elapsed seconds. Every rank must call with the same plan. `watchdog` guards the MPI
-/// waits of the loop itself.
+/// rank's elapsed seconds; `run_samples`, where given, takes the timed samples instead. Every
+/// rank must call with the same plan. `watchdog` guards the MPI waits of the loop itself.
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
-                    Watchdog& watchdog);
+                    Watchdog& watchdog, const RunSamples& run_samples = {});
 
 }  // namespace fabricbench

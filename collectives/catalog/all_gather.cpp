@@ -14,7 +14,7 @@ const Collective kAllGather{
       FB_MPI_CHECK(MPI_Allgather(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm)); },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclAllGather(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
-    .nccl_function = "AllGather",
+    .nccl_name = "ncclAllGather", .mpi_name = "MPI_Allgather", .nccl_function = "AllGather",
 };
 
 }  // namespace fabricbench::collectives

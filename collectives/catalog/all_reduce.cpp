@@ -13,7 +13,7 @@ const Collective kAllReduce{
       FB_MPI_CHECK(MPI_Allreduce(c.in_or_in_place(), c.recv, c.count, c.type, c.op, c.comm)); },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclAllReduce(c.in, c.recv, c.count, c.type, c.op, c.comm, c.stream)); }),
-    .nccl_function = "AllReduce",
+    .nccl_name = "ncclAllReduce", .mpi_name = "MPI_Allreduce", .nccl_function = "AllReduce",
 };
 
 }  // namespace fabricbench::collectives

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectives/catalog/catalog_file.hpp"
 
+// Weak, as nccl-tests declares it: a build against NCCL 2.28 still starts on an older library,
+// which then takes the grouped form.
+#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#pragma weak ncclAlltoAll
+#endif
+
 namespace fabricbench::collectives {
 using namespace shapes;
 
@@ -12,14 +18,18 @@ const Collective kAlltoall{
     .source = {.from = SourceRule::From::kChunkOwner, .own_chunk = true},
     .mpi = [](const MpiCall& c) {
       FB_MPI_CHECK(MPI_Alltoall(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {  // point-to-point in a group, as nccl-tests does
+    .nccl = FB_NCCL_2_28([](const NcclCall& c) {
+      FB_NCCL_CHECK(ncclAlltoAll(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
+    .nccl_since = kNccl228,
+    .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
       for (int peer = 0; peer < c.shape.ranks; ++peer) {
-        FB_NCCL_CHECK(ncclSend(c.in + peer * c.chunk_bytes, c.count, c.type, peer, c.comm, c.stream));
-        FB_NCCL_CHECK(ncclRecv(c.recv + peer * c.chunk_bytes, c.count, c.type, peer, c.comm, c.stream));
+        FB_NCCL_CHECK(ncclSend(c.in + peer * c.chunk_bytes, c.count, c.type, c.peer(peer), c.comm, c.stream));
+        FB_NCCL_CHECK(ncclRecv(c.recv + peer * c.chunk_bytes, c.count, c.type, c.peer(peer), c.comm, c.stream));
       }
       FB_NCCL_CHECK(ncclGroupEnd()); }),
-    .nccl_in_place = false,
+    .nccl_name = "ncclAlltoAll", .mpi_name = "MPI_Alltoall",
+    .nccl_in_place_defined = false,
 };
 
 }  // namespace fabricbench::collectives

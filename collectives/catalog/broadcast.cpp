@@ -16,7 +16,7 @@ const Collective kBroadcast{
       FB_MPI_CHECK(MPI_Bcast(c.at_root() ? c.in : c.recv, c.count, c.type, c.shape.root, c.comm)); },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclBroadcast(c.in, c.recv, c.count, c.type, c.shape.root, c.comm, c.stream)); }),
-    .nccl_function = "Broadcast",
+    .nccl_name = "ncclBroadcast", .mpi_name = "MPI_Bcast", .nccl_function = "Broadcast",
 };
 
 }  // namespace fabricbench::collectives

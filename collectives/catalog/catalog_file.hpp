@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a descriptor file of the catalog includes: the descriptor, its building blocks, both call
-// structs. FB_NCCL_ONLY keeps the NCCL call out of builds without NCCL.
+// structs. FB_NCCL_ONLY keeps the NCCL call out of builds without NCCL; FB_NCCL_2_28 keeps a call
+// NCCL 2.28 added out of builds against an older nccl.h.
 #pragma once
 
 // catalog.hpp's extern declarations give each `const Collective` its external linkage: without
@@ -15,3 +16,14 @@
 #else
 #define FB_NCCL_ONLY(...) nullptr
 #endif
+
+#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define FB_NCCL_2_28(...) __VA_ARGS__
+#else
+#define FB_NCCL_2_28(...) nullptr
+#endif
+
+namespace fabricbench::collectives {
+/// NCCL_VERSION_CODE of 2.28.0, where ncclAlltoAll, ncclGather and ncclScatter appeared.
+inline constexpr int kNccl228 = 22800;
+}  // namespace fabricbench::collectives

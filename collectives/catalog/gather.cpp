@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectives/catalog/catalog_file.hpp"
 
+#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#pragma weak ncclGather  // see alltoall.cpp
+#endif
+
 namespace fabricbench::collectives {
 using namespace shapes;
 
@@ -13,12 +17,16 @@ const Collective kGather{
     .mpi = [](const MpiCall& c) {
       void* in = c.in_place && c.at_root() ? MPI_IN_PLACE : c.in;
       FB_MPI_CHECK(MPI_Gather(in, c.count, c.type, c.recv, c.count, c.type, c.shape.root, c.comm)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {  // grouped point-to-point, as nccl-tests does
+    .nccl = FB_NCCL_2_28([](const NcclCall& c) {
+      FB_NCCL_CHECK(ncclGather(c.in, c.recv, c.count, c.type, c.shape.root, c.comm, c.stream)); }),
+    .nccl_since = kNccl228,
+    .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
-      FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, c.shape.root, c.comm, c.stream));
+      FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, c.peer(c.shape.root), c.comm, c.stream));
       for (int r = 0; c.shape.rank == c.shape.root && r < c.shape.ranks; ++r)
-        FB_NCCL_CHECK(ncclRecv(c.recv + r * c.chunk_bytes, c.count, c.type, r, c.comm, c.stream));
+        FB_NCCL_CHECK(ncclRecv(c.recv + r * c.chunk_bytes, c.count, c.type, c.peer(r), c.comm, c.stream));
       FB_NCCL_CHECK(ncclGroupEnd()); }),
+    .nccl_name = "ncclGather", .mpi_name = "MPI_Gather",
 };
 
 }  // namespace fabricbench::collectives

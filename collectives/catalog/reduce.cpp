@@ -14,7 +14,7 @@ const Collective kReduce{
       FB_MPI_CHECK(MPI_Reduce(in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm)); },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclReduce(c.in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm, c.stream)); }),
-    .nccl_function = "Reduce",
+    .nccl_name = "ncclReduce", .mpi_name = "MPI_Reduce", .nccl_function = "Reduce",
 };
 
 }  // namespace fabricbench::collectives

@@ -16,7 +16,7 @@ const Collective kReduceScatter{
       FB_MPI_CHECK(MPI_Reduce_scatter_block(c.in_or_in_place(), c.recv, c.count, c.type, c.op, c.comm)); },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclReduceScatter(c.in, c.out, c.count, c.type, c.op, c.comm, c.stream)); }),
-    .nccl_function = "ReduceScatter",
+    .nccl_name = "ncclReduceScatter", .mpi_name = "MPI_Reduce_scatter_block", .nccl_function = "ReduceScatter",
 };
 
 }  // namespace fabricbench::collectives

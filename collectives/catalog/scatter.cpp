@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectives/catalog/catalog_file.hpp"
 
+#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#pragma weak ncclScatter  // see alltoall.cpp
+#endif
+
 namespace fabricbench::collectives {
 using namespace shapes;
 
@@ -13,12 +17,16 @@ const Collective kScatter{
     .mpi = [](const MpiCall& c) {
       void* out = c.in_place && c.at_root() ? MPI_IN_PLACE : c.out;
       FB_MPI_CHECK(MPI_Scatter(c.in, c.count, c.type, out, c.count, c.type, c.shape.root, c.comm)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {  // grouped point-to-point, as nccl-tests does
+    .nccl = FB_NCCL_2_28([](const NcclCall& c) {
+      FB_NCCL_CHECK(ncclScatter(c.in, c.out, c.count, c.type, c.shape.root, c.comm, c.stream)); }),
+    .nccl_since = kNccl228,
+    .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
       for (int r = 0; c.shape.rank == c.shape.root && r < c.shape.ranks; ++r)
-        FB_NCCL_CHECK(ncclSend(c.in + r * c.chunk_bytes, c.count, c.type, r, c.comm, c.stream));
-      FB_NCCL_CHECK(ncclRecv(c.out, c.count, c.type, c.shape.root, c.comm, c.stream));
+        FB_NCCL_CHECK(ncclSend(c.in + r * c.chunk_bytes, c.count, c.type, c.peer(r), c.comm, c.stream));
+      FB_NCCL_CHECK(ncclRecv(c.out, c.count, c.type, c.peer(c.shape.root), c.comm, c.stream));
       FB_NCCL_CHECK(ncclGroupEnd()); }),
+    .nccl_name = "ncclScatter", .mpi_name = "MPI_Scatter",
 };
 
 }  // namespace fabricbench::collectives

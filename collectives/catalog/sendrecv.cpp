@@ -17,17 +17,18 @@ const Collective kSendrecv{
     .source = {.from = SourceRule::From::kPrevious},
     .mpi = [](const MpiCall& c) {
       if (c.in_place)
-        FB_MPI_CHECK(MPI_Sendrecv_replace(c.recv, c.count, c.type, next(c.shape), kTag, previous(c.shape), kTag,
-                                          c.comm, MPI_STATUS_IGNORE));
+        FB_MPI_CHECK(MPI_Sendrecv_replace(c.recv, c.count, c.type, c.peer(next(c.shape)), kTag,
+                                          c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE));
       else
-        FB_MPI_CHECK(MPI_Sendrecv(c.in, c.count, c.type, next(c.shape), kTag, c.recv, c.count, c.type,
-                                  previous(c.shape), kTag, c.comm, MPI_STATUS_IGNORE)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
+        FB_MPI_CHECK(MPI_Sendrecv(c.in, c.count, c.type, c.peer(next(c.shape)), kTag, c.recv, c.count, c.type,
+                                  c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE)); },
+    .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
-      FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, next(c.shape), c.comm, c.stream));
-      FB_NCCL_CHECK(ncclRecv(c.recv, c.count, c.type, previous(c.shape), c.comm, c.stream));
+      FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, c.peer(next(c.shape)), c.comm, c.stream));
+      FB_NCCL_CHECK(ncclRecv(c.recv, c.count, c.type, c.peer(previous(c.shape)), c.comm, c.stream));
       FB_NCCL_CHECK(ncclGroupEnd()); }),
-    .nccl_in_place = false,
+    .mpi_name = "MPI_Sendrecv",
+    .nccl_in_place_defined = false,
 };
 
 }  // namespace fabricbench::collectives

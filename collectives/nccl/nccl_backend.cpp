@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -79,6 +80,25 @@ std::string uuid_text(const cudaUUID_t& uuid) {
 
 }  // namespace
 
+NcclMemory::NcclMemory(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  void* p = nullptr;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+  FB_NCCL_CHECK(ncclMemAlloc(&p, bytes));
+#else
+  FB_CUDA_CHECK(cudaMalloc(&p, bytes));
+#endif
+  memory_.reset(p);
+}
+
+void NcclMemory::Free::operator()(void* p) const noexcept {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+  if (ncclMemFree(p) != ncclSuccess) std::fputs("fabricbench: warning: ncclMemFree failed\n", stderr);
+#else
+  FB_CUDA_CHECK_NOEXCEPT(cudaFree(p));
+#endif
+}
+
 Communicator::~Communicator() {
   if (!comm_) return;
   // Unwinding means something failed: a peer may be inside a collective, and ncclCommDestroy
@@ -97,6 +117,7 @@ void Communicator::abort() noexcept {
 
 NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& settings)
     : topology_(topology), settings_(settings) {
+  ncclGetVersion(&library_version_);
   int devices = 0;
   const cudaError_t rc = cudaGetDeviceCount(&devices);
   if (rc != cudaSuccess || devices == 0)
@@ -125,8 +146,6 @@ NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& sett
     FB_CUDA_CHECK(cudaFree(nullptr));  // create the context now, so its memory counts as baseline
     lane.used_at_start_bytes = device_memory_used();
     lane.stream = cuda::make_stream();
-    lane.start = cuda::make_event();
-    lane.stop = cuda::make_event();
     lane.wrong_counter = cuda::DeviceBuffer(sizeof(unsigned long long));
   }
 }
@@ -215,7 +234,23 @@ nlohmann::json NcclBackend::path_digest() const {
   log.seekg(log_start_);
   std::stringstream text;
   text << log.rdbuf();
-  return nccl_path::to_json(nccl_path::digest_log(text.str()));
+  nccl_path::LogDigest digest = nccl_path::digest_log(text.str());
+  if (window_start_ > log_start_) {
+    // The network and HCAs from the communicator's setup, the connections from the window only.
+    const std::string all = text.str();
+    const auto from = static_cast<std::size_t>(window_start_ - log_start_);
+    const nccl_path::LogDigest window = nccl_path::digest_log(from < all.size() ? all.substr(from) : std::string());
+    digest.transports = window.transports;
+    digest.tuning = window.tuning;
+  }
+  return nccl_path::to_json(digest);
+}
+
+void NcclBackend::begin_path_window() {
+  if (log_path_.empty()) return;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(log_path_, ec);
+  window_start_ = ec ? log_start_ : std::max(log_start_, static_cast<std::streamoff>(size));
 }
 
 std::string NcclBackend::path_note() const {
@@ -279,40 +314,75 @@ std::string NcclBackend::pair_unsupported(DataType dtype, ReduceOp op) const {
 
 std::uint64_t NcclBackend::max_count() const { return static_cast<std::uint64_t>(INT64_MAX); }
 
+bool NcclBackend::has_form(const Collective& c, CallForm form) const {
+  if (form == CallForm::kPointToPoint) return c.nccl_p2p != nullptr;
+  return c.nccl != nullptr && library_version_ >= c.nccl_since;
+}
+
+std::string NcclBackend::call_name(const Collective& c, CallForm form) const {
+  return std::string(form == CallForm::kPointToPoint ? kNcclPointToPointName : c.nccl_name);
+}
+
+void NcclBackend::set_group(std::vector<int> members) {
+  if (!members.empty() && settings_.gpus_per_process != 1)
+    throw Error("a group of the communicator's ranks needs one GPU per process (-g 1)");
+  if (!members.empty() && std::find(members.begin(), members.end(), lanes_.front().rank) == members.end())
+    throw Error(fmt::format("NCCL rank {} is not in its own group", lanes_.front().rank));
+  members_ = std::move(members);
+}
+
+int NcclBackend::call_rank(const Lane& lane) const {
+  if (members_.empty()) return lane.rank;
+  return static_cast<int>(std::find(members_.begin(), members_.end(), lane.rank) - members_.begin());
+}
+
+KeyValues NcclBackend::method_settings() const {
+  KeyValues settings;
+  if (settings_.cache != CacheMode::kCold) settings.set("cache", std::string(name_of(settings_.cache)));
+  if (settings_.timer != Timer::kEvents) settings.set("timer", "host");
+  return settings;
+}
+
 void NcclBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  // Both buffers hold the largest call, and cold calls move both views by the same window: what
+  // nccl-tests allocates and does.
+  const std::uint64_t bytes = std::max(send_bytes, recv_bytes);
   for (Lane& lane : lanes_) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
-    lane.send = cuda::DeviceBuffer(send_bytes);
-    lane.recv = cuda::DeviceBuffer(recv_bytes);
+    lane.send = NcclMemory(bytes);
+    lane.recv = NcclMemory(bytes);
   }
 }
 
 Shape NcclBackend::shape_of(const Lane& lane, const CallSpec& call) const {
-  return {lane.rank, ranks(), call.root, call.count};
+  return {call_rank(lane), ranks(), call.root, call.count};
 }
 
 NcclBackend::View NcclBackend::input_view(const Lane& lane, const CallSpec& call) const {
   const bool in_place = call.placement == Placement::kInPlace;
   const Span span = input_span(*call.collective, shape_of(lane, call), in_place);
-  std::byte* base = in_place ? lane.recv.data() : lane.send.data();
+  std::byte* base = (in_place ? lane.recv.data() : lane.send.data()) + window_offset_;
   return {base + span.offset * size_of(call.dtype), span.elements};
 }
 
 NcclBackend::View NcclBackend::output_view(const Lane& lane, const CallSpec& call) const {
   const Span span = output_span(*call.collective, shape_of(lane, call), call.placement == Placement::kInPlace,
                                 Library::kNccl);
-  return {lane.recv.data() + span.offset * size_of(call.dtype), span.elements};
+  return {lane.recv.data() + window_offset_ + span.offset * size_of(call.dtype), span.elements};
 }
 
 void NcclBackend::prepare(const CallSpec& call) {
   const BufferCounts counts = call.collective->buffers(call.count, ranks());
   const std::size_t element = size_of(call.dtype);
+  const std::uint64_t call_bytes = std::max(counts.recv, counts.send) * element;
+  windows_.start(call_bytes, lanes_.front().recv.size(), settings_.cache);
+  window_offset_ = 0;
   for (Lane& lane : lanes_) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
-    FB_CUDA_CHECK(cudaMemsetAsync(lane.recv.data(), kPoisonByte, std::max(counts.recv, counts.send) * element,
-                                  lane.stream.get()));
+    FB_CUDA_CHECK(cudaMemsetAsync(lane.recv.data(), kPoisonByte, call_bytes, lane.stream.get()));
     const View in = input_view(lane, call);
-    const DataLayout layout{call.collective->source, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    const DataLayout layout{call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root,
+                            call.count};
     fill_input_device(layout, in.data, 0, in.elements, lane.stream.get());
   }
   wait("filling the input");
@@ -321,7 +391,7 @@ void NcclBackend::prepare(const CallSpec& call) {
 void NcclBackend::enqueue(Lane& lane, const CallSpec& call) {
   NcclCall c;
   c.in = input_view(lane, call).data;
-  c.recv = lane.recv.data();
+  c.recv = lane.recv.data() + window_offset_;
   c.out = output_view(lane, call).data;
   c.count = call.count;
   c.chunk_bytes = call.count * size_of(call.dtype);
@@ -330,14 +400,20 @@ void NcclBackend::enqueue(Lane& lane, const CallSpec& call) {
   c.shape = shape_of(lane, call);
   c.comm = lane.comm.get();
   c.stream = lane.stream.get();
-  call.collective->nccl(c);
+  c.comm_ranks = members_.empty() ? nullptr : members_.data();
+  (call.form == CallForm::kPointToPoint ? call.collective->nccl_p2p : call.collective->nccl)(c);
 }
 
 void NcclBackend::enqueue_all(const CallSpec& call) {
-  if (lanes_.size() == 1) return enqueue(lanes_.front(), call);
-  FB_NCCL_CHECK(ncclGroupStart());
-  for (Lane& lane : lanes_) enqueue(lane, call);
-  FB_NCCL_CHECK(ncclGroupEnd());
+  window_offset_ = windows_.next();
+  if (lanes_.size() == 1) {
+    enqueue(lanes_.front(), call);
+  } else {
+    FB_NCCL_CHECK(ncclGroupStart());
+    for (Lane& lane : lanes_) enqueue(lane, call);
+    FB_NCCL_CHECK(ncclGroupEnd());
+  }
+  window_offset_ = 0;  // the views made for preparing and checking: the first window's
 }
 
 void NcclBackend::abort_all() noexcept {
@@ -389,9 +465,11 @@ void NcclBackend::wait(const char* what) {
 void NcclBackend::capture_graphs(const CallSpec& call) {
   const bool same = graph_call_ && graph_call_->collective == call.collective && graph_call_->dtype == call.dtype &&
                     graph_call_->op == call.op && graph_call_->root == call.root && graph_call_->count == call.count &&
-                    graph_call_->placement == call.placement;
+                    graph_call_->placement == call.placement && graph_call_->form == call.form;
   if (same) return;
   graph_call_.reset();
+  // The graph's calls move through the windows as plain launches do; its replays repeat them.
+  const BufferWindows resume = windows_;
   // One graph per lane; with -g the lanes are captured together so NCCL's group spans them.
   for (Lane& lane : lanes_) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
@@ -414,33 +492,72 @@ void NcclBackend::capture_graphs(const CallSpec& call) {
     FB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph.get(), 0));
     lane.graph.reset(exec);
   }
+  windows_ = resume;
   if (failure) std::rethrow_exception(failure);
   graph_call_ = call;
 }
 
-double NcclBackend::run(const CallSpec& call, int operations) {
+double NcclBackend::enqueue_operations(const CallSpec& call, int operations) {
   const bool graphs = settings_.graph_iterations > 0;
   const int per_launch = graphs ? settings_.graph_iterations : 1;
   const int launches = (operations + per_launch - 1) / per_launch;
-  if (graphs) capture_graphs(call);
-  for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaEventRecord(lane.start.get(), lane.stream.get()));
   for (int i = 0; i < launches; ++i) {
     if (graphs)
       for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaGraphLaunch(lane.graph.get(), lane.stream.get()));
     else
       enqueue_all(call);
   }
-  for (Lane& lane : lanes_) FB_CUDA_CHECK(cudaEventRecord(lane.stop.get(), lane.stream.get()));
-  wait("the timed operations");
+  return static_cast<double>(launches) * per_launch;
+}
+
+void NcclBackend::mark(std::size_t index) {
+  for (Lane& lane : lanes_) {
+    while (lane.marks.size() <= index) lane.marks.push_back(cuda::make_event());
+    FB_CUDA_CHECK(cudaEventRecord(lane.marks[index].get(), lane.stream.get()));
+  }
+}
+
+double NcclBackend::between_marks(std::size_t first) const {
   // The process's time is its slowest GPU's, as the rank reduction takes the slowest rank.
   double seconds = 0;
-  for (Lane& lane : lanes_) {
+  for (const Lane& lane : lanes_) {
     float milliseconds = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, lane.start.get(), lane.stop.get()));
+    FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, lane.marks[first].get(), lane.marks[first + 1].get()));
     seconds = std::max(seconds, milliseconds * 1e-3);
   }
-  const double executed = static_cast<double>(launches) * per_launch;
-  return seconds * operations / executed;
+  return seconds;
+}
+
+double NcclBackend::run(const CallSpec& call, int operations) {
+  if (settings_.graph_iterations > 0) capture_graphs(call);
+  if (settings_.timer == Timer::kHost) {  // nccl-tests' window: the calls and the sync, on the host clock
+    const auto start = std::chrono::steady_clock::now();
+    const double executed = enqueue_operations(call, operations);
+    wait("the timed operations");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * operations / executed;
+  }
+  mark(0);
+  const double executed = enqueue_operations(call, operations);
+  mark(1);
+  wait("the timed operations");
+  return between_marks(0) * operations / executed;
+}
+
+std::vector<double> NcclBackend::run_samples(const CallSpec& call, int batch, int samples) {
+  if (settings_.timer == Timer::kHost) return Backend::run_samples(call, batch, samples);
+  if (settings_.graph_iterations > 0) capture_graphs(call);
+  // One event between samples and one wait at the end: the stream never idles, so only the first
+  // sample waits for its first launch, as in nccl-tests' back-to-back iterations.
+  mark(0);
+  std::vector<double> executed(static_cast<std::size_t>(samples));
+  for (std::size_t s = 0; s < executed.size(); ++s) {
+    executed[s] = enqueue_operations(call, batch);
+    mark(s + 1);
+  }
+  wait("the timed operations");
+  std::vector<double> seconds(executed.size());
+  for (std::size_t s = 0; s < seconds.size(); ++s) seconds[s] = between_marks(s) * batch / executed[s];
+  return seconds;
 }
 
 std::uint64_t NcclBackend::count_wrong(const CallSpec& call) {
@@ -449,7 +566,8 @@ std::uint64_t NcclBackend::count_wrong(const CallSpec& call) {
     Lane& lane = lanes_[i];
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     const View out = output_view(lane, call);
-    const DataLayout layout{call.collective->source, call.dtype, call.op, lane.rank, ranks(), call.root, call.count};
+    const DataLayout layout{call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root,
+                            call.count};
     auto* counter = reinterpret_cast<unsigned long long*>(lane.wrong_counter.data());
     FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, lane.stream.get()));
     count_wrong_device(layout, out.data, out.elements, counter, lane.stream.get());
@@ -485,7 +603,7 @@ void NcclBackend::plant_error() {
 }
 
 KeyValues NcclBackend::settings() const {
-  KeyValues settings;
+  KeyValues settings = method_settings();
   if (settings_.gpus_per_process > 1) settings.set("gpus_per_process", std::to_string(settings_.gpus_per_process));
   if (settings_.graph_iterations > 0) settings.set("graph_iterations", std::to_string(settings_.graph_iterations));
   if (!algorithm_.empty()) settings.set("algo", algorithm_);

@@ -17,8 +17,14 @@
 
 namespace fabricbench::collectives {
 
+/// How a sample is timed: CUDA events between back-to-back samples, or nccl-tests' host clock
+/// around a sample's calls and the stream sync after them.
+enum class Timer { kEvents, kHost };
+
 struct NcclSettings {
+  Timer timer = Timer::kEvents;  ///< --timer
   int gpus_per_process = 1;      ///< -g: lanes (GPU + communicator rank) per process
+  CacheMode cache = CacheMode::kCold;  ///< --cache: nccl-tests' moving windows, or one buffer
   int gpu_offset = 0;            ///< first GPU = local rank * gpus_per_process + offset
   int graph_iterations = 0;      ///< -G: >0 captures this many calls in a CUDA graph and replays it
   double timeout_seconds = 300;  ///< -T: a wait past this aborts the communicators
@@ -57,16 +63,33 @@ class Communicator {
   ncclComm_t comm_ = nullptr;
 };
 
+/// Device memory from ncclMemAlloc, as nccl-tests allocates since NCCL 2.19 (cuMem allocations
+/// NCCL can map for its peers), or cudaMalloc before; released by the matching free.
+class NcclMemory {
+ public:
+  NcclMemory() = default;
+  /// On the current device.
+  explicit NcclMemory(std::size_t bytes);
+  std::byte* data() const { return static_cast<std::byte*>(memory_.get()); }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const noexcept;
+  };
+  std::unique_ptr<void, Free> memory_;
+  std::size_t bytes_ = 0;
+};
+
 /// One GPU driven by this process: its NCCL rank, stream, events and buffers.
 struct Lane {
   int device = 0;
   int rank = 0;                           ///< rank in the NCCL communicator
   std::uint64_t used_at_start_bytes = 0;  ///< device memory in use before NCCL and our buffers
   cuda::Stream stream;
-  cuda::Event start;
-  cuda::Event stop;
-  cuda::DeviceBuffer send;
-  cuda::DeviceBuffer recv;
+  std::vector<cuda::Event> marks;  ///< recorded between timed samples, made as needed
+  NcclMemory send;
+  NcclMemory recv;
   cuda::DeviceBuffer wrong_counter;
   cuda::GraphExec graph;
   Communicator comm;  // last: destroyed first, before the buffers it may still reference
@@ -83,7 +106,17 @@ class NcclBackend final : public Backend {
 
   std::string_view name() const override { return "nccl"; }
   std::string_view memory() const override { return "cuda"; }
-  int ranks() const override { return group_size() * settings_.gpus_per_process; }
+  int ranks() const override {
+    return (members_.empty() ? group_size() : static_cast<int>(members_.size())) * settings_.gpus_per_process;
+  }
+  bool has_form(const Collective& c, CallForm form) const override;
+  std::string call_name(const Collective& c, CallForm form) const override;
+  bool in_place_defined(const Collective& c) const override { return c.nccl_in_place_defined || ranks() == 1; }
+  CacheMode cache_mode() const override { return settings_.cache; }
+  /// Launch-bound calls (a few us of host time each) then make 20 or more per sample, as
+  /// nccl-tests' 20 iterations: the first launch after the start event is not one call's cost.
+  double min_sample_seconds() const override { return 100e-6; }
+  void set_group(std::vector<int> members) override;
   std::string dtype_unsupported(DataType dtype) const override;
   std::string op_unsupported(ReduceOp op) const override;
   std::string pair_unsupported(DataType dtype, ReduceOp op) const override;
@@ -91,6 +124,7 @@ class NcclBackend final : public Backend {
   void reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void prepare(const CallSpec& call) override;
   double run(const CallSpec& call, int operations) override;
+  std::vector<double> run_samples(const CallSpec& call, int batch, int samples) override;
   std::uint64_t count_wrong(const CallSpec& call) override;
   bool corrupt_output(const CallSpec& call) override;
   KeyValues settings() const override;
@@ -103,6 +137,7 @@ class NcclBackend final : public Backend {
   void begin_observation() override { observer_.begin(); }
   ObservedPath observed_path(const CallSpec& call) override;
   nlohmann::json path_digest() const override;
+  void begin_path_window() override;
   std::string path_note() const override;
 
  private:
@@ -111,6 +146,10 @@ class NcclBackend final : public Backend {
     std::uint64_t elements;
   };
   Shape shape_of(const Lane& lane, const CallSpec& call) const;
+  /// The lane's rank among the ranks the calls run on (the group's, or the communicator's).
+  int call_rank(const Lane& lane) const;
+  /// cache= and timer= where they differ from the defaults.
+  KeyValues method_settings() const;
   View input_view(const Lane& lane, const CallSpec& call) const;
   View output_view(const Lane& lane, const CallSpec& call) const;
   void enqueue(Lane& lane, const CallSpec& call);
@@ -120,6 +159,11 @@ class NcclBackend final : public Backend {
   void wait(const char* what);
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
+  /// Enqueues `operations` calls (whole CUDA graphs with -G); returns how many were enqueued.
+  double enqueue_operations(const CallSpec& call, int operations);
+  /// Records event `index` on every lane's stream; the slowest lane's seconds from `first` to the next.
+  void mark(std::size_t index);
+  double between_marks(std::size_t first) const;
   /// Before the first NCCL call: the tuning, the profiler plugin and the INFO log, through
   /// NCCL's environment variables - leaving every variable the user set alone.
   void prepare_environment();
@@ -127,7 +171,8 @@ class NcclBackend final : public Backend {
   int group_rank() const { return settings_.group_rank < 0 ? topology_.rank : settings_.group_rank; }
   int group_size() const { return settings_.group_size < 0 ? topology_.size : settings_.group_size; }
   const mpi::Topology& topology_;
-  std::streamoff log_start_ = 0;  // where this backend's part of the (per-process) NCCL log begins
+  std::streamoff log_start_ = 0;
+  std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start  // where this backend's part of the (per-process) NCCL log begins
   bool log_start_taken_ = false;
   NcclSettings settings_;
   std::vector<Lane> lanes_;
@@ -137,6 +182,10 @@ class NcclBackend final : public Backend {
   std::string log_path_;  // the log this rank reads ("" = none)
   std::string log_note_;  // why there is none
   PathObserver observer_;
+  int library_version_ = 0;  // ncclGetVersion of the library loaded
+  std::vector<int> members_;  // communicator ranks of the group the calls run on; empty: all
+  BufferWindows windows_;
+  std::uint64_t window_offset_ = 0;  // bytes: the window the views are made in now
 };
 
 /// fabricbench's NCCL profiler plugin next to the running executable (../lib or the same folder);

@@ -23,6 +23,11 @@ struct NcclCall {
   Shape shape;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  /// The communicator rank of each of the call's ranks (shape.rank, peers) when the call runs on a
+  /// group inside a larger communicator (a pair of a --pairs round); null: the same numbers.
+  const int* comm_ranks = nullptr;
+
+  int peer(int rank) const { return comm_ranks ? comm_ranks[rank] : rank; }
 };
 
 }  // namespace fabricbench::collectives

@@ -26,6 +26,9 @@ class ScriptedBackend final : public Backend {
   std::string dtype_unsupported(DataType) const override { return {}; }
   std::string op_unsupported(ReduceOp) const override { return {}; }
   std::uint64_t max_count() const override { return 1 << 20; }
+  bool has_form(const Collective&, CallForm form) const override { return form == CallForm::kLibrary; }
+  std::string call_name(const Collective&, CallForm) const override { return "scripted_call"; }
+  CacheMode cache_mode() const override { return CacheMode::kWarm; }
   void reserve(std::uint64_t, std::uint64_t) override {}
   void prepare(const CallSpec&) override { ++prepared; }
   double run(const CallSpec& call, int operations) override {
