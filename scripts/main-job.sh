@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh
+# Only what the job runs: fb_all_reduce (and NCCL's profiler plugin), no tests.
+FABRICBENCH_TARGETS=fabricbench_main_job scripts/build.sh -DFABRICBENCH_TESTS=OFF
 source scripts/mpi-env.sh
 
 bin=${FABRICBENCH_BUILD_DIR:-build}/bin

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
-scripts/build.sh -DFABRICBENCH_WERROR=ON
+scripts/build.sh -DFABRICBENCH_WERROR=ON -DFABRICBENCH_TESTS=ON
 source scripts/mpi-env.sh
 
 echo "== ctest: every test"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# scripts/setup.sh judges what works, not package names: on this machine it finds everything; on
+# a PATH where mpirun and mpicxx are gone it names exactly those, one line each, and exits 2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --tests --check
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/bin"
+for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  for tool in "$dir"/*; do
+    name=$(basename "$tool")
+    [[ $name == mpirun || $name == mpicxx || -e $work/bin/$name ]] || ln -s "$tool" "$work/bin/$name"
+  done
+done
+rc=0
+PATH=$work/bin scripts/setup.sh --check > "$work/out" 2>&1 || rc=$?
+cat "$work/out"
+[[ $rc -eq 2 ]] || { echo "FAIL: exit $rc without mpirun, expected 2"; exit 1; }
+grep -q "missing: mpirun: install Debian/Ubuntu's openmpi-bin" "$work/out" || { echo "FAIL: mpirun not named"; exit 1; }
+grep -q "missing: mpicxx" "$work/out" || { echo "FAIL: mpicxx not named"; exit 1; }
+[[ $(grep -c "missing:" "$work/out") -eq 2 ]] || { echo "FAIL: more than the two missing tools named"; exit 1; }
+echo "setup: judged by capability: everything here; without mpirun/mpicxx exactly those named, exit 2"
