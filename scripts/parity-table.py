@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The ratio table of a scripts/parity.sh run: fabricbench's time over nccl-tests' per collective,
+placement and size, the median over the interleaved rounds (each tool's figure is the mean time
+per call it prints in its 'time' column), against the parity goals, and each launch's wall time.
+
+    scripts/parity-table.py RUN_DIR FB_IMPORT
+
+nccl-tests' logs are read by fb_import (the importer users have), fabricbench's CSVs directly.
+Writes RUN_DIR/parity.csv and RUN_DIR/parity.md and prints the Markdown."""
+import csv
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+# The goals of issue 23: every size from 1 MiB at most 1.02; below it a median of at most 1.03
+# and no size above 1.10.
+LARGE = 1 << 20
+LARGE_GOAL = 1.02
+SMALL_MEDIAN_GOAL = 1.03
+SMALL_WORST_GOAL = 1.10
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def times(rows):
+    """(placement, size_bytes) -> (mean time in s, call) of a run's rows."""
+    found = {}
+    for row in rows:
+        if row.get("stop_reason", "").startswith("refused") or row.get("settings"):
+            continue
+        found[(row["placement"], int(row["size_bytes"]))] = (float(row["time_mean_s"]), row.get("call", ""))
+    return found
+
+
+def human(size):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: parity-table.py RUN_DIR FB_IMPORT")
+    run, fb_import = Path(sys.argv[1]), sys.argv[2]
+    ratios = defaultdict(list)  # (collective, placement, size) -> ratio per round
+    ours_us, theirs_us, calls = defaultdict(list), defaultdict(list), {}
+    for round_dir in sorted(run.glob("round*")):
+        for log in sorted(round_dir.glob("*.nccl-tests.txt")):
+            collective = log.name.split(".")[0]
+            ours_csv = round_dir / f"{collective}.fabricbench.csv"
+            theirs_csv = round_dir / f"{collective}.nccl-tests.csv"
+            if not ours_csv.exists():
+                print(f"parity: {ours_csv} missing (fabricbench failed?)", file=sys.stderr)
+                continue
+            imported = subprocess.run([fb_import, str(log), "--csv", str(theirs_csv)], capture_output=True, text=True)
+            if imported.returncode != 0:
+                print(f"parity: {log}: {imported.stderr.strip()}", file=sys.stderr)
+                continue
+            ours, theirs = times(rows_of(ours_csv)), times(rows_of(theirs_csv))
+            for key, (mine, call) in ours.items():
+                if key not in theirs or theirs[key][0] <= 0:
+                    continue
+                placement, size = key
+                ratios[(collective, placement, size)].append(mine / theirs[key][0])
+                ours_us[(collective, placement, size)].append(mine * 1e6)
+                theirs_us[(collective, placement, size)].append(theirs[key][0] * 1e6)
+                calls[(collective, placement, size)] = call
+
+    table = []
+    for key in sorted(ratios, key=lambda k: (k[0], k[1] != "out-of-place", k[2])):
+        r = ratios[key]
+        table.append({
+            "collective": key[0], "placement": key[1], "size_bytes": key[2], "rounds": len(r),
+            "fabricbench_us": statistics.median(ours_us[key]), "nccl_tests_us": statistics.median(theirs_us[key]),
+            "ratio": statistics.median(r), "ratio_min": min(r), "ratio_max": max(r), "call": calls[key],
+        })
+    with open(run / "parity.csv", "w", newline="") as f:
+        fields = ["collective", "placement", "size_bytes", "rounds", "fabricbench_us", "nccl_tests_us", "ratio",
+                  "ratio_min", "ratio_max", "call"]
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        for row in table:
+            writer.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+    lines = ["# fabricbench / nccl-tests: time per call, median of the rounds' ratios", ""]
+    sizes = sorted({row["size_bytes"] for row in table})
+    lines.append("| collective | placement | call | " + " | ".join(human(s) for s in sizes) + " |")
+    lines.append("|---|---|---|" + "---|" * len(sizes))
+    by_line = defaultdict(dict)
+    for row in table:
+        by_line[(row["collective"], row["placement"], row["call"])][row["size_bytes"]] = row["ratio"]
+    for (collective, placement, call), cells in by_line.items():
+        shown = " | ".join(f"{cells[s]:.3f}" if s in cells else "-" for s in sizes)
+        lines.append(f"| {collective} | {placement} | {call} | {shown} |")
+
+    large = [row for row in table if row["size_bytes"] >= LARGE]
+    small = [row for row in table if row["size_bytes"] < LARGE]
+    lines += ["", "## Goals"]
+    if large:
+        worst = max(large, key=lambda row: row["ratio"])
+        misses = [row for row in large if row["ratio"] > LARGE_GOAL]
+        lines.append(f"- from 1 MiB, every size <= {LARGE_GOAL}: {len(large) - len(misses)} of {len(large)} met; "
+                     f"worst {worst['ratio']:.3f} ({worst['collective']} {worst['placement']} {human(worst['size_bytes'])})")
+    if small:
+        median = statistics.median(row["ratio"] for row in small)
+        worst = max(small, key=lambda row: row["ratio"])
+        lines.append(f"- below 1 MiB, median <= {SMALL_MEDIAN_GOAL}: {median:.3f}; no size above {SMALL_WORST_GOAL}: "
+                     f"worst {worst['ratio']:.3f} ({worst['collective']} {worst['placement']} {human(worst['size_bytes'])})")
+
+    walls = run / "walls.csv"
+    if walls.exists():
+        per_tool = defaultdict(list)
+        for row in rows_of(walls):
+            per_tool[(row["collective"], row["tool"])].append(float(row["wall_s"]))
+        lines += ["", "## Wall time per launch (median of the rounds, s)", "",
+                  "| collective | fabricbench | nccl-tests | ratio |", "|---|---|---|---|"]
+        for collective in sorted({c for c, _ in per_tool}):
+            ours = statistics.median(per_tool.get((collective, "fabricbench"), [float("nan")]))
+            theirs = statistics.median(per_tool.get((collective, "nccl-tests"), [float("nan")]))
+            lines.append(f"| {collective} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} |")
+
+    text = "\n".join(lines) + "\n"
+    (run / "parity.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
