@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <set>
 #include <sstream>
+
+#include "common/error.hpp"
+#include "common/numbers.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -139,8 +141,8 @@ void check_gpus(const SysTree& t, NodeReport& r, std::vector<Pci>& gpus) {
 
 double RdmaPort::gbps() const {
   try {
-    return std::stod(rate);
-  } catch (const std::exception&) {
+    return parse_number(rate.substr(0, rate.find(' ')), "rate", NumberRange::at_least(0));
+  } catch (const UsageError&) {
     return 0;
   }
 }
@@ -221,6 +223,20 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
   }
 }
 
+/// "6.8.0-45-generic" -> {6, 8}; {0, 0} for a release that does not start that way.
+std::pair<double, double> kernel_version(const std::string& release) {
+  const auto number_at = [&](std::size_t from) {
+    const std::size_t end = std::min(release.find_first_not_of("0123456789", from), release.size());
+    return parse_number(release.substr(from, end - from), "kernel release", NumberRange::between(0, 1000));
+  };
+  try {
+    const std::size_t dot = release.find('.');
+    return {number_at(0), dot == std::string::npos ? 0 : number_at(dot + 1)};
+  } catch (const UsageError&) {
+    return {0, 0};
+  }
+}
+
 void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
   const std::string kernel = t.text("/proc/sys/kernel/osrelease").value_or("");
   if (!kernel.empty()) r.facts["kernel"] = kernel;
@@ -232,8 +248,7 @@ void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
     r.findings.push_back({"gdr", Status::kPass, "nvidia_peermem loaded: ibv_reg_mr accepts GPU memory", ""});
     return;
   }
-  int major = 0, minor = 0;
-  std::sscanf(kernel.c_str(), "%d.%d", &major, &minor);
+  const auto [major, minor] = kernel_version(kernel);
   if (major > 5 || (major == 5 && minor >= 12))
     r.findings.push_back({"gdr", Status::kWarn, fmt::format("nvidia_peermem not loaded; kernel {} allows dma-buf", kernel),
                           "modprobe nvidia-peermem, or rely on dma-buf (NCCL 2.13+; open kernel modules on some GPUs)"});
@@ -242,9 +257,12 @@ void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
                           "modprobe nvidia-peermem (MLNX_OFED or the inbox module), else NCCL stages GPU data through host memory"});
 }
 
-void check_memlock(const SysTree& t, NodeReport& r) {
+// Locked memory matters only to RDMA registrations: a node with no RDMA device that needs none
+// is not judged on it (a CPU-only node with the distribution's 8 MiB default is healthy).
+void check_memlock(const SysTree& t, NodeReport& r, bool rdma_present, bool rdma_required) {
   const auto limits = t.text("/proc/self/limits");
   if (!limits) return;
+  const bool judged = rdma_present || rdma_required;
   std::istringstream lines(*limits);
   std::string line;
   while (std::getline(lines, line)) {
@@ -252,10 +270,26 @@ void check_memlock(const SysTree& t, NodeReport& r) {
     std::istringstream words(line.substr(17));
     std::string soft;
     words >> soft;
-    const bool unlimited = soft == "unlimited";
-    const double bytes = unlimited ? 0 : std::atof(soft.c_str());
-    if (unlimited || bytes >= 1024.0 * 1024 * 1024)
-      r.findings.push_back({"memlock", Status::kPass, fmt::format("max locked memory {}", unlimited ? soft : soft + " bytes"), ""});
+    if (soft == "unlimited") {
+      r.findings.push_back({"memlock", Status::kPass, "max locked memory unlimited", ""});
+      continue;
+    }
+    double bytes = 0;
+    try {
+      bytes = parse_number(soft, "/proc/self/limits: Max locked memory", NumberRange::at_least(0));
+    } catch (const UsageError& e) {
+      r.findings.push_back({"memlock", judged ? Status::kWarn : Status::kInfo, e.what(),
+                            judged ? "check ulimit -l on the node" : ""});
+      continue;
+    }
+    if (bytes >= 1024.0 * 1024 * 1024)
+      r.findings.push_back({"memlock", Status::kPass, fmt::format("max locked memory {} bytes", soft), ""});
+    else if (!judged)
+      r.findings.push_back({"memlock", Status::kInfo,
+                            fmt::format("max locked memory {} bytes, not judged: no RDMA device here and none required "
+                                        "(only RDMA registrations lock memory)",
+                                        soft),
+                            ""});
     else
       r.findings.push_back({"memlock", Status::kFail, fmt::format("max locked memory {} bytes: RDMA registrations will fail", soft),
                             "memlock unlimited in /etc/security/limits.conf (and PropagateResourceLimits / LimitMEMLOCK for Slurm)"});
@@ -345,7 +379,7 @@ int acs_control(const std::string& config) {
 }
 
 NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
-                        const std::string& host, const std::string& nccl_version) {
+                        const std::string& host, const std::string& nccl_version, bool rdma_required) {
   NodeReport r;
   r.host = host;
   if (!nccl_version.empty()) r.facts["nccl"] = nccl_version;
@@ -353,12 +387,17 @@ NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::st
   std::vector<std::pair<std::string, Pci>> hcas;
   check_gpus(tree, r, gpus);
   check_rdma(tree, environment, r, hcas);
-  check_gdr(tree, r, !gpus.empty(), !tree.list("/sys/class/infiniband").empty());
-  check_memlock(tree, r);
+  const bool rdma_present = !tree.list("/sys/class/infiniband").empty();
+  check_gdr(tree, r, !gpus.empty(), rdma_present);
+  check_memlock(tree, r, rdma_present, rdma_required);
   check_affinity(tree, r, gpus, hcas);
   check_iommu(tree, r);
   check_filter(r.findings, environment, "NCCL_IB_HCA", tree.list("/sys/class/infiniband"), "RDMA device(s)");
   check_filter(r.findings, environment, "NCCL_SOCKET_IFNAME", tree.list("/sys/class/net"), "interface(s)");
+  for (const std::string& skipped : tree.skipped())
+    r.findings.push_back({"skipped-file", Status::kWarn, "not read: " + skipped,
+                          "sysfs and procfs hold only small regular files, folders and links within: re-record the "
+                          "tree (scripts/record-sysfs.sh) or find what put this there"});
   return r;
 }
 
@@ -391,6 +430,10 @@ nlohmann::json to_json(const NodeReport& r) {
   for (const Finding& f : r.findings)
     findings.push_back({{"check", f.check}, {"status", status_name(f.status)}, {"detail", f.detail}, {"remedy", f.remedy}});
   return {{"host", r.host}, {"facts", r.facts}, {"findings", findings}};
+}
+
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 NodeReport report_from_json(const nlohmann::json& j) {

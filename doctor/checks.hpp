@@ -45,9 +45,11 @@ std::vector<RdmaPort> rdma_ports(const SysTree& tree);
 std::vector<std::string> nvidia_gpu_addresses(const SysTree& tree);
 
 /// `environment`: the NCCL_* variables of the run. `nccl_version`: the library this process
-/// would load ("" when none).
+/// would load ("" when none). The memlock limit is judged where there is an RDMA device or
+/// `rdma_required` (fb_health's rules ask for HCAs); elsewhere it is INFO. Files the tree could not
+/// give (SysTree::skipped) are WARN findings "skipped-file".
 NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
-                        const std::string& host, const std::string& nccl_version);
+                        const std::string& host, const std::string& nccl_version, bool rdma_required = false);
 
 /// Findings about the nodes together: versions that differ between them.
 std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes);
@@ -56,7 +58,12 @@ std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes);
 /// -2 when the extended space is not readable (256 bytes: not root).
 int acs_control(const std::string& config);
 
+/// The report as JSON. Its strings come from the machine: write it with json_text.
 nlohmann::json to_json(const NodeReport& report);
 NodeReport report_from_json(const nlohmann::json& json);
+
+/// `value` as JSON text with every byte of invalid UTF-8 replaced by U+FFFD: a sysfs file may
+/// hold any byte, and nlohmann's default dump throws on one. `indent` as nlohmann's dump.
+std::string json_text(const nlohmann::json& value, int indent = -1);
 
 }  // namespace fabricbench::doctor

@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -16,14 +20,17 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
-double number(const std::string& value, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(value, &used);
-    if (used == value.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(fmt::format("{}: '{}' is not a number of 0 or more", where, value));
+constexpr double kMostItems = 1024;      // GPUs or HCA ports on one node
+constexpr double kFastestGbps = 100000;  // any rate in the rules, GB/s or Gb/s
+
+int count(const std::string& value, const std::string& what) {
+  const double n = parse_number(value, what, NumberRange::between(0, kMostItems));
+  if (n != std::floor(n)) throw UsageError(fmt::format("{}: '{}' is not a whole number", what, value));
+  return static_cast<int>(n);
+}
+
+double rate(const std::string& value, const std::string& what) {
+  return parse_number(value, what, NumberRange::between(0, kFastestGbps));
 }
 
 // The doctor already says "no GPU" / "no RDMA device" as a WARN; a rules file that expects none
@@ -47,18 +54,19 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
     const auto equals = line.find('=');
     if (equals == std::string::npos) throw UsageError(fmt::format("{}: '{}' is not key = value", where, line));
     const std::string key = trimmed(line.substr(0, equals)), value = trimmed(line.substr(equals + 1));
+    const std::string what = fmt::format("{}: {}", where, key);
     if (key == "gpus")
-      rules.gpus = static_cast<int>(number(value, where));
+      rules.gpus = count(value, what);
     else if (key == "hcas")
-      rules.hcas = static_cast<int>(number(value, where));
+      rules.hcas = count(value, what);
     else if (key == "min_port_gbps")
-      rules.min_port_gbps = number(value, where);
+      rules.min_port_gbps = rate(value, what);
     else if (key == "min_busbw_gbps")
-      rules.min_busbw_gbps = number(value, where);
+      rules.min_busbw_gbps = rate(value, what);
     else if (key == "min_copy_gbps")
-      rules.min_copy_gbps = number(value, where);
+      rules.min_copy_gbps = rate(value, what);
     else if (key == "min_loopback_gbps")
-      rules.min_loopback_gbps = number(value, where);
+      rules.min_loopback_gbps = rate(value, what);
     else if (key == "require_gdr" && (value == "yes" || value == "no"))
       rules.require_gdr = value == "yes";
     else if (key == "require_gdr")
@@ -69,6 +77,22 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
                                    where, key));
   }
   return rules;
+}
+
+std::string read_rules_file(const std::string& path) {
+  // The doctor's careful reader, on this machine's "/": a FIFO would block the prolog, a device
+  // could act on open, /dev/zero has no end.
+  const SysTree files("/");
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(path, ec).string();
+  if (auto text = files.bytes(ec ? path : absolute)) return *text;
+  const std::string why = files.skip_reason(ec ? path : absolute);
+  throw UsageError(fmt::format("--rules {}: {} (give a rules file; examples in share/fabricbench)", path,
+                               why.empty() ? "cannot be read" : why));
+}
+
+bool needs_rdma(const HealthRules& rules) {
+  return (rules.hcas && *rules.hcas > 0) || rules.min_port_gbps || rules.min_loopback_gbps || rules.require_gdr;
 }
 
 std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
@@ -146,9 +170,13 @@ std::string summary_line(const std::string& host, const std::vector<HealthCheck>
   std::string line = fmt::format("fb_health: {} {}: {}", worst == Status::kFail ? "FAIL" : "WARN", host, first->detail);
   if (!first->remedy.empty()) line += fmt::format(" ({})", first->remedy.substr(0, first->remedy.find(';')));
   if (bad > 1) line += fmt::format("; {} more", bad - 1);
+  // One line, safe inside scontrol's Reason="..." and on a terminal: no newline, quote or escape.
   for (char& c : line)
-    if (c == '\n' || c == '"') c = c == '\n' ? ' ' : '\'';  // one line, safe inside scontrol's Reason="..."
-  return line;
+    if (c == '"')
+      c = '\'';
+    else if (std::iscntrl(static_cast<unsigned char>(c)))
+      c = ' ';
+  return valid_utf8(line);
 }
 
 }  // namespace fabricbench::doctor

@@ -25,10 +25,19 @@ struct HealthRules {
   bool require_gdr = false;              ///< the doctor's GPUDirect RDMA finding must PASS
 };
 
-/// Parses "key = value" lines ('#' starts a comment): gpus, hcas, min_port_gbps, min_busbw_gbps,
-/// min_copy_gbps, min_loopback_gbps, require_gdr (yes/no). Throws UsageError naming the line for an
-/// unknown key or a bad value.
+/// Parses "key = value" lines ('#' starts a comment): gpus, hcas (whole numbers, 0 to 1024),
+/// min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps (0 to 100000), require_gdr
+/// (yes/no). Throws UsageError naming the file, line and key for an unknown key or a bad value
+/// (not a number, NaN, an infinity, out of range).
 HealthRules parse_health_rules(const std::string& text, const std::string& source);
+
+/// The rules file at `path`: a regular file of at most SysTree::kMaxFileBytes, never a FIFO or a
+/// device (read as SysTree reads). Throws UsageError naming --rules, the path and why.
+std::string read_rules_file(const std::string& path);
+
+/// The rules ask for RDMA (HCAs, a port rate, a loopback rate, GPUDirect RDMA): memlock is judged
+/// even where no RDMA device shows.
+bool needs_rdma(const HealthRules& rules);
 
 struct HealthCheck {
   std::string name;    ///< "rdma-port", "gpu-count", "all_reduce", "doctor:memlock"...
@@ -46,6 +55,7 @@ Status overall(const std::vector<HealthCheck>& checks);
 
 /// The one line a Slurm prolog passes as the drain reason: "fb_health: FAIL node07: mlx5_3 port 1:
 /// DOWN, Polling (no link: check the cable, ...)"; "fb_health: OK node07 (12 checks)" when healthy.
+/// No control character (newline, escape) or double quote; invalid UTF-8 replaced.
 std::string summary_line(const std::string& host, const std::vector<HealthCheck>& checks);
 
 }  // namespace fabricbench::doctor

@@ -2,14 +2,18 @@
 #include "doctor/health_probes.hpp"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "sweep/launch.hpp"
 
 namespace fabricbench::doctor {
@@ -27,12 +31,14 @@ std::string missing(const std::filesystem::path& program) {
                      program.filename().string());
 }
 
-/// A scratch folder for a child's log and result, removed when done.
+/// A private scratch folder for a child's log and result (mkdtemp: 0700, a name no one can
+/// plant beforehand in a shared /tmp), removed when done.
 class ScratchFolder {
  public:
-  explicit ScratchFolder(const std::string& what)
-      : path_(std::filesystem::temp_directory_path() / fmt::format("fb_health.{}.{}", ::getpid(), what)) {
-    std::filesystem::create_directories(path_);
+  explicit ScratchFolder(const std::string& what) {
+    std::string pattern = (std::filesystem::temp_directory_path() / fmt::format("fb_health.{}.XXXXXX", what)).string();
+    if (!::mkdtemp(pattern.data())) throw Error(fmt::format("cannot create a scratch folder {}", pattern));
+    path_ = pattern;
   }
   ~ScratchFolder() {
     std::error_code ignored;
@@ -74,13 +80,25 @@ ChildRun run_child(const std::string& program, std::vector<std::string> argument
   }
   const std::filesystem::path path = beside_this_executable(program);
   if (run.failure = missing(path); !run.failure.empty()) return run;
-  const ScratchFolder work(program);
+  std::optional<ScratchFolder> scratch;
+  try {
+    scratch.emplace(program);
+  } catch (const std::exception& e) {
+    run.failure = describe(e);
+    return run;
+  }
+  const ScratchFolder& work = *scratch;
   const std::string json = work.file("result.json");
   for (std::string& argument : arguments)
     if (const auto at = argument.find("{json}"); at != std::string::npos) argument.replace(at, 6, json);
   arguments.insert(arguments.begin(), path.string());
-  const sweep::LaunchResult launched =
-      sweep::launch(arguments, {}, work.file("output.log"), seconds - kGraceSeconds, kGraceSeconds);
+  sweep::LaunchResult launched;
+  try {
+    launched = sweep::launch(arguments, {}, work.file("output.log"), seconds - kGraceSeconds, kGraceSeconds);
+  } catch (const std::exception& e) {  // it could not start (fork refused): a FAIL naming the step
+    run.failure = fmt::format("{} could not be started: {}", what, describe(e));
+    return run;
+  }
   run.wall_seconds = launched.seconds;
   if (run.failure = child_failure(launched, what, seconds); !run.failure.empty()) return run;
   try {
@@ -113,10 +131,13 @@ GpuCopyResult probe_gpu_copy(double seconds) {
         result.failure = fmt::format("{}: {}", benchmark, bench.value("error_message", std::string("failed")));
         return result;
       }
-      GpuCopy& gpu = by_gpu[std::stoi(m[2])];
-      gpu.gpu = std::stoi(m[2]);
+      const auto index = static_cast<int>(parse_number(m[2].str(), benchmark, NumberRange::between(0, 1023)));
+      GpuCopy& gpu = by_gpu[index];
+      gpu.gpu = index;
       gpu.pci_address = bench.value("label", std::string());
-      const double gbps = bench.at("bytes_per_second").get<double>() / 1e9;
+      const double bytes_per_second = check_number(bench.at("bytes_per_second").get<double>(),
+                                                   benchmark + ": bytes_per_second", NumberRange::at_least(0));
+      const double gbps = bytes_per_second / 1e9;
       (m[1] == "h2d_pinned" ? gpu.host_to_gpu_gbps : m[1] == "d2h_pinned" ? gpu.gpu_to_host_gbps : gpu.on_gpu_gbps) = gbps;
     }
     for (auto& [index, gpu] : by_gpu) result.gpus.push_back(gpu);
@@ -139,7 +160,9 @@ AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
   result.wall_seconds = run.wall_seconds;
   if (result.failure = run.failure; !result.failure.empty()) return result;
   try {
-    result.plateau_busbw_gbps = run.result.at("summary").at("plateau_busbw_bytes_per_s").get<double>() / 1e9;
+    result.plateau_busbw_gbps = check_number(run.result.at("summary").at("plateau_busbw_bytes_per_s").get<double>(),
+                                             "plateau_busbw_bytes_per_s", NumberRange::at_least(0)) /
+                                1e9;
   } catch (const std::exception& e) {
     result.failure = fmt::format("fb_all_reduce's result has no plateau ({})", e.what());
   }

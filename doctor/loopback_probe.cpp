@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "doctor/health_probes.hpp"
 #include "verbs/loopback.hpp"
 
@@ -19,7 +20,13 @@ std::vector<PortLoopback> probe_loopback(const std::vector<RdmaPort>& ports, dou
     if (!(port.active() && port.link_up())) continue;  // the doctor's rdma-port finding fails it already
     PortLoopback p;
     p.device = port.device;
-    p.port = std::atoi(port.port.c_str());
+    try {
+      p.port = static_cast<int>(parse_number(port.port, fmt::format("{} port", port.device), NumberRange::between(1, 255)));
+    } catch (const UsageError& e) {
+      p.failure = e.what();  // a port folder sysfs would not name so
+      measured.push_back(p);
+      continue;
+    }
     const double left = seconds - std::chrono::duration<double>(Clock::now() - start).count();
     if (left < 1) {
       p.failure = fmt::format("the budget had {:.1f} s left, too little to start it", left);

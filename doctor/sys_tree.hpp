@@ -2,9 +2,16 @@
 // sysfs and procfs read under a root folder: "/" on a live node, or a tree recorded from another
 // machine (scripts/record-sysfs.sh) so the doctor's checks run in tests against real hardware
 // layouts that the test machine does not have.
+//
+// fabricbench runs as root from prologs and cron, and a recorded tree may come from anyone, so
+// every read is bounded and never blocks: only regular files are read (sysfs attributes and
+// procfs files are regular), at most kMaxFileBytes of them; links are followed one component at a
+// time and never out of a recorded tree. What is skipped is remembered (skipped()), never silent.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,9 +20,15 @@ namespace fabricbench::doctor {
 
 class SysTree {
  public:
-  explicit SysTree(std::filesystem::path root) : root_(std::move(root)) {}
+  /// Longer files are skipped: a sysfs attribute is at most a page, PCI config space 4 KiB.
+  static constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+  /// A folder's entries past this many are not listed (a PCI bus has a few hundred).
+  static constexpr std::size_t kMaxFolderEntries = 65536;
 
-  /// Contents of `path` (absolute, as on a live node) with trailing whitespace trimmed.
+  explicit SysTree(std::filesystem::path root);
+
+  /// Contents of `path` (absolute, as on a live node) with trailing whitespace trimmed; nullopt
+  /// when it is absent or skipped.
   std::optional<std::string> text(const std::string& path) const;
   /// Raw bytes (PCI config space).
   std::optional<std::string> bytes(const std::string& path) const;
@@ -26,11 +39,28 @@ class SysTree {
   /// /sys/bus/pci/devices/0000:19:00.0 resolved to /sys/devices/pci0000:00/.../0000:19:00.0).
   std::string resolve(const std::string& path) const;
 
+  /// What was not read, one "PATH: why" each, sorted: a FIFO, socket or device, a file over
+  /// kMaxFileBytes, a link out of a recorded tree.
+  std::vector<std::string> skipped() const;
+  /// Why `path` was skipped ("a FIFO, not a regular file"); "" when it was not.
+  std::string skip_reason(const std::string& path) const;
+
   const std::filesystem::path& root() const { return root_; }
+  /// The root is this machine's "/": absolute links are followed, not refused.
+  bool live() const { return live_; }
 
  private:
-  std::filesystem::path inside(const std::string& path) const;
+  struct Located;
+  Located locate(const std::string& path) const;
+  void skip(const std::string& path, const std::string& why) const;
+
   std::filesystem::path root_;
+  bool live_ = false;
+  mutable std::map<std::string, std::string> skipped_;  // path -> why; reads are const
 };
+
+/// `text` with every byte that is not valid UTF-8 replaced by U+FFFD, as the JSON files have it:
+/// for text from the machine that goes to a Prometheus label or a drain reason.
+std::string valid_utf8(const std::string& text);
 
 }  // namespace fabricbench::doctor

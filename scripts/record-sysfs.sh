@@ -5,13 +5,16 @@
 # PCI devices (vendor, class, NUMA node, config space of bridges, GPUs and NICs), RDMA devices and
 # ports (state, rate, link layer, GID table), network interfaces, NVIDIA driver, kernel, command
 # line, memlock limit, IOMMU groups, loaded nvidia_peermem. Run as root to get PCI config space.
+# Only regular files are copied, at most 4 KiB each, and links keep their relative targets: that
+# is all fb_doctor reads from a recorded tree (a FIFO, socket, device, a file over 1 MiB or a link
+# out of the tree is skipped there and named as a skipped-file warning).
 #   scripts/record-sysfs.sh OUT
 set -euo pipefail
 out=${1:?usage: scripts/record-sysfs.sh OUT}
 mkdir -p "$out"
 
-copy() {  # FILE: copies a readable file to the same path under OUT
-  [[ -r $1 ]] || return 0
+copy() {  # FILE: copies a readable regular file (sysfs and procfs attributes are) to the same path under OUT
+  [[ -f $1 && -r $1 ]] || return 0
   mkdir -p "$out$(dirname "$1")"
   head -c 4096 "$1" > "$out$1" 2>/dev/null || rm -f "$out$1"
 }
@@ -30,7 +33,7 @@ for dev in /sys/bus/pci/devices/*; do
   link "$dev"
   target=$(real "$dev")
   for attribute in vendor device class numa_node; do copy "$target/$attribute"; done
-  case $(cat "$target/class") in
+  case $(head -c 64 "$target/class" 2>/dev/null) in
     0x0604*|0x0302*|0x0300*|0x0207*|0x0200*) copy "$target/config" ;;  # bridges, GPUs, IB/Ethernet NICs
   esac
 done

@@ -4,61 +4,350 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "common/error.hpp"
 
+extern char** environ;
+
 namespace fabricbench::sweep {
 namespace {
 
+constexpr std::array<int, 3> kEndSignals = {SIGINT, SIGTERM, SIGHUP};
+constexpr std::size_t kLogTailBytes = 64 * 1024;  // the error line is near the end; a log may be huge
+constexpr std::size_t kLongestErrorLine = 400;
+
+// What the signal handler reads: atomics, and actions written before it is installed.
+std::atomic<pid_t> g_group{0};  // the running launch's process group; 0 when none
+std::atomic<int> g_grace_ms{0};
+std::atomic<int> g_reaped_status{-1};  // the launch's wait status when the handler reaped it
+std::array<struct sigaction, kEndSignals.size()> g_previous{};
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
+
+void sleep_ms(long ms) noexcept {
+  timespec left{ms / 1000, ms % 1000 * 1000000L};
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
+/// Ends process group `leader` (our child and its leader): SIGTERM, up to `grace_ms` for the
+/// leader to exit, SIGKILL for whatever is left. The leader's wait status; -1 when it was reaped
+/// before. Async-signal-safe: the signal handler calls it.
+int end_group(pid_t leader, int grace_ms) noexcept {
+  ::kill(-leader, SIGTERM);
+  int status = 0;
+  for (int waited = 0;; waited += 10) {
+    const pid_t done = ::waitpid(leader, &status, WNOHANG);
+    if (done == leader) break;
+    if (done < 0 && errno != EINTR) {
+      status = -1;  // reaped already
+      break;
+    }
+    if (waited >= grace_ms) {
+      ::kill(-leader, SIGKILL);
+      while (::waitpid(leader, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+      return status;
+    }
+    sleep_ms(10);
+  }
+  ::kill(-leader, SIGKILL);  // what the leader left behind
+  return status;
+}
+
+extern "C" void on_end_signal(int signal_number) {
+  const int saved_errno = errno;
+  if (const pid_t group = g_group.exchange(0); group > 0) g_reaped_status = end_group(group, g_grace_ms);
+  // Then the action the signal had before launch(): in a plain fb_sweep, to die by it. It is
+  // blocked while this runs, so it arrives when this returns.
+  for (std::size_t i = 0; i < kEndSignals.size(); ++i)
+    if (kEndSignals[i] == signal_number) ::sigaction(signal_number, &g_previous[i], nullptr);
+  ::raise(signal_number);
+  errno = saved_errno;
+}
+
+extern "C" void on_supervisor_signal(int) {}  // only wakes the supervisor's sleep
+
+/// Blocks SIGINT, SIGTERM and SIGHUP from before fork until the launch's group is known, so a
+/// signal in between cannot miss it.
+class BlockedSignals {
+ public:
+  BlockedSignals() {
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (const int s : kEndSignals) ::sigaddset(&set, s);
+    ::pthread_sigmask(SIG_BLOCK, &set, &before_);
+  }
+  ~BlockedSignals() { release(); }
+  BlockedSignals(const BlockedSignals&) = delete;
+  BlockedSignals& operator=(const BlockedSignals&) = delete;
+  void release() {
+    if (active_) ::pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+    active_ = false;
+  }
+  const sigset_t& before() const { return before_; }
+
+ private:
+  sigset_t before_{};
+  bool active_ = true;
+};
+
+/// While a launch runs, SIGINT, SIGTERM and SIGHUP end its group before taking their previous
+/// action, and leaving launch() by an exception ends it too. A signal that was ignored (nohup)
+/// stays ignored.
+class GroupGuard {
+ public:
+  explicit GroupGuard(int grace_ms) {
+    g_grace_ms = grace_ms;
+    g_reaped_status = -1;
+    struct sigaction ours {};
+    ours.sa_handler = on_end_signal;
+    ::sigemptyset(&ours.sa_mask);
+    for (const int s : kEndSignals) ::sigaddset(&ours.sa_mask, s);
+    for (std::size_t i = 0; i < kEndSignals.size(); ++i) {
+      ::sigaction(kEndSignals[i], nullptr, &g_previous[i]);
+      installed_[i] = (g_previous[i].sa_flags & SA_SIGINFO) || g_previous[i].sa_handler != SIG_IGN;
+      if (installed_[i]) ::sigaction(kEndSignals[i], &ours, nullptr);
+    }
+  }
+  ~GroupGuard() {
+    if (leader_ > 0 && !reaped_) end_group(leader_, g_grace_ms);
+    g_group = 0;
+    for (std::size_t i = 0; i < kEndSignals.size(); ++i)
+      if (installed_[i]) ::sigaction(kEndSignals[i], &g_previous[i], nullptr);
+  }
+  GroupGuard(const GroupGuard&) = delete;
+  GroupGuard& operator=(const GroupGuard&) = delete;
+  void started(pid_t leader) {
+    leader_ = leader;
+    g_group = leader;
+  }
+  /// The leader is gone; the group stays known to the handler until this goes away, for what
+  /// the leader left in it.
+  void reaped() { reaped_ = true; }
+
+ private:
+  pid_t leader_ = 0;
+  bool reaped_ = false;
+  std::array<bool, kEndSignals.size()> installed_{};
+};
+
+/// What the forked processes need, made before fork: after it only async-signal-safe calls.
+struct Exec {
+  const char* program;
+  char* const* argv;
+  char* const* script_argv;  // /bin/sh PROGRAM ARGS...: execvp's fallback for a script without #!
+  char* const* envp;
+  int log;
+  pid_t parent;
+  int grace_ms;
+  sigset_t mask;  // the caller's signal mask, for the launcher
+};
+
+[[noreturn]] void run_launcher(const Exec& e) noexcept {
+  struct sigaction plain {};
+  plain.sa_handler = SIG_DFL;
+  for (const int s : kEndSignals) ::sigaction(s, &plain, nullptr);
+  ::sigprocmask(SIG_SETMASK, &e.mask, nullptr);
+  ::dup2(e.log, STDOUT_FILENO);
+  ::dup2(e.log, STDERR_FILENO);
+  ::execve(e.program, e.argv, e.envp);
+  if (errno == ENOEXEC) ::execve("/bin/sh", e.script_argv, e.envp);
+  ::dprintf(STDERR_FILENO, "error: cannot run %s: not found or not executable\n", e.argv[0]);
+  ::_exit(127);
+}
+
+// The launch's first process, leader of its group: starts the launcher and passes its exit status
+// on. A SIGTERM to the group reaches the launcher too, and this waits for its status. When the
+// parent is gone (killed outright: PR_SET_PDEATHSIG says so, and getppid() for the race before
+// prctl), nobody else would end the group: it does, then dies with it.
+[[noreturn]] void supervise(const Exec& e) noexcept {
+  ::setpgid(0, 0);
+  struct sigaction noted {};
+  noted.sa_handler = on_supervisor_signal;
+  ::sigemptyset(&noted.sa_mask);
+  for (const int s : kEndSignals) ::sigaction(s, &noted, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != e.parent) ::_exit(128 + SIGKILL);  // gone before prctl: start nothing
+  const pid_t launcher = ::fork();
+  if (launcher == 0) run_launcher(e);
+  if (launcher < 0) {
+    ::dprintf(e.log, "error: cannot start %s: fork failed\n", e.argv[0]);
+    ::_exit(127);
+  }
+  ::sigprocmask(SIG_SETMASK, &e.mask, nullptr);
+  int status = 0;
+  while (true) {  // polled, not a blocking waitpid: a death signal just before it would be lost
+    const pid_t done = ::waitpid(launcher, &status, WNOHANG);
+    if (done == launcher) break;
+    if (done < 0 && errno != EINTR) ::_exit(127);
+    if (::getppid() != e.parent) {
+      ::kill(0, SIGTERM);
+      for (int waited = 0; waited < e.grace_ms && ::waitpid(launcher, &status, WNOHANG) == 0; waited += 10)
+        sleep_ms(10);
+      ::kill(0, SIGKILL);  // this process too: no one is left to read its status
+    }
+    sleep_ms(20);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/// Whether a process of `group` is still running. kill(-group, 0) alone also counts the zombies
+/// that an init slow to reap keeps, so /proc says which are only zombies.
+bool group_running(pid_t group) {
+  if (::kill(-group, 0) != 0 && errno == ESRCH) return false;
+  std::error_code ec;
+  std::filesystem::directory_iterator processes("/proc", ec);
+  if (ec) return true;
+  for (const auto& process : processes) {
+    std::ifstream stat(process.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(line.substr(line.rfind(')') + 1));  // after "pid (comm)": state ppid pgrp
+    char state = 0;
+    long parent = 0, process_group = 0;
+    if (fields >> state >> parent >> process_group && process_group == group && state != 'Z' && state != 'X')
+      return true;
+  }
+  return false;
+}
+
+/// After the launcher exited, what it left in its group (a daemon, a stray rank): SIGTERM, and
+/// SIGKILL if anything is still there after the grace.
+void end_leftovers(pid_t group, double grace_seconds) {
+  if (!group_running(group)) return;
+  ::kill(-group, SIGTERM);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
+  while (std::chrono::steady_clock::now() < until && group_running(group))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(-group, SIGKILL);
+}
+
+std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (std::none_of(extra.begin(), extra.end(), [&](const auto& variable) { return variable.first == name; }))
+      entries.emplace_back(entry);
+  }
+  for (const auto& [name, value] : extra) entries.push_back(name + "=" + value);
+  return entries;
+}
+
+std::vector<char*> pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string valid_utf8(const std::string& text) {
+  const auto quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
 std::string last_error_line(const std::string& log_path) {
-  std::ifstream log(log_path);
+  std::ifstream log(log_path, std::ios::binary | std::ios::ate);
+  const auto size = static_cast<std::streamoff>(log.tellg());
+  if (size > static_cast<std::streamoff>(kLogTailBytes))
+    log.seekg(size - static_cast<std::streamoff>(kLogTailBytes));
+  else
+    log.seekg(0);
   std::string line, last, error;
   while (std::getline(log, line)) {
-    if (line.find_first_not_of(" -\t") == std::string::npos) continue;  // blank, or mpirun's box rules
+    if (line.find_first_not_of(" -\t\r") == std::string::npos) continue;  // blank, or mpirun's box rules
     last = line;
     if (line.find("error") != std::string::npos || line.find("ERROR") != std::string::npos) error = line;
   }
-  return error.empty() ? last : error;
+  std::string found = error.empty() ? last : error;
+  if (found.size() > kLongestErrorLine) found = found.substr(0, kLongestErrorLine) + "...";
+  return valid_utf8(found);
 }
 
 }  // namespace
 
-LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& environment,
-                    const std::string& log_path, double timeout_seconds,
-                    double grace_seconds) {
-  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log < 0) throw Error(fmt::format("cannot create the launch log {}", log_path));
+std::string find_program(const std::string& name) {
+  const auto runnable = [](const std::string& path) {
+    struct stat status {};
+    return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos) return runnable(name) ? name : std::string();
+  const char* path = std::getenv("PATH");
+  const std::string folders = path ? path : "/bin:/usr/bin";  // glibc's execvp default
+  for (std::size_t start = 0; start <= folders.size();) {
+    const std::size_t colon = std::min(folders.find(':', start), folders.size());
+    const std::string folder = folders.substr(start, colon - start);
+    if (const std::string candidate = (folder.empty() ? "." : folder) + "/" + name; runnable(candidate))
+      return candidate;
+    start = colon + 1;
+  }
+  return {};
+}
+
+LaunchResult launch(const std::vector<std::string>& argv,
+                    const std::vector<std::pair<std::string, std::string>>& environment, const std::string& log_path,
+                    double timeout_seconds, double grace_seconds) {
+  if (argv.empty()) throw Error("launch: no command line");
+  const std::string found = find_program(argv.front());
+  const std::string program = found.empty() ? argv.front() : found;
+  std::vector<std::string> script{"/bin/sh", program};
+  script.insert(script.end(), argv.begin() + 1, argv.end());
+  const std::vector<std::string> variables = environment_with(environment);
+  const std::vector<char*> args = pointers(argv), script_args = pointers(script), envp = pointers(variables);
+  const int grace_ms = static_cast<int>(std::clamp(grace_seconds, 0.0, 60.0) * 1000);
+
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+  if (log < 0) throw Error(fmt::format("cannot create the launch log {}: {}", log_path, std::strerror(errno)));
+  BlockedSignals blocked;
+  GroupGuard guard(grace_ms);
+  const Exec exec{.program = program.c_str(),
+                  .argv = args.data(),
+                  .script_argv = script_args.data(),
+                  .envp = envp.data(),
+                  .log = log,
+                  .parent = ::getpid(),
+                  .grace_ms = grace_ms,
+                  .mask = blocked.before()};
   const auto start = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(log);
-    throw Error("fork failed: too many processes?");
-  }
-  if (child == 0) {  // the launch: its own process group, so a timeout can stop all it started
-    ::setpgid(0, 0);
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
-    for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::dprintf(STDERR_FILENO, "fb_sweep: error: cannot run %s: not found or not executable\n", args[0]);
-    ::_exit(127);
-  }
+  if (child == 0) supervise(exec);
   ::close(log);
+  if (child < 0) throw Error("fork failed: too many processes?");
+  ::setpgid(child, child);  // as the child does: a kill(-child) right away must reach it
+  guard.started(child);
+  blocked.release();  // a signal that came meanwhile is handled now, with the group known
+
   LaunchResult result;
   bool killed = false;
   int status = 0;
   while (true) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);
     if (done == child) break;
+    if (done < 0 && errno == ECHILD) {  // the signal handler reaped it, and the signal's old action returned
+      status = g_reaped_status;
+      break;
+    }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.timed_out && timeout_seconds > 0 && elapsed > timeout_seconds) {
       result.timed_out = true;
@@ -70,10 +359,12 @@ LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std:
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  guard.reaped();
+  end_leftovers(child, grace_seconds);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.last_error = result.timed_out ? fmt::format("killed after the {:g} s timeout", timeout_seconds)
-                                       : last_error_line(log_path);
+  result.exit_code = status < 0 ? 128 + SIGKILL : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.last_error =
+      result.timed_out ? fmt::format("killed after the {:g} s timeout", timeout_seconds) : last_error_line(log_path);
   return result;
 }
 

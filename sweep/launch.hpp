@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs one launcher command line (mpirun, srun, or the benchmark itself) as a child process with
-// extra environment variables, its output to a log file, bounded in time.
+// extra environment variables, its output to a log file, bounded in time. The launch runs in its
+// own process group, and that whole group is ended however the caller ends: at the timeout, on an
+// exception, on SIGINT / SIGTERM / SIGHUP, and when the caller is killed outright (SIGKILL), so a
+// real mpirun job never outlives the fb_sweep or fb_health that started it.
 #pragma once
 
 #include <string>
@@ -10,16 +13,26 @@
 namespace fabricbench::sweep {
 
 struct LaunchResult {
-  int exit_code = -1;       ///< the command's exit code; 128 + signal when killed
+  int exit_code = -1;  ///< the command's exit code; 128 + signal when killed
   bool timed_out = false;
-  std::string last_error;   ///< the log's last "error" line (or last line), for the record
+  std::string last_error;  ///< the log's last "error" line (or last line), valid UTF-8, for the record
   double seconds = 0;
 };
 
-/// Runs `argv` with `environment` added, stdout and stderr to `log_path`. A run past
-/// `timeout_seconds` is stopped with its whole process group: SIGTERM, then SIGKILL if it is still
-/// there `grace_seconds` later.
-LaunchResult launch(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& environment,
-                    const std::string& log_path, double timeout_seconds, double grace_seconds = 5);
+/// Runs `argv` with `environment` added, stdout and stderr to `log_path` (created; a link there is
+/// refused). A run past `timeout_seconds` (0: no limit) is stopped with its whole process group:
+/// SIGTERM, then SIGKILL if it is still there `grace_seconds` later; what the launcher leaves in
+/// its group when it exits is ended the same way. While it runs, SIGINT, SIGTERM and SIGHUP (those
+/// not ignored) end the group the same way and then take the action they had before; if this
+/// process is killed outright, the launch's own first process (a small supervisor between this
+/// process and the launcher, told of the death by PR_SET_PDEATHSIG) ends the group. Throws Error
+/// when the log cannot be created or no process can be started. One launch at a time per process.
+LaunchResult launch(const std::vector<std::string>& argv,
+                    const std::vector<std::pair<std::string, std::string>>& environment, const std::string& log_path,
+                    double timeout_seconds, double grace_seconds = 5);
+
+/// The file execvp would run for `name`: `name` itself when it holds a '/', else the first
+/// executable regular file of that name on PATH. "" when there is none.
+std::string find_program(const std::string& name);
 
 }  // namespace fabricbench::sweep

@@ -81,8 +81,12 @@ def main():
         if result.returncode != 0:
             fail(f"fb_compare --prom of a run against itself: exit {result.returncode}\n{result.stderr}")
         health_prom = textfiles / "fabricbench_health.prom"
+        # Rules that require an HCA: memlock is then judged (8 MiB on the VM's tree: FAIL).
+        rules = Path(tmp) / "needs-rdma.rules"
+        rules.write_text("hcas = 1\n")
         result = subprocess.run([str(options.bin / "fb_health"), "--root", str(options.tree), "--host", "node07",
-                                 "--prom", str(health_prom)], capture_output=True, text=True, timeout=60)
+                                 "--rules", str(rules), "--prom", str(health_prom)], capture_output=True, text=True,
+                                timeout=60)
         if result.returncode != 1 or not result.stdout.startswith("fb_health: FAIL node07: max locked memory"):
             fail(f"fb_health --prom on the VM's tree (memlock 8 MiB): exit {result.returncode}\n{result.stdout}")
         for path in (run_prom, compare_prom, health_prom):

@@ -52,9 +52,8 @@ int run(const std::string& program, int argc, char** argv, const mpi::Topology& 
 
   std::string report;
   if (topology.local_rank == 0)  // one inspection per node
-    report = to_json(inspect_node(SysTree(expand_host(root, topology.host)), nccl_environment(), topology.host,
-                                  nccl_library_version()))
-                 .dump();
+    report = json_text(to_json(inspect_node(SysTree(expand_host(root, topology.host)), nccl_environment(), topology.host,
+                                            nccl_library_version())));
   const std::vector<std::string> reports = mpi::gather_strings(report);
   if (topology.rank != 0) return kExitOk;
 
@@ -80,8 +79,9 @@ int run(const std::string& program, int argc, char** argv, const mpi::Topology& 
     NodeReport all;
     all.findings = across;
     document["across_nodes"] = to_json(all)["findings"];
+    const std::string text = json_text(document, 2) + "\n";  // before the file: nothing left half made
     OutputFile out(json_path);
-    out.replace(document.dump(2) + "\n");
+    out.append(text);
     out.commit();
   }
   return counts[Status::kFail] > 0 ? 1 : kExitOk;

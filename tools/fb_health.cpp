@@ -12,12 +12,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
@@ -39,14 +38,6 @@ std::string this_host() {
   return name;
 }
 
-std::string read_rules_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("--rules {}: cannot be read (give a rules file; examples in share/fabricbench)", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 nlohmann::json to_json(const std::string& host, const std::vector<HealthCheck>& checks, double seconds) {
   nlohmann::json list = nlohmann::json::array();
   for (const HealthCheck& c : checks)
@@ -59,7 +50,10 @@ nlohmann::json to_json(const std::string& host, const std::vector<HealthCheck>& 
 }
 
 // For node_exporter: the overall state (0 OK, 1 WARN, 2 FAIL) and 1 per check with its status.
-std::string to_prom(const std::string& host, const std::vector<HealthCheck>& checks, double seconds) {
+// Label values must be UTF-8 (node_exporter drops a file that is not): what came from the
+// machine has its invalid bytes replaced.
+std::string to_prom(const std::string& host_given, const std::vector<HealthCheck>& checks, double seconds) {
+  const std::string host = valid_utf8(host_given);
   prom::Exposition doc;
   const Status worst = overall(checks);
   doc.gauge("fabricbench_health_status", "fb_health's verdict for the node: 0 OK, 1 WARN, 2 FAIL.", {{"hostname", host}},
@@ -69,7 +63,7 @@ std::string to_prom(const std::string& host, const std::vector<HealthCheck>& che
     const int n = seen[c.name]++;
     doc.gauge("fabricbench_health_check", "1 for each check, labelled with its status and what it found.",
               {{"hostname", host}, {"check", n ? fmt::format("{}#{}", c.name, n) : c.name},
-               {"status", status_name(c.status)}, {"detail", c.detail}},
+               {"status", status_name(c.status)}, {"detail", valid_utf8(c.detail)}},
               1);
   }
   doc.gauge("fabricbench_health_wall_seconds", "How long the check took.", {{"hostname", host}}, seconds);
@@ -99,7 +93,8 @@ int run(int argc, char** argv, bool& nagios) {
   app.add_option("--root", root, "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
   app.add_option("--json", json_path, "write every check as JSON here");
   app.add_option("--prom", prom_path, "write the verdict and every check in Prometheus text format here");
-  app.add_option("--budget", budget, "seconds the whole check may take; what is left when a step starts bounds it [45]");
+  app.add_option("--budget", budget, "seconds the whole check may take; what is left when a step starts bounds it [45]")
+      ->check(number_in(NumberRange::between(1, 3600)));
   app.add_option("--exit-codes", codes, "default or nagios [default]");
   app.add_option("--host", host, "the name to report and to put for %h [this host's name]");
   app.add_option("--inject-fault", fault, "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
@@ -112,7 +107,6 @@ int run(int argc, char** argv, bool& nagios) {
   nagios = codes == "nagios";
   if (!fault.empty() && fault != "all_reduce-hang")
     throw UsageError(fmt::format("--inject-fault: '{}' is not all_reduce-hang", fault));
-  if (!(budget >= 1 && budget <= 3600)) throw UsageError(fmt::format("--budget must be 1 to 3600 seconds (got {:g})", budget));
   const HealthRules rules = rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(rules_path), rules_path);
   const std::string tree_root = expand_host(root, host);
   if (!std::filesystem::is_directory(tree_root)) throw UsageError(fmt::format("--root {}: no such folder", tree_root));
@@ -120,9 +114,9 @@ int run(int argc, char** argv, bool& nagios) {
   if (!prom_path.empty()) check_writable_path(prom_path, "--prom");
 
   const SysTree tree(tree_root);
-  const NodeReport report = inspect_node(tree, nccl_environment(), host, nccl_library_version());
+  const NodeReport report = inspect_node(tree, nccl_environment(), host, nccl_library_version(), needs_rdma(rules));
   const auto gpus = static_cast<int>(nvidia_gpu_addresses(tree).size());
-  const bool live = std::filesystem::equivalent(tree_root, "/");
+  const bool live = tree.live();
   auto left = [&] { return budget - std::chrono::duration<double>(Clock::now() - start).count(); };
   const std::string not_live = "--root reads a recorded tree, not this node";
   NodeMeasurements measured;
@@ -146,8 +140,9 @@ int run(int argc, char** argv, bool& nagios) {
 
   std::puts(summary_line(host, checks).c_str());
   if (!json_path.empty()) {
+    const std::string text = json_text(to_json(host, checks, seconds), 2) + "\n";  // before the file
     OutputFile out(json_path);
-    out.replace(to_json(host, checks, seconds).dump(2) + "\n");
+    out.append(text);
     out.commit();
   }
   if (!prom_path.empty()) prom::write_exposition_file(prom_path, to_prom(host, checks, seconds));

@@ -5,15 +5,20 @@
 // printed side by side. A launch that fails is recorded with its reason; the sweep goes on.
 //   fb_sweep --var NCCL_NET_GDR_LEVEL=LOC,PHB,SYS --out results/runs/gdr --
 //            mpirun -np 16 --hostfile hosts fb_all_reduce -b 1M -e 1G
-// Exit 0: every launch gave results; 1: some failed; 2: bad usage; 3: none gave results.
+// Exit 0: every launch gave results; 1: some failed; 2: bad usage (nothing launched, no file
+// written); 3: none gave results. However fb_sweep ends (SIGINT, SIGTERM, SIGHUP, even SIGKILL),
+// the running launch's whole process group is ended with it (sweep/launch.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "common/cli.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/reporter.hpp"
@@ -26,6 +31,9 @@ using namespace fabricbench;
 
 namespace {
 
+constexpr double kLongestTimeoutSeconds = 7 * 24 * 3600;  // a week: longer is a launch left behind
+constexpr double kMostLaunches = 10000;
+
 using Setting = std::vector<std::pair<std::string, std::string>>;
 
 struct Variable {
@@ -33,20 +41,37 @@ struct Variable {
   std::vector<std::string> values;
 };
 
+/// `text` with invalid UTF-8 replaced: the JSON reporter writes the context strictly, and a
+/// launcher argument or a log line may hold any byte.
+std::string text_for_json(const std::string& text) {
+  const auto quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
 Variable parse_variable(const std::string& text) {
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
     throw UsageError(fmt::format("--var '{}': give NAME=value1,value2,...", text));
   Variable v{text.substr(0, equals), {}};
+  // A name the shell and mpirun -x can pass on: letters, digits and '_', not starting with a digit.
+  const bool name_ok = (std::isalpha(static_cast<unsigned char>(v.name[0])) || v.name[0] == '_') &&
+                       std::all_of(v.name.begin(), v.name.end(),
+                                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (!name_ok) throw UsageError(fmt::format("--var '{}': '{}' is not a variable name (letters, digits, _)", text, v.name));
   std::string rest = text.substr(equals + 1);
   for (std::size_t start = 0; start <= rest.size();) {
     const std::size_t comma = std::min(rest.find(',', start), rest.size());
     v.values.push_back(rest.substr(start, comma - start));
     start = comma + 1;
   }
-  for (const std::string& value : v.values)
+  for (const std::string& value : v.values) {
     if (value.empty() || value.find_first_of(";= ") != std::string::npos)
       throw UsageError(fmt::format("--var {}: value '{}' is empty or holds ';', '=' or a space", v.name, value));
+    // The value goes into every row's settings, which the JSON reporter writes strictly.
+    if (text_for_json(value) != value ||
+        std::any_of(value.begin(), value.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); }))
+      throw UsageError(fmt::format("--var {}: value '{}' is not printable UTF-8 text", v.name, text_for_json(value)));
+  }
   return v;
 }
 
@@ -127,7 +152,8 @@ int run(int argc, char** argv) {
   double timeout_seconds = 3600;
   app.add_option("--var", variable_texts, "NAME=v1,v2,... (repeatable: every combination is launched)")->required();
   app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->required();
-  app.add_option("--timeout", timeout_seconds, "seconds one launch may take [3600]");
+  app.add_option("--timeout", timeout_seconds, "seconds one launch may take [3600]")
+      ->check(number_in(NumberRange::between(1, kLongestTimeoutSeconds)));
   app.add_option("launcher", launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")->required();
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
@@ -140,10 +166,20 @@ int run(int argc, char** argv) {
     if (!names.insert(variables.back().name).second)
       throw UsageError(fmt::format("--var {} given twice: list its values in one --var", variables.back().name));
   }
+  double launches = 1;  // counted before the combinations are made: ten --var of ten values are 1e10
+  for (const Variable& v : variables) launches *= static_cast<double>(v.values.size());
+  if (launches > kMostLaunches)
+    throw UsageError(fmt::format("--var: {:g} combinations to launch; at most {:g}", launches, kMostLaunches));
+  if (sweep::find_program(launcher.front()).empty())
+    throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", launcher.front()));
   const std::string csv_path = out_prefix + ".csv", json_path = out_prefix + ".json", runs = out_prefix + ".runs";
   check_writable_path(csv_path, "--out");
   check_writable_path(json_path, "--out");
-  fs::create_directories(runs);
+  std::error_code ec;
+  if (fs::exists(runs, ec) && !fs::is_directory(runs, ec))
+    throw UsageError(fmt::format("--out: {} exists and is not a folder", runs));
+  if (fs::create_directories(runs, ec); ec)
+    throw UsageError(fmt::format("--out: cannot create {}: {}", runs, ec.message()));
 
   const std::vector<Setting> settings = combinations(variables);
   std::vector<std::unique_ptr<results::StoredRun>> loaded(settings.size());
@@ -157,20 +193,24 @@ int run(int argc, char** argv) {
     fmt::print("# [{}/{}] {}\n", i + 1, settings.size(), label);
     std::fflush(stdout);
     const sweep::LaunchResult result = sweep::launch(command, settings[i], stem + ".log", timeout_seconds);
-    nlohmann::json entry = {{"setting", label}, {"exit", result.exit_code}, {"seconds", result.seconds}, {"log", stem + ".log"}};
+    nlohmann::json entry = {{"setting", text_for_json(label)},
+                            {"exit", result.exit_code},
+                            {"seconds", result.seconds},
+                            {"log", text_for_json(stem + ".log")}};
     std::string reason;
     if (result.exit_code == 0 || result.exit_code == 1) {  // 1: results with wrong elements, still results
       try {
         loaded[i] = std::make_unique<results::StoredRun>(results::load_run(stem + ".json"));
-      } catch (const UsageError&) {
-        reason = fmt::format("exit {} without results: {}", result.exit_code, result.last_error);
+      } catch (const std::exception& e) {  // a launch's bad file is its failure, not the sweep's
+        reason = fmt::format("exit {} without results: {}", result.exit_code,
+                             result.last_error.empty() ? describe(e) : result.last_error);
       }
     } else {
       reason = fmt::format("exit {}: {}", result.exit_code, result.last_error);
     }
     if (!reason.empty()) {
       ++failed;
-      entry["failure"] = reason;
+      entry["failure"] = text_for_json(reason);
       fmt::print("#   failed: {}\n", reason);
     }
     record.push_back(entry);
@@ -186,7 +226,9 @@ int run(int argc, char** argv) {
       header.context = run_result->context;  // the first launch that ran: hosts, versions...
       break;
     }
-  header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher}, {"launches", record}};
+  nlohmann::json launcher_record = nlohmann::json::array();
+  for (const std::string& argument : launcher) launcher_record.push_back(text_for_json(argument));
+  header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher_record}, {"launches", record}};
   reporters.begin(header);
   std::vector<ResultRow> merged;
   std::vector<results::StoredRun*> by_column;

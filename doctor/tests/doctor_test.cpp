@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/health.hpp"
+#include "doctor/tests/test_tree.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -22,45 +23,6 @@ const Finding* find(const NodeReport& r, const std::string& check, Status status
     if (f.check == check && f.status == status) return &f;
   return nullptr;
 }
-
-/// A throw-away sysfs/procfs tree.
-class Tree {
- public:
-  Tree() : root_(fs::temp_directory_path() / ("doctor-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(root_);
-  }
-  ~Tree() { fs::remove_all(root_); }
-  void file(const std::string& path, const std::string& content) {
-    fs::create_directories((root_ / path.substr(1)).parent_path());
-    std::ofstream(root_ / path.substr(1), std::ios::binary) << content;
-  }
-  void link(const std::string& path, const std::string& target) {
-    fs::create_directories((root_ / path.substr(1)).parent_path());
-    fs::create_directory_symlink(target, root_ / path.substr(1));
-  }
-  /// A PCI function at `device_path` (under /sys/devices), listed in /sys/bus/pci/devices.
-  void pci(const std::string& device_path, const std::string& vendor, const std::string& cls, const std::string& numa,
-           const std::string& config = "") {
-    const std::string bdf = fs::path(device_path).filename();
-    file(device_path + "/vendor", vendor + "\n");
-    file(device_path + "/class", cls + "\n");
-    file(device_path + "/numa_node", numa + "\n");
-    if (!config.empty()) file(device_path + "/config", config);
-    link("/sys/bus/pci/devices/" + bdf, "../../.." + device_path.substr(4));
-  }
-  void port(const std::string& hca, const std::string& state, const std::string& phys, const std::string& layer) {
-    const std::string p = "/sys/class/infiniband/" + hca + "/ports/1";
-    file(p + "/state", state + "\n");
-    file(p + "/phys_state", phys + "\n");
-    file(p + "/rate", "200 Gb/sec (4X HDR)\n");
-    file(p + "/link_layer", layer + "\n");
-  }
-  SysTree tree() const { return SysTree(root_); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path root_;
-};
 
 /// A PCI config space of 4 KiB with an ACS extended capability at 0x100 whose control is `control`.
 std::string config_with_acs(int control) {
@@ -76,9 +38,11 @@ TEST(Doctor, RecordedDebianVm) {
   const NodeReport r = inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/vm-debian12"), {}, "vm", "");
   EXPECT_NE(find(r, "gpus", Status::kWarn), nullptr);  // no GPU on the CI machine
   EXPECT_NE(find(r, "rdma", Status::kWarn), nullptr);  // and no RDMA device
-  const Finding* memlock = find(r, "memlock", Status::kFail);
-  ASSERT_NE(memlock, nullptr);  // recorded: 8 MiB, Debian's default
+  // Recorded: 8 MiB, Debian's default. Without an RDMA device nothing registers memory: INFO.
+  const Finding* memlock = find(r, "memlock", Status::kInfo);
+  ASSERT_NE(memlock, nullptr);
   EXPECT_NE(memlock->detail.find("8388608"), std::string::npos);
+  EXPECT_NE(memlock->detail.find("not judged"), std::string::npos) << memlock->detail;
   EXPECT_EQ(r.facts.at("kernel").empty(), false);
 }
 
@@ -224,7 +188,7 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
   };
   EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
             "min_loopback_gbps, require_gdr)");
-  EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: 'many' is not a number of 0 or more");
+  EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: hcas: 'many' is not a number");
   EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
   EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");
 }

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""fb_sweep, the real executable: however it ends - SIGTERM, SIGINT, SIGHUP, SIGKILL, the launch's
+timeout (a launcher that ignores SIGTERM), the launcher's own exit - no process of its launch is
+left (a real mpirun job would go on running on the cluster). Bad input (NaN or negative
+--timeout, a bad variable name, a launcher that is not there, a PREFIX.runs that is a file, too
+many combinations, a value that is not UTF-8) is exit 2 with one line, nothing launched, no file
+written. Processes are found through /proc, by process group."""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def expect(condition, message):
+    if not condition:
+        fail(message)
+
+
+def process_stat(pid):
+    """(state, process group) of pid, or None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[2])
+
+
+def running_in_group(group):
+    running = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            found = process_stat(entry.name)
+            if found and found[1] == group and found[0] not in "ZX":
+                running.append(int(entry.name))
+    return running
+
+
+def wait_until(condition, seconds):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def launcher(tmp, name, body):
+    """A launcher script: it ignores the --csv/--json/--tag arguments fb_sweep appends."""
+    script = tmp / name
+    script.write_text(f"#!/bin/sh\necho $$ > {tmp}/{name}.pid\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+def default_signals():
+    # As a shell's foreground job gets them: a test run under nohup or in the background must
+    # still see fb_sweep's own handling.
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+def start_sweep(options, tmp, name, script, timeout="600"):
+    command = [str(options.bin / "fb_sweep"), "--var", "FB_SWEEP_TEST=1", "--out", str(tmp / name),
+               "--timeout", timeout, "--", str(script)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals)
+
+
+def launch_group(tmp, name):
+    pid_file = tmp / f"{name}.pid"
+    expect(wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 10), f"{name}: the launch did not start")
+    found = process_stat(int(pid_file.read_text()))
+    expect(found is not None, f"{name}: the launcher is already gone")
+    return found[1]
+
+
+def test_signals(options, tmp):
+    script = launcher(tmp, "sleeper.sh", "sleep 300 &\nsleep 301")
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
+        sweep = start_sweep(options, tmp, f"sweep-{sig.name}", script)
+        group = launch_group(tmp, "sleeper.sh")
+        expect(wait_until(lambda: len(running_in_group(group)) >= 3, 5), f"{sig.name}: the launch is not running")
+        before = len(running_in_group(group))
+        (tmp / "sleeper.sh.pid").unlink()
+        sweep.send_signal(sig)
+        sweep.communicate(timeout=30)
+        expect(sweep.returncode == -sig, f"fb_sweep after {sig.name}: returncode {sweep.returncode}, expected {-sig}")
+        expect(wait_until(lambda: not running_in_group(group), 5),
+               f"after {sig.name} to fb_sweep, its launch's processes {running_in_group(group)} still run")
+        print(f"{sig.name} to fb_sweep: it died by it, and the {before} processes of its launch's group are gone")
+
+
+def test_timeout_and_leftovers(options, tmp):
+    stubborn = launcher(tmp, "stubborn.sh", "trap '' TERM\nsleep 300 &\nsleep 301")
+    start = time.monotonic()
+    sweep = start_sweep(options, tmp, "timeout", stubborn, timeout="1")
+    group = launch_group(tmp, "stubborn.sh")
+    out, _ = sweep.communicate(timeout=60)
+    seconds = time.monotonic() - start
+    expect(sweep.returncode == 3 and seconds < 10, f"--timeout 1, a launcher ignoring SIGTERM: exit {sweep.returncode} after {seconds:.1f} s")
+    expect(not running_in_group(group), f"after the timeout, {running_in_group(group)} still run")
+    expect(b"killed after the 1 s timeout" in out, f"the launch's record: {out.decode(errors='replace')}")
+    print(f"--timeout 1, SIGTERM ignored: ended by SIGKILL after the grace, exit 3 in {seconds:.1f} s, nothing left")
+
+    leaver = launcher(tmp, "leaver.sh", f"sleep 300 &\necho $! > {tmp}/left.pid\nexit 0")
+    sweep = start_sweep(options, tmp, "leaver", leaver)
+    sweep.communicate(timeout=60)
+    left = int((tmp / "left.pid").read_text())
+    expect(wait_until(lambda: (process_stat(left) or ("Z", 0))[0] in "ZX", 5),
+           f"the launcher exited leaving sleep {left} in its group, and it still runs")
+    print(f"a launcher that exits leaving a background process: that process ended too (exit {sweep.returncode})")
+
+
+def test_bad_input(options, tmp):
+    prefix = tmp / "bad"
+    (tmp / "file.runs").write_text("")
+    many = [arg for name in "ABCDE" for arg in ("--var", f"{name}=" + ",".join(str(i) for i in range(10)))]
+    cases = [(["--timeout", "nan"], "--timeout: 'nan' is not a number"),
+             (["--timeout", "-5"], "--timeout: '-5' is out of range (must be 1 to 604800)"),
+             (["--timeout", "inf"], "--timeout: 'inf' is not finite"),
+             (["--timeout", "0"], "--timeout: '0' is out of range"),
+             (["--var", "A B=1"], "'A B' is not a variable name"),
+             (["--var", b"A=\xff"], "is not printable UTF-8 text"),
+             (["--launcher-is", "/nonexistent/mpirun"], "launcher '/nonexistent/mpirun': not found on PATH or not executable"),
+             (["--out-is", str(tmp / "file")], f"--out: {tmp}/file.runs exists and is not a folder"),
+             (many, "100000 combinations to launch; at most 10000"),
+             (["--bogus"], "--bogus")]
+    for args, message in cases:
+        out, program = str(prefix), "true"
+        if args[0] == "--launcher-is":
+            program, args = args[1], []
+        if args and args[0] == "--out-is":
+            out, args = args[1], []
+        if not any(a == "--var" for a in args):
+            args = ["--var", "A=1"] + args
+        command = [str(options.bin / "fb_sweep")] + args + ["--out", out, "--", program]
+        result = subprocess.run(command, capture_output=True, timeout=30)
+        lines = [line for line in result.stderr.decode(errors="replace").splitlines() if line.strip()]
+        written = [p.name for p in tmp.iterdir() if p.name.startswith("bad")]
+        expect(result.returncode == 2 and len(lines) == 1 and message in lines[0] and not written and not result.stdout,
+               f"fb_sweep {args}: exit {result.returncode}, stderr {lines}, written {written}")
+        print(f"fb_sweep {' '.join(a if isinstance(a, str) else repr(a) for a in args)[:60]}: exit 2, {lines[0]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bin", required=True, type=Path)
+    options = parser.parse_args()
+    for test in (test_bad_input, test_timeout_and_leftovers, test_signals):
+        with tempfile.TemporaryDirectory() as tmp:
+            test(options, Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
