@@ -9,6 +9,7 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -127,7 +128,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   std::string min_text = "8", max_text = "64M", step_text, reduction_text = "max", fault_text;
   auto* min_opt = app.add_option("-b,--minbytes", min_text, "smallest size, K/M/G suffixes (binary) [8]");
   auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
-  auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]");
+  auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]")
+                         ->check(number_in(NumberRange::between(1, 1e6)));
   auto* step_opt = app.add_option("-i,--stepbytes", step_text, "add this many bytes instead of multiplying");
   auto* iters_opt =
       app.add_option("-n,--iters", o.iterations,
@@ -147,11 +149,14 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   app.add_option("--backend", o.backend,
                  "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
   app.add_option("--max-noise", o.max_noise_percent,
-                 "adaptive mode: sample until the mean's relative standard error (stdev/mean/sqrt(n)) is below this %");
+                 "adaptive mode: sample until the mean's relative standard error (stdev/mean/sqrt(n)) is below this %")
+      ->check(number_in(NumberRange::between(0, 100)));
   auto* min_time_opt =
-      app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0]");
+      app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0]")
+          ->check(number_in(NumberRange::between(0, 3600)));
   auto* max_time_opt =
-      app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]");
+      app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]")
+          ->check(number_in(NumberRange::between(0, 3600)));
   app.add_option("-G,--cudagraph", o.graph_iterations,
                  "NCCL: capture this many calls in a CUDA graph and time its replays (launch cost out) [0: off]");
   auto* gpus_opt = app.add_option("-g,--ngpus", o.gpus_per_process,
@@ -175,7 +180,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
                  "reuses one (OSU) [cold on nccl, warm on mpi]");
   app.add_option("--expect-busbw", o.expect_busbw_gbs,
                  "fail the run (exit 1) when a curve's plateau busbw (sizes from 90 % of its peak up; each cell "
-                 "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW");
+                 "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW")
+      ->check(number_in(NumberRange::greater_than(0)));
   app.add_option("--inject-fault", fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
                  "makes that rank's library fail at the second row");

@@ -45,7 +45,13 @@ class CsvReporter final : public Reporter {
     file_.append(line + "\n");
   }
 
-  void finish(const RunTotals&) override { file_.commit(); }
+  // A run that did not finish keeps its rows under the .partial name: a final name means complete.
+  void finish(const RunTotals& totals) override {
+    if (totals.ended_by.empty())
+      file_.commit();
+    else
+      file_.keep_incomplete();
+  }
 
  private:
   OutputFile file_;

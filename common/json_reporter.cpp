@@ -46,7 +46,9 @@ class JsonReporter final : public Reporter {
     text.front() = ',';  // the object's members follow the rows
     file_.write_at(end_, "\n]" + text + "\n");
     // "false" and "true " are as long: the document stays valid while it turns complete.
-    if (totals.ended_by.empty()) file_.write_at(complete_at_, "true ");
+    // A run that did not finish stays a valid document under the .partial name ("complete": false).
+    if (!totals.ended_by.empty()) return file_.keep_incomplete();
+    file_.write_at(complete_at_, "true ");
     file_.commit();
   }
 

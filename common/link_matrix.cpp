@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -30,12 +31,82 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+double MatrixCell::best() const {
+  double figure = rate;
+  for (double look : looks) figure = std::max(figure, look);
+  return figure;
+}
+
+namespace {
+
+// Robust standard deviation of `values` relative to `centre`, leaving out `suspect` (the figure
+// being judged, and the others below the threshold): 1.4826 x the median absolute deviation of
+// the rest, as a fraction of the centre (0 when there is nothing to measure it on). One slow node
+// of five must not widen the spread it is judged against.
+double relative_spread(const std::vector<double>& values, double centre, double below) {
+  if (!(centre > 0)) return 0;
+  std::vector<double> deviations;
+  for (double v : values)
+    if (v >= below) deviations.push_back(std::abs(v - centre));
+  if (deviations.size() < 2) return 0;
+  return 1.4826 * median_of(deviations) / centre;
+}
+
+// How far below the centre a figure must be to be more than noise: three robust deviations.
+constexpr double kSpreads = 3;
+
+// `rate` of cell `c` as people read it, in the cell's own proportion of shown to rate: a
+// bandwidth's figure grows with its rate, a latency's (1 / seconds) shrinks.
+double shown_at(const MatrixCell& c, double rate, const std::string& unit) {
+  if (!(c.rate > 0) || !(rate > 0)) return 0;
+  return unit == "us" ? c.shown * c.rate / rate : c.shown * rate / c.rate;
+}
+
+std::string looks_text(const MatrixCell& c, const std::string& unit) {
+  if (c.looks.empty()) return {};
+  std::string text = fmt::format("; first look {:.4g}, second looks", c.shown);
+  for (double look : c.looks) text += fmt::format(" {:.4g}", shown_at(c, look, unit));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, std::size_t most) {
+  std::vector<double> rates;
+  std::map<std::string, std::vector<double>> by_unit;
+  for (const MatrixCell& c : m.cells)
+    if (c.failure.empty()) {
+      rates.push_back(c.rate);
+      by_unit[c.a].push_back(c.rate);
+      by_unit[c.b].push_back(c.rate);
+    }
+  const double cell_median = median_of(rates);
+  std::vector<double> scores;
+  for (const auto& [unit, unit_rates] : by_unit) scores.push_back(median_of(unit_rates));
+  const double fleet = median_of(scores);
+  auto low_node = [&](const std::string& unit) {
+    const auto found = by_unit.find(unit);
+    return found != by_unit.end() && median_of(found->second) < threshold * fleet;
+  };
+  std::vector<std::size_t> suspects;
+  for (std::size_t i = 0; i < m.cells.size(); ++i) {
+    const MatrixCell& c = m.cells[i];
+    if (c.failure.empty() && (c.rate < threshold * cell_median || low_node(c.a) || low_node(c.b)))
+      suspects.push_back(i);
+  }
+  std::stable_sort(suspects.begin(), suspects.end(),
+                   [&](std::size_t x, std::size_t y) { return m.cells[x].rate < m.cells[y].rate; });
+  if (suspects.size() > most) suspects.resize(most);
+  return suspects;
+}
+
 RunVerdict judge_links(const LinkMatrix& m, double threshold) {
   RunVerdict verdict{"link matrix", "PASS", {}};
   auto fail = [&](std::string line) {
     verdict.word = "FAIL";
     verdict.lines.push_back(std::move(line));
   };
+  std::vector<std::string> unsure;
   std::vector<const MatrixCell*> measured;
   std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> cells, first seen first
   for (const MatrixCell& c : m.cells) {
@@ -63,13 +134,15 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
     fail(fmt::format("{} units: which end of a slow link is slow needs three or more", m.units.size()));
     return verdict;
   }
+  // Every figure below is a cell's best look.
+  const auto best_shown = [&](const MatrixCell& c) { return shown_at(c, c.best(), m.unit); };
   std::map<std::string, NodeScore> scores;
   for (const std::string& unit : m.units) {
     std::vector<double> rates, shown;
     for (const MatrixCell* c : measured)
       if (c->a == unit || c->b == unit) {
-        rates.push_back(c->rate);
-        shown.push_back(c->shown);
+        rates.push_back(c->best());
+        shown.push_back(best_shown(*c));
       }
     scores[unit] = {median_of(rates), median_of(shown), rates.size()};
   }
@@ -80,26 +153,47 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
       node_shown.push_back(s.shown);
     }
   for (const MatrixCell* c : measured) {
-    cell_rates.push_back(c->rate);
-    cell_shown.push_back(c->shown);
+    cell_rates.push_back(c->best());
+    cell_shown.push_back(best_shown(*c));
   }
   const double fleet = median_of(node_rates), cell_median = median_of(cell_rates);
+  // The spreads of the figures that pass the threshold: what healthy nodes and cells scatter by.
+  const double node_spread = relative_spread(node_rates, fleet, threshold * fleet);
+  const double cell_spread = relative_spread(cell_rates, cell_median, threshold * cell_median);
   std::set<std::string> slow;
   for (const auto& [unit, s] : scores) {
     if (s.cells == 0 || s.rate >= threshold * fleet) continue;
-    slow.insert(unit);
     std::size_t low = 0;
-    for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->rate < threshold * cell_median;
-    fail(fmt::format("SLOW node  : {} (median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x)", unit,
-                     s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold));
+    for (const MatrixCell* c : measured)
+      low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
+    const std::string evidence =
+        fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x", s.shown, m.unit,
+                    median_of(node_shown), m.unit, low, s.cells, threshold);
+    if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
+      slow.insert(unit);
+      fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
+    } else {
+      slow.insert(unit);  // its links are not accused on its account either
+      unsure.push_back(fmt::format("UNSURE node: {} ({}; within {:g} x the nodes' spread of {:.0f} %)", unit, evidence,
+                                   kSpreads, node_spread * 100));
+    }
   }
-  for (const MatrixCell* c : measured)
-    if (c->rate < threshold * cell_median && !slow.count(c->a) && !slow.count(c->b))
-      fail(fmt::format("SLOW link  : {} ({:.4g} {} vs median {:.4g}; both nodes fine elsewhere)", cell_name(*c),
-                       c->shown, m.unit, median_of(cell_shown)));
+  for (const MatrixCell* c : measured) {
+    if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
+    const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
+                                             median_of(cell_shown), looks_text(*c, m.unit));
+    if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread)
+      fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));
+    else
+      unsure.push_back(fmt::format("UNSURE link: {} ({}; within {:g} x the cells' spread of {:.0f} %)",
+                                   cell_name(*c), evidence, kSpreads, cell_spread * 100));
+  }
+  if (verdict.word == "PASS" && !unsure.empty()) verdict.word = "UNSURE";
+  verdict.lines.insert(verdict.lines.end(), unsure.begin(), unsure.end());
   if (verdict.word == "PASS")
     verdict.lines.push_back(fmt::format("{} cells of {} units, every node and link within {:g} x the median ({:.4g} {})",
-                                        m.cells.size(), m.units.size(), threshold, median_of(cell_shown), m.unit));
+                                        m.cells.size(), m.units.size(), threshold, median_of(cell_shown),
+                                        m.unit));
   return verdict;
 }
 

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The node x node matrix of a --pairs all/quick/rail run, and the rule that names the bad part:
-//   a node's score is the median of its cells; a node is SLOW when its score is below
-//   threshold x the median over nodes; a link is SLOW when its cell is below threshold x the
-//   median over cells while neither of its nodes is SLOW. A cell that errored, timed out, held
-//   wrong data or is missing is FAIL with its reason: a missing measurement never reads healthy.
+//   a cell's figure is the best of its looks (the round's, and the second looks the run took at
+//   suspect cells); a node's score is the median of its cells; a node is SLOW when its score is
+//   below threshold x the median over nodes and further below it than three robust standard
+//   deviations of the node scores; a link is SLOW when its cell is below threshold x the median
+//   over cells and beyond three robust deviations of the cells, while neither of its nodes is
+//   SLOW. Below the threshold but within that spread: UNSURE (said, not failed). A cell that
+//   errored, timed out, held wrong data or is missing is FAIL with its reason: a missing
+//   measurement never reads healthy.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,11 @@ struct MatrixCell {
   double rate = 0;      ///< higher is better: median B/s, or 1 / median seconds for latency cells
   double shown = 0;     ///< the figure people read: Gb/s, or us
   std::string failure;  ///< non-empty: why this cell FAILs
+  /// The second looks' rates (same unit as `rate`), for a cell that looked slow in its round.
+  std::vector<double> looks = {};
+
+  /// The best of the round's figure and the second looks: what the verdict judges.
+  double best() const;
 };
 
 struct LinkMatrix {
@@ -36,7 +45,13 @@ struct LinkMatrix {
   std::uint64_t size_bytes = 0;
 };
 
-/// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell, else PASS.
+/// Cells worth a second look before anything is accused: below `threshold` x the median cell, or
+/// on a node below `threshold` x the median node; the lowest first, at most `most`. Indices into
+/// matrix.cells.
+std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshold, std::size_t most);
+
+/// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell; UNSURE (and
+/// its lines) where a node or link is below the threshold but within the spread; else PASS.
 /// Fewer than three units cannot say which end is slow: FAIL with that reason.
 RunVerdict judge_links(const LinkMatrix& matrix, double threshold);
 

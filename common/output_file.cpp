@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,7 +12,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -60,8 +65,38 @@ extern "C" void on_interrupt(int signal_number) {
     }
     write_stderr("\n");
   }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
+  // Exit code 3 (a runtime failure, README's table), not death by the signal: a launcher that
+  // forwards Ctrl-C as SIGTERM then reports the ranks' code (mpirun and srun do, where they can).
+  ::_exit(3);
+}
+
+}  // namespace
+
+namespace {
+
+// What kind of thing `path` is, following symlinks: none (absent, or a dangling link), a regular
+// file, a folder, or something to write in place (character device, FIFO), or refused.
+enum class Kind { kNone, kRegular, kFolder, kInPlace, kBlockDevice, kSocket };
+
+Kind kind_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Kind::kNone;
+  if (S_ISREG(st.st_mode)) return Kind::kRegular;
+  if (S_ISDIR(st.st_mode)) return Kind::kFolder;
+  if (S_ISBLK(st.st_mode)) return Kind::kBlockDevice;
+  if (S_ISSOCK(st.st_mode)) return Kind::kSocket;
+  return Kind::kInPlace;
+}
+
+bool is_symlink(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// Where a symlink leads (the whole chain), or "" when it dangles.
+std::string link_target(const std::string& path) {
+  char resolved[PATH_MAX];
+  return ::realpath(path.c_str(), resolved) ? std::string(resolved) : std::string();
 }
 
 }  // namespace
@@ -69,28 +104,123 @@ extern "C" void on_interrupt(int signal_number) {
 void check_writable_path(const std::string& path, std::string_view flag) {
   namespace fs = std::filesystem;
   if (path.empty()) throw UsageError(fmt::format("{}: empty path", flag));
+  switch (kind_of(path)) {
+    case Kind::kFolder: throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
+    case Kind::kBlockDevice:
+      throw UsageError(fmt::format("{}: '{}' is a block device: fabricbench never writes to a disk", flag, path));
+    case Kind::kSocket: throw UsageError(fmt::format("{}: '{}' is a socket; give a file, a FIFO or a device", flag, path));
+    case Kind::kInPlace:
+      if (::access(path.c_str(), W_OK) != 0)
+        throw UsageError(fmt::format("{}: '{}' is not writable ({})", flag, path, system_error_text(errno)));
+      return;
+    case Kind::kRegular:
+    case Kind::kNone: break;
+  }
+  // A regular target is written beside itself (.partial, then rename): its folder must take it.
+  const std::string target = is_symlink(path) && !link_target(path).empty() ? link_target(path) : path;
+  if (is_symlink(path) && link_target(path).empty())
+    throw UsageError(fmt::format("{}: '{}' is a symlink to nothing; give the file itself", flag, path));
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
-  fs::path folder = fs::path(path).parent_path();
+  fs::path folder = fs::path(target).parent_path();
   if (folder.empty()) folder = ".";
   if (!fs::is_directory(folder, ec))
     throw UsageError(fmt::format("{}: folder '{}' does not exist; create it first", flag, folder.string()));
   if (::access(folder.c_str(), W_OK) != 0)
     throw UsageError(
         fmt::format("{}: folder '{}' is not writable ({})", flag, folder.string(), system_error_text(errno)));
-  if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
+  if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{}: '{}' exists and is not writable", flag, path));
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+namespace {
+
+/// One file however it is named: the resolved path, and the device and inode where it exists.
+struct FileIdentity {
+  std::string resolved;
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool exists = false;
+  bool null_device = false;  // /dev/null: any number of outputs may discard into it
+
+  bool same_as(const FileIdentity& other) const {
+    if (exists && other.exists) return device == other.device && inode == other.inode;
+    return resolved == other.resolved;
+  }
+};
+
+FileIdentity identity_of(const std::string& path) {
+  FileIdentity id;
+  std::error_code ec;
+  const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  id.resolved = ec ? path : resolved.string();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+    id.null_device = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+  }
+  return id;
+}
+
+}  // namespace
+
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  struct Entry {
+    const NamedPath* named;
+    FileIdentity id;
+    bool is_partial;
+  };
+  std::vector<Entry> written;
+  for (const NamedPath& o : outputs) {
+    if (o.path.empty()) continue;
+    const FileIdentity id = identity_of(o.path);
+    written.push_back({&o, id, false});
+    const std::string target = is_symlink(o.path) ? link_target(o.path) : o.path;
+    if (!target.empty() && (kind_of(target) == Kind::kRegular || kind_of(target) == Kind::kNone))
+      written.push_back({&o, identity_of(target + ".partial"), true});
+  }
+  for (std::size_t i = 0; i < written.size(); ++i)
+    for (std::size_t j = i + 1; j < written.size(); ++j) {
+      const Entry &a = written[i], &b = written[j];
+      if (a.named == b.named || !a.id.same_as(b.id) || (a.id.null_device && b.id.null_device)) continue;
+      throw UsageError(fmt::format("{} '{}' and {} '{}' name the same file{}", a.named->flag, a.named->path,
+                                   b.named->flag, b.named->path,
+                                   a.is_partial || b.is_partial ? " (one's .partial is the other)" : ""));
+    }
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    const FileIdentity id = identity_of(in.path);
+    for (const Entry& w : written)
+      if (w.id.same_as(id) && !id.null_device)
+        throw UsageError(fmt::format("{} '{}' is the {} '{}': fabricbench never writes over what it reads",
+                                     w.named->flag, w.named->path, in.flag, in.path));
+  }
+}
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_) {
+  if (is_symlink(path_)) {
+    const std::string resolved = link_target(path_);
+    if (!resolved.empty()) target_ = resolved;  // the link stays; its file is what gets written
+  }
+  const Kind kind = kind_of(target_);
+  if (kind == Kind::kBlockDevice || kind == Kind::kSocket || kind == Kind::kFolder)
+    throw Error(fmt::format("{} is not a file fabricbench writes (a folder, block device or socket)", path_));
+  in_place_ = kind == Kind::kInPlace;
+  if (in_place_) return;
   fd_ = open_for_write(partial_path());
   register_partial_file(partial_path());
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : path_(std::move(other.path_)), fd_(other.fd_), committed_(other.committed_) {
+    : path_(std::move(other.path_)),
+      target_(std::move(other.target_)),
+      in_place_(other.in_place_),
+      pending_(std::move(other.pending_)),
+      fd_(other.fd_),
+      done_(other.done_) {
   other.fd_ = -1;
-  other.committed_ = true;
+  other.done_ = true;
 }
 
 OutputFile::~OutputFile() {
@@ -98,41 +228,56 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::append(std::string_view text) {
-  if (fd_ < 0) throw Error(fmt::format("{} was replaced or committed; cannot append", partial_path()));
+  if (done_) throw Error(fmt::format("{} was already finished; cannot append", path_));
+  if (in_place_) {
+    pending_ += text;
+    return;
+  }
   write_all(fd_, text, partial_path());
 }
 
 void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
-  if (fd_ < 0) throw Error(fmt::format("{} was replaced or committed; cannot write to it", partial_path()));
+  if (done_) throw Error(fmt::format("{} was already finished; cannot write to it", path_));
+  if (in_place_) {
+    pending_.resize(std::min<std::size_t>(pending_.size(), offset));
+    pending_ += text;
+    return;
+  }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
     throw Error(fmt::format("seeking in {} failed: {}", partial_path(), system_error_text(errno)));
   write_all(fd_, text, partial_path());
 }
 
-void OutputFile::replace(std::string_view text) {
-  const std::string temporary = partial_path() + ".tmp";
-  const int fd = open_for_write(temporary);
-  try {
-    write_all(fd, text, temporary);
-  } catch (...) {
+void OutputFile::commit() {
+  if (done_) return;
+  done_ = true;
+  if (in_place_) {
+    // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of hanging the run.
+    const int fd = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
+                              errno == ENXIO ? " (a FIFO with no reader)" : ""));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    try {
+      write_all(fd, pending_, path_);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
     ::close(fd);
-    throw;
+    return;
   }
-  ::close(fd);
-  if (std::rename(temporary.c_str(), partial_path().c_str()) != 0)
-    throw Error(fmt::format("renaming {} failed: {}", temporary, system_error_text(errno)));
-  // A replaced file is never appended to: drop the descriptor of the original, now unlinked, inode.
-  if (fd_ >= 0) ::close(fd_);
+  ::close(fd_);
   fd_ = -1;
+  if (std::rename(partial_path().c_str(), target_.c_str()) != 0)
+    throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), target_, system_error_text(errno)));
 }
 
-void OutputFile::commit() {
-  if (committed_) return;
+void OutputFile::keep_incomplete() {
+  if (done_) return;
+  done_ = true;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (std::rename(partial_path().c_str(), path_.c_str()) != 0)
-    throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), path_, system_error_text(errno)));
-  committed_ = true;
 }
 
 void register_partial_file(const std::string& partial_path) {

@@ -1,21 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
-// Result files that are never torn: written under "<path>.partial", renamed to <path> when the run
-// finishes. A run that dies keeps the rows it finished in the .partial file.
+// Result files that are never torn and never replace what the user pointed at. A regular file
+// (or one a symlink leads to) is written under "<target>.partial" and renamed onto the target
+// when the run finishes, so a run that dies keeps the rows it finished in the .partial file and
+// the symlink stays a symlink. Anything else - a character device such as /dev/null or
+// /dev/stdout, a FIFO - is written in place, whole, when the run finishes: it is never replaced
+// by a regular file (as root, that would break the device for every other program). A block
+// device or a socket is refused.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fabricbench {
 
 /// Checks, without creating anything, that `path` can be written: its folder exists and is
-/// writable and the path is not a folder. Throws UsageError naming `flag`.
+/// writable, the path is not a folder, a block device or a socket. Throws UsageError naming `flag`.
 void check_writable_path(const std::string& path, std::string_view flag);
+
+/// A path given on the command line, with the flag (or "input") that gave it.
+struct NamedPath {
+  std::string flag;
+  std::string path;
+};
+
+/// Refuses, before any work, an output that is one of the inputs or that two output flags name:
+/// the same file however it is spelled (resolved path, or device and inode), including an
+/// output's own ".partial". Empty paths are skipped. Throws UsageError naming both flags.
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 class OutputFile {
  public:
-  /// Creates (truncates) "<path>.partial".
+  /// A regular target: creates (truncates) "<target>.partial". Anything else: opens nothing yet.
   explicit OutputFile(std::string path);
   ~OutputFile();
   OutputFile(OutputFile&& other) noexcept;
@@ -28,19 +45,25 @@ class OutputFile {
   /// Writes `text` at byte `offset` (at most the current size), with one write(2): a document can
   /// grow by overwriting its closing tail with a new row and the tail again.
   void write_at(std::uint64_t offset, std::string_view text);
-  /// Replaces the whole partial file atomically (temporary file + rename): for JSON documents.
-  /// A file is either appended to or replaced, never both.
-  void replace(std::string_view text);
-  /// Renames the partial file to the final path. Later calls do nothing.
+  /// The run finished: the partial file is renamed onto the target, or the text is written to
+  /// the device or FIFO. Later calls do nothing.
   void commit();
+  /// The run did not finish: the partial file stays under its .partial name (never the final one),
+  /// and nothing is written to a device. Later calls do nothing.
+  void keep_incomplete();
 
   const std::string& path() const { return path_; }
-  std::string partial_path() const { return path_ + ".partial"; }
+  /// Where the rows are while the run goes on; "" for a target written in place.
+  std::string partial_path() const { return in_place_ ? std::string() : target_ + ".partial"; }
+  bool in_place() const { return in_place_; }
 
  private:
-  std::string path_;
+  std::string path_;    // as given
+  std::string target_;  // a symlink's regular file, else the path given
+  bool in_place_ = false;
+  std::string pending_;  // what a target written in place gets at commit()
   int fd_ = -1;
-  bool committed_ = false;
+  bool done_ = false;
 };
 
 /// Makes SIGINT/SIGTERM print which .partial files hold the finished rows before the process

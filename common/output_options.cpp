@@ -5,13 +5,16 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 
 namespace fabricbench {
 
 OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(options) {
+  // A day at most: a larger number is a typo, and a NaN would never end a wait.
   app.add_option("-T,--timeout", options.timeout_seconds,
-                 "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]");
+                 "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]")
+      ->check(number_in(NumberRange::between(0, 86400)));
   app.add_option("--csv", options.csv_path, "write rows as CSV to this file");
   app.add_option("--json", options.json_path, "write context and rows as JSON to this file");
   app.add_option("--prom", options.prom_path,
@@ -43,12 +46,8 @@ void OutputFlags::check(bool check_paths) {
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");
   if (check_paths && !o.json_path.empty()) check_writable_path(o.json_path, "--json");
   if (check_paths && !o.prom_path.empty()) check_writable_path(o.prom_path, "--prom");
-  const std::vector<std::pair<const std::string*, const char*>> paths = {
-      {&o.csv_path, "--csv"}, {&o.json_path, "--json"}, {&o.prom_path, "--prom"}};
-  for (std::size_t i = 0; i < paths.size(); ++i)
-    for (std::size_t j = i + 1; j < paths.size(); ++j)
-      if (!paths[i].first->empty() && *paths[i].first == *paths[j].first)
-        throw UsageError(fmt::format("{} and {} name the same file", paths[i].second, paths[j].second));
+  // Rank 0 writes; every rank refuses alike (the paths are the same text on every rank).
+  if (check_paths) check_distinct_files({{"--csv", o.csv_path}, {"--json", o.json_path}, {"--prom", o.prom_path}});
 }
 
 std::pair<std::string, std::string> parse_tag(const std::string& text) {

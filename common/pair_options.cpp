@@ -5,6 +5,7 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "common/sizes.hpp"
 
 namespace fabricbench {
@@ -17,7 +18,8 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
                      std::string(mode_text_.empty() ? "" : " [" + mode_text_ + "]"));
   app.add_option("--matrix-size", size_text_, "the size the link matrix and its verdict use [the best]");
   app.add_option("--node-threshold", options.node_threshold,
-                 "a node or link is SLOW below this fraction of the median [0.85]");
+                 "a node or link is SLOW below this fraction of the median [0.85]")
+      ->check(number_in(NumberRange::between(0, 1)));
 }
 
 bool PairFlags::check() {

@@ -159,9 +159,11 @@ Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank
   } else {
     const Units units = units_of(host_of_rank, local_rank_of_rank);
     const int count = static_cast<int>(units.names.size());
-    if (count < 2)
-      throw UsageError(fmt::format("--pairs {} needs two nodes or two ranks at least; got one rank",
-                                   pair_mode_name(mode)));
+    // Two units make one cell: a slow one could be either end, and there is no median to judge by.
+    if (count < 3)
+      throw UsageError(fmt::format("--pairs {} needs three nodes (or three ranks on one node) at least, got {}: with "
+                                   "two, a slow link cannot be told from a slow node; measure the pair without --pairs",
+                                   pair_mode_name(mode), count));
     std::size_t rails = 1;
     if (mode == PairMode::kRail) {
       rails = units.ranks_by_local.front().size();

@@ -74,6 +74,11 @@ std::vector<std::uint64_t> make_sweep(const SweepSpec& spec) {
   std::uint64_t size = spec.min_bytes;
   while (size <= spec.max_bytes) {
     if (sizes.empty() || sizes.back() != size) sizes.push_back(size);
+    if (sizes.size() > kMaxSweepSizes)
+      throw UsageError(fmt::format("-b/-e with {}: more than {} sizes from {} to {}; take a larger step",
+                                   spec.step_bytes ? "-i/--stepbytes " + format_bytes(*spec.step_bytes)
+                                                   : fmt::format("-f/--stepfactor {}", spec.factor),
+                                   kMaxSweepSizes, format_bytes(spec.min_bytes), format_bytes(spec.max_bytes)));
     std::uint64_t next = 0;
     if (spec.step_bytes) {
       if (spec.max_bytes - size < *spec.step_bytes) break;

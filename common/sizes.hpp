@@ -27,7 +27,12 @@ struct SweepSpec {
   std::optional<std::uint64_t> step_bytes;  ///< -i: arithmetic sweep
 };
 
-/// The sizes of a sweep, ascending and without repeats; min first, never past max.
+/// The most sizes one sweep may have: -i 4 from 4 B to 1 GiB would be 268 million (and as many
+/// rows per placement); nccl-tests' widest default sweep has 31.
+inline constexpr std::size_t kMaxSweepSizes = 10000;
+
+/// The sizes of a sweep, ascending and without repeats; min first, never past max. Throws
+/// UsageError past kMaxSweepSizes sizes.
 std::vector<std::uint64_t> make_sweep(const SweepSpec& spec);
 
 }  // namespace fabricbench

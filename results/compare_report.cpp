@@ -50,9 +50,13 @@ std::string model_line(const ReportInput& in) {
     text += fmt::format("; {} row(s) with the run-to-run spread (at least the typical {:.1f} %): Student's t on "
                         "each row's own runs, up to +-{:.2f} standard errors",
                         kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.t);
-  if (kinds[Uncertainty::kBetweenRun] == 0 && kinds[Uncertainty::kWithinRun] > 0)
-    text += "; between-run spread unknown (a one-run baseline): build one from several runs with fb_compare "
-            "--save-baseline NAME RUN1 RUN2 RUN3";
+  if (kinds[Uncertainty::kAssumedBetweenRun] > 0)
+    text += fmt::format("; {} row(s) of one run a side: each run's median given a run-to-run spread of its own "
+                        "samples' spread (at least {:g} %), the documented default; measure it instead with --repeat "
+                        "or a baseline of several runs (fb_compare --save-baseline NAME RUN1 RUN2 RUN3)",
+                        kinds[Uncertainty::kAssumedBetweenRun], kMinimumRunSpread * 100);
+  if (kinds[Uncertainty::kWithinRun] > 0)
+    text += fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
   if (kinds[Uncertainty::kUnknown] > 0)
     text += fmt::format("; {} row(s) of uncertainty unknown (no samples in the file): judged on the threshold alone",
                         kinds[Uncertainty::kUnknown]);

@@ -115,6 +115,7 @@ const char* uncertainty_name(Uncertainty uncertainty) {
     case Uncertainty::kUnknown: return "unknown";
     case Uncertainty::kWithinRun: return "within-run";
     case Uncertainty::kBetweenRun: return "between-run";
+    case Uncertainty::kAssumedBetweenRun: return "assumed-between-run";
   }
   return "?";
 }
@@ -169,7 +170,13 @@ double two_sided_t(double alpha, double df) {
   return (lo + hi) / 2;
 }
 
-RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread) {
+double assumed_run_spread(const ResultRow& r, bool median) {
+  const double spread = median ? kMadToSigma * r.time_s.mad / r.time_s.median : r.time_s.stdev / r.time_s.mean;
+  return std::max(std::isfinite(spread) ? kRunSpreadPerSampleSpread * spread : 0.0, kMinimumRunSpread);
+}
+
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread,
+                               bool within_run_only) {
   RowUncertainty u;
   const bool median = keeps_median_spread(base) && keeps_median_spread(fresh);
   if (!median && !(keeps_mean_spread(base) && keeps_mean_spread(fresh))) return u;
@@ -188,9 +195,15 @@ RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, do
     const double s2 = std::max(u.spread, pooled_spread) * std::max(u.spread, pooled_spread);
     u.standard_error = std::sqrt(std::max(s2, a * a) / kb + std::max(s2, b * b) / kf);
     u.kind = Uncertainty::kBetweenRun;
-  } else {
+  } else if (within_run_only) {
     u.standard_error = std::sqrt(a * a + b * b);
     u.kind = Uncertainty::kWithinRun;
+  } else {
+    // One run a side: each median is one draw of the run-to-run spread, which the runs did not
+    // measure; the documented default stands in for it (kMinimumRunSpread).
+    const double sa = assumed_run_spread(base, median), sb = assumed_run_spread(fresh, median);
+    u.standard_error = std::sqrt(std::max(sa * sa, a * a) + std::max(sb * sb, b * b));
+    u.kind = Uncertainty::kAssumedBetweenRun;
   }
   return u;
 }
@@ -235,7 +248,7 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     // Collectives on one rank move no bytes between ranks (busbw factor 0): fall back to time.
     if (rc.metric == Metric::kBusbw && (row.busbw_mean_bytes_per_s <= 0 || rc.fresh.busbw_mean_bytes_per_s <= 0))
       rc.metric = Metric::kTime;
-    const RowUncertainty u = row_uncertainty(row, rc.fresh);
+    const RowUncertainty u = row_uncertainty(row, rc.fresh, 0, options.within_run_only);
     rc.statistic = u.statistic;
     rc.uncertainty = u.kind;
     rc.base_value = value_of(row, rc.metric, u.statistic == "median");
@@ -252,7 +265,7 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   // trusted beyond what the run's rows show.
   std::vector<double> spreads;
   for (const RowComparison& r : c.rows) {
-    const RowUncertainty u = row_uncertainty(r.base, r.fresh);
+    const RowUncertainty u = row_uncertainty(r.base, r.fresh, 0, options.within_run_only);
     if (u.degrees_of_freedom > 0) spreads.push_back(u.spread);
     c.spread_degrees_of_freedom += u.degrees_of_freedom;
   }
@@ -267,7 +280,7 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   // the typical spread is a floor, not knowledge the row has (the widest such quantile is c.t).
   c.t = 0;
   for (RowComparison& r : c.rows) {
-    const RowUncertainty u = row_uncertainty(r.base, r.fresh, c.pooled_spread);
+    const RowUncertainty u = row_uncertainty(r.base, r.fresh, c.pooled_spread, options.within_run_only);
     r.standard_error = u.standard_error;
     double quantile = c.z;
     if (r.uncertainty == Uncertainty::kBetweenRun && options.fixed_sigmas <= 0)

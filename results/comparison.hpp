@@ -37,16 +37,31 @@ struct CompareOptions {
   std::uint64_t cutoff_bytes = 1 << 20;  ///< the summary's geometric mean covers sizes from here up
   bool match_tags = false;               ///< tags (user labels) usually differ between runs: ignored by default
   bool ignore_settings = false;
+  /// --within-run-only: one run a side is judged on its samples alone, as before the default
+  /// run-to-run spread (false alarms on busy machines; for rows known to be steady).
+  bool within_run_only = false;
 };
 
 /// What the uncertainty of one row's change was made of.
 enum class Uncertainty {
   kUnknown,     ///< a file without samples (nccl-tests, perftest): no confidence can be stated
-  kWithinRun,   ///< the standard errors of the two rows' statistics only (one-run baseline)
+  kWithinRun,   ///< the standard errors of the two rows' statistics only (--within-run-only)
   kBetweenRun,  ///< also the baseline's measured run-to-run spread
+  kAssumedBetweenRun,  ///< one run a side: the documented default run-to-run spread (kDefaultRunSpread)
 };
 
-/// "unknown" | "within-run" | "between-run": the reports' spelling.
+/// One run's median moves from launch to launch by about the spread of its own samples: on the
+/// 2-core CI class of machine, 45 identical MPI all_reduce runs (4 KiB-4 MiB, -n 100) moved their
+/// medians by 1.7-5.4 % (relative stdev), up to 1.96 x their samples' relative spread (1.4826 MAD
+/// / median; 1.22 x at the 95th percentile of a comparison's worst row); on the H200, three NCCL
+/// sweeps of --repeat 3 (8 B-1 GiB) by a median 0.02-0.04 %, the 90th percentile under 0.6 %. A
+/// row without a measured run-to-run spread is given max(kRunSpreadPerSampleSpread x its samples'
+/// relative spread, kMinimumRunSpread) per run: with 1.5, 1 of those 43 back-to-back comparisons
+/// called a regression.
+inline constexpr double kRunSpreadPerSampleSpread = 1.5;
+inline constexpr double kMinimumRunSpread = 0.01;
+
+/// "unknown" | "within-run" | "between-run" | "assumed-between-run": the reports' spelling.
 const char* uncertainty_name(Uncertainty uncertainty);
 
 struct RowComparison {
@@ -121,7 +136,13 @@ struct RowUncertainty {
   double spread = 0;          ///< between-run: the row's own pooled relative spread of one run
   double degrees_of_freedom = 0;  ///< between-run: of `spread` ((runs - 1) summed over both rows)
 };
-RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread = 0);
+RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread = 0,
+                               bool within_run_only = false);
+
+/// The run-to-run spread assumed for one run's row: kRunSpreadPerSampleSpread x its samples'
+/// relative spread (of the median's samples when it keeps a MAD, else of the mean's), at least
+/// kMinimumRunSpread.
+double assumed_run_spread(const ResultRow& row, bool median);
 
 /// A baseline from several runs of the same measurement: each row's centre (the mean of the runs'
 /// statistics), its run-to-run spread (between_run_rsd, of the median time) and how many runs it

@@ -42,7 +42,7 @@ void split(const std::vector<double>& y, double floor, std::size_t lo, std::size
     const double t = std::abs(shift) / (scatter * std::sqrt(1.0 / static_cast<double>(before.n) +
                                                             1.0 / static_cast<double>(after.n)));
     const double speedup = std::exp(higher_is_better ? shift : -shift);
-    if (std::abs(speedup - 1) <= threshold || t <= critical || (best && t <= best->t)) continue;
+    if (!std::isfinite(t) || std::abs(speedup - 1) <= threshold || t <= critical || (best && t <= best->t)) continue;
     best = ChangePoint{k, std::exp(before.mean), std::exp(after.mean), speedup, t, critical,
                        speedup < 1 ? Verdict::kSlower : Verdict::kFaster};
   }
@@ -82,11 +82,21 @@ std::optional<std::size_t> History::first_regression() const {
 
 std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, const std::vector<double>& errors,
                                       bool higher_is_better, double threshold, double alpha, std::size_t tests) {
-  // The scatter is never taken below the runs' own typical standard error: identical figures do
-  // not make any tiny shift significant.
+  // The scatter is never taken below the runs' own typical standard error (identical figures do
+  // not make any tiny shift significant), nor below the series' run-to-run scatter, so that a
+  // segment of one run, which has no scatter of its own, borrows the others'. The scatter is read
+  // off second differences (y[i+1] - 2 y[i] + y[i-1], whose spread is sqrt 6 x the runs'): a level
+  // change moves two of them, which are left out, and a steady drift none, so neither passes for
+  // noise.
   std::vector<double> sorted = errors;
   std::sort(sorted.begin(), sorted.end());
-  const double floor = std::max(sorted.empty() ? 0 : sorted[sorted.size() / 2], 1e-6);
+  std::vector<double> bends;
+  for (std::size_t i = 1; i + 1 < log_values.size(); ++i)
+    bends.push_back(std::abs(log_values[i + 1] - 2 * log_values[i] + log_values[i - 1]));
+  std::sort(bends.begin(), bends.end());
+  if (bends.size() >= 4) bends.resize(bends.size() - 2);
+  const double run_to_run = bends.empty() ? 0 : 1.4826 * bends[bends.size() / 2] / std::sqrt(6.0);
+  const double floor = std::max({sorted.empty() ? 0 : sorted[sorted.size() / 2], run_to_run, 1e-6});
   std::vector<ChangePoint> found;
   split(log_values, floor, 0, log_values.size(), higher_is_better, threshold, alpha, std::max<std::size_t>(tests, 1),
         found);

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -90,8 +92,8 @@ StoredRun read_our_json(const nlohmann::json& document, const std::string& name)
 nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const std::string& where) {
   if (std::holds_alternative<std::string>(kind)) return cell;
   if (std::holds_alternative<double>(kind)) {
-    if (cell == "nan" || cell == "inf" || cell == "-inf") return std::stod(cell);
-    return number_field(cell, where, "");
+    if (cell == "nan" || cell == "-nan") return nullptr;  // a statistic with no value (the JSON's null)
+    return number_field(cell, where, "");                // refuses inf: no figure is infinite
   }
   const char* end = cell.data() + cell.size();
   if (std::holds_alternative<std::int64_t>(kind)) {
@@ -106,6 +108,16 @@ nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const
   return v;
 }
 
+/// The next CSV record: a line, or several where a quoted field holds line breaks (a --tag with a
+/// newline). False at the end.
+bool next_csv_record(std::istream& in, std::string& record) {
+  if (!std::getline(in, record)) return false;
+  std::string more;
+  // An odd number of quotes so far: the record goes on after the line break.
+  while (std::count(record.begin(), record.end(), '"') % 2 == 1 && std::getline(in, more)) record += "\n" + more;
+  return true;
+}
+
 StoredRun read_our_csv(std::string_view text, const std::string& name) {
   StoredRun run;
   run.format = Format::kFabricbenchCsv;
@@ -113,14 +125,14 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
   for (const Column& column : columns()) kinds.emplace(column.name, column.get(ResultRow{}));
   std::istringstream lines{std::string(text)};
   std::string line;
-  std::getline(lines, line);
+  next_csv_record(lines, line);
   const std::vector<std::string> header = csv_split(line);
   for (const char* required : {"schema_version", "benchmark", "collective", "size_bytes", "time_mean_s"})
     if (std::find(header.begin(), header.end(), required) == header.end())
       throw InputError(fmt::format("{}: the CSV header lacks the '{}' column: not a fabricbench result", name, required));
   int version = -1;
   std::size_t number = 1;
-  while (std::getline(lines, line)) {
+  while (next_csv_record(lines, line)) {
     ++number;
     if (line.empty()) continue;
     const std::string where = fmt::format("{} line {}", name, number);
@@ -198,6 +210,13 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
     column.set(r, field_from_json(column, column.get(kBlank), row[key], key.c_str(), where));
   }
   r.time_s.count = r.samples;
+  // Times, rates and spreads are finite and never negative: a row claiming otherwise is damaged,
+  // and judging it would call an infinite bandwidth FASTER or a negative time SAME.
+  for (const Column& column : columns()) {
+    const FieldValue value = column.get(r);
+    if (const auto* number = std::get_if<double>(&value); number && (!std::isfinite(*number) || *number < 0))
+      throw InputError(fmt::format("{}: '{}' is {:g}: not a time, rate or spread", where, column.name, *number));
+  }
   if (const auto samples = row.find("samples_s"); samples != row.end() && !samples->is_null()) {
     if (!samples->is_array())
       throw InputError(fmt::format("{}: 'samples_s' is not a list of seconds", where));
@@ -258,7 +277,10 @@ StoredRun load_run(const std::string& path, Format format) {
     const std::string sibling = std::filesystem::path(path).replace_extension(".json").string();
     if (std::filesystem::is_regular_file(sibling, ec)) {
       try {
-        run.context = load_run(sibling, Format::kFabricbenchJson).context;
+        // Only the JSON of this very run: the same rows, else an unrelated file of the same stem.
+        StoredRun companion = load_run(sibling, Format::kFabricbenchJson);
+        if (companion.rows.size() == run.rows.size() && companion.rows.front().benchmark == run.rows.front().benchmark)
+          run.context = std::move(companion.context);
       } catch (const InputError&) {
         // a damaged companion leaves the CSV readable; the context is then unknown
       }

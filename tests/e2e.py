@@ -249,8 +249,10 @@ def test_fault_hang(runner, _):
         elapsed = time.monotonic() - start
         expect(result.returncode == 3, f"matrix hang: exit {result.returncode}\n{result.stderr[-2000:]}")
         expect(elapsed < 30, f"matrix hang: took {elapsed:.1f} s with -T 2")
-        expect(Path(f"{tmp}/m.json").exists(), f"matrix hang: no matrix saved\n{result.stdout[-2000:]}")
-        with open(f"{tmp}/m.json") as f:
+        # Saved, but never under the final name: that is for runs that finished.
+        expect(Path(f"{tmp}/m.json.partial").exists() and not Path(f"{tmp}/m.json").exists(),
+               f"matrix hang: no matrix saved under m.json.partial\n{result.stdout[-2000:]}")
+        with open(f"{tmp}/m.json.partial") as f:
             doc = json.load(f)
         cells = doc["summary"]["matrix"]["cells"]
         hung = [c for c in cells if c["failure"].startswith("timed out")]
@@ -291,7 +293,13 @@ BAD_INPUT = [
     # (collective, ranks, args, fragment the one-line message must contain)
     ("all_reduce", 2, ["-b", "1M", "-e", "1K"], "-b/--minbytes"),
     ("all_reduce", 2, ["-f", "1"], "-f/--stepfactor"),
-    ("all_reduce", 2, ["-f", "0.5"], "-f/--stepfactor"),
+    ("all_reduce", 2, ["-f", "0.5"], "--stepfactor: '0.5' is out of range"),
+    ("all_reduce", 2, ["-f", "nan"], "--stepfactor: 'nan' is not a number"),
+    ("all_reduce", 2, ["-T", "nan"], "--timeout: 'nan' is not a number"),
+    ("all_reduce", 2, ["-T", "inf"], "--timeout: 'inf' is not finite"),
+    ("all_reduce", 2, ["--max-noise", "inf"], "--max-noise"),
+    ("all_reduce", 2, ["-b", "4", "-e", "1G", "-i", "4"], "sizes"),
+    ("all_reduce", 2, ["-b", "8", "-e", "1G", "-f", "1.0000001"], "sizes"),
     ("all_reduce", 2, ["-f", "2", "-i", "1K"], "-i/--stepbytes"),
     ("all_reduce", 2, ["-b", "0"], "-b/--minbytes"),
     ("all_reduce", 2, ["-b=-8"], "-b/--minbytes"),
@@ -308,7 +316,7 @@ BAD_INPUT = [
     ("all_reduce", 2, ["--json", "{tmp}"], "is a folder"),
     ("all_reduce", 2, ["-n", "0"], "-n/--iters"),
     ("all_reduce", 2, ["-w", "-1"], "-w/--warmup_iters"),
-    ("all_reduce", 2, ["-T", "-5"], "-T/--timeout"),
+    ("all_reduce", 2, ["-T", "-5"], "--timeout: '-5' is out of range"),
     ("all_reduce", 2, ["-a", "median"], "-a/--average"),
     ("all_reduce", 2, ["--max-noise", "1", "-n", "10"], "--max-noise"),
     ("all_reduce", 2, ["--max-noise", "0"], "--max-noise"),
@@ -320,7 +328,8 @@ BAD_INPUT = [
     ("all_reduce", 2, ["--pairs", "all"], "fb_sendrecv"),
     ("sendrecv", 2, ["--pairs", "half"], "all, quick or rail"),
     ("sendrecv", 2, ["--pairs", "random"], "--pairs"),
-    ("sendrecv", 1, ["--pairs", "all"], "two nodes or two ranks"),
+    ("sendrecv", 1, ["--pairs", "all"], "needs three nodes"),
+    ("sendrecv", 2, ["--pairs", "all"], "needs three nodes"),
     ("sendrecv", 3, ["--pairs", "all", "-b", "1K", "-e", "4K", "--matrix-size", "3K"], "is not among the sizes"),
     ("sendrecv", 2, ["--matrix-size", "1K"], "--matrix-size needs --pairs"),
     ("all_reduce", 2, ["--repeat", "0"], "--repeat"),
@@ -674,10 +683,23 @@ def test_compare(runner, _):
                f"drop inside the noise: exit {result.returncode}\n{result.stdout[-600:]}")
         print("10 % drop inside 10 % noise on 10 samples: exit 0, UNSURE")
 
-        # A 15 % drop planted on real rows of 200 samples, their own noise kept: SLOWER, exit 1.
-        result = runner.run("all_reduce", 2, ["-b", "16K", "-e", "16K", "-n", "200", "--json", t / "r200.json"])
-        expect(result.returncode == 0, f"200-sample run: exit {result.returncode}\n{result.stderr}")
-        document = json.load(open(t / "r200.json"))
+        # A 15 % drop planted on real rows of 200 samples, their own noise kept: SLOWER, exit 1. One
+        # run a side gives each median 1.5 x its samples' spread run to run (what identical runs
+        # showed on this class of machine), so the drop is beyond doubt while that spread is under
+        # 3.4 % (2 rows: z = 2.24): the quietest of up to three runs is taken; on a machine too busy
+        # for that the verdict must be UNSURE (never SAME, never FASTER) and the test says so.
+        quietest = None
+        for attempt in range(3):
+            result = runner.run("all_reduce", 2, ["-b", "16K", "-e", "16K", "-n", "200", "--json", t / "r200.json"])
+            expect(result.returncode == 0, f"200-sample run: exit {result.returncode}\n{result.stderr}")
+            document = json.load(open(t / "r200.json"))
+            spread = max(1.4826 * r["time_mad_s"] / r["time_median_s"] for r in document["rows"])
+            if quietest is None or spread < quietest[0]:
+                quietest = (spread, document)
+            if spread <= 0.034:
+                break
+        spread, document = quietest
+        (t / "r200.json").write_text(json.dumps(document))
         for row in document["rows"]:
             for key in row:
                 if key.endswith("bytes_per_s"):
@@ -687,9 +709,16 @@ def test_compare(runner, _):
         (t / "r200-cut.json").write_text(json.dumps(document))
         result = tool(runner, "fb_compare", [t / "r200.json", t / "r200-cut.json", "--json", t / "c200.json"])
         verdicts = [(r["verdict"], round(r["low"], 3), round(r["high"], 3)) for r in json.load(open(t / "c200.json"))["rows"]]
-        expect(result.returncode == 1 and all(v[0] == "SLOWER" for v in verdicts),
-               f"planted 15 % drop on 200 samples: exit {result.returncode}, {verdicts}")
-        print(f"planted 15 % drop on 200 real samples: exit 1, SLOWER, intervals {verdicts}")
+        if spread <= 0.034:
+            expect(result.returncode == 1 and all(v[0] == "SLOWER" for v in verdicts),
+                   f"planted 15 % drop on 200 samples spreading {spread:.1%}: exit {result.returncode}, {verdicts}")
+            print(f"planted 15 % drop on 200 real samples (spread {spread:.1%}): exit 1, SLOWER, intervals {verdicts}")
+        else:
+            slower = any(v[0] == "SLOWER" for v in verdicts)
+            expect(result.returncode == (1 if slower else 0) and all(v[0] in ("SLOWER", "UNSURE") for v in verdicts),
+                   f"planted 15 % drop on 200 samples spreading {spread:.1%}: exit {result.returncode}, {verdicts}")
+            print(f"planted 15 % drop on 200 real samples: the machine too busy to judge one run a side (spread "
+                  f"{spread:.1%} in the quietest of 3 runs): {verdicts}, said as such")
 
         # --repeat 3: one row per size and placement, each holding 3 sweeps' centre and spread; a
         # 30 % drop planted on a copy is SLOWER on the between-run model (Student's t).
@@ -763,6 +792,27 @@ def test_compare(runner, _):
                                capture_output=True, text=True)
         expect(saved.returncode == 0 and named.returncode == 1, f"named baseline: {saved.stderr} {named.stderr}")
         print("named baseline: saved, then @vm-np2 against the drop: exit 1")
+
+        # Figures no measurement has: an infinite bandwidth, a negative time, a NaN; and flags that
+        # are no numbers. Each: one line naming what, exit 2, never a verdict.
+        for key, value, fragment in [("busbw_mean_bytes_per_s", "Infinity", "not valid JSON"),
+                                     ("busbw_median_bytes_per_s", 1e400, "not valid JSON"),
+                                     ("time_mean_s", -1.0, "'time_mean_s' is -1"),
+                                     ("time_median_s", -0.5, "'time_median_s' is -0.5")]:
+            text = (t / "base.json").read_text()
+            document = json.loads(text)
+            document["rows"][0][key] = "__VALUE__"
+            (t / "hostile.json").write_text(json.dumps(document).replace('"__VALUE__"', str(value)))
+            result = tool(runner, "fb_compare", [t / "base.json", t / "hostile.json"])
+            expect(result.returncode == 2 and len(own_lines(result.stderr)) == 1 and fragment in result.stderr,
+                   f"{key} = {value}: exit {result.returncode} {result.stderr}")
+        for flags in (["--noise-sigmas", "inf"], ["--threshold", "nan"], ["--confidence", "-5"]):
+            result = tool(runner, "fb_compare", [t / "base.json", t / "drop.json"] + flags)
+            expect(result.returncode == 2 and len(own_lines(result.stderr)) == 1 and flags[0] in result.stderr,
+                   f"fb_compare {flags}: exit {result.returncode} {result.stderr}")
+        result = tool(runner, "fb_history", history + ["--threshold", "inf"])
+        expect(result.returncode == 2 and "--threshold" in result.stderr, f"fb_history --threshold inf: {result.stderr}")
+        print("infinite, negative and NaN figures in a run, and non-finite flags: one line each, exit 2")
 
         for source in ["nccl-tests/all_reduce_perf_2ranks.txt", "nccl-tests/all_reduce_perf.json",
                        "perftest/ib_write_bw_gbits.txt", "perftest/ib_write_lat.json", "gbench/host_memcpy_h200.json"]:

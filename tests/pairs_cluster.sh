@@ -116,7 +116,9 @@ stall() {  # NAME SIGNAL: starts a long matrix, signals the victim host's rank o
 stall stopped_host STOP
 [[ $rc -eq 3 && $took -le 30 ]] && grep -qE "Peers: .*rank [0-9]+ on mhnode$victim_host did not answer" "$out/stopped_host.log" ||
   fail "stopped host: exit $rc after $took s; no survey naming mhnode$victim_host: $(grep -m1 timeout: "$out/stopped_host.log" | cut -c1-400)"
-python3 - "$out/stopped_host.json" "$n" "mhnode$victim_host" <<'PY' || fail "stopped host: the saved matrix"
+# A run that did not finish never takes the final name: the document stays under .partial.
+[[ -e $out/stopped_host.json ]] && fail "stopped host: an incomplete run saved under its final name"
+python3 - "$out/stopped_host.json.partial" "$n" "mhnode$victim_host" <<'PY' || fail "stopped host: the saved matrix"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 units, victim = int(sys.argv[2]), sys.argv[3]

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "common/cli.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
@@ -44,7 +45,7 @@ std::string resolve(const std::string& argument) {
 
 void write_file(const std::string& path, const std::string& text) {
   OutputFile out(path);
-  out.replace(text);
+  out.append(text);
   out.commit();
 }
 
@@ -53,43 +54,61 @@ void check_baseline_name(const std::string& name) {
     throw UsageError(fmt::format("--save-baseline '{}': use a plain name such as cluster-a-ndr", name));
 }
 
-/// One run: a copy of it (validated first) and its companion file. Several runs of the same
-/// measurement: one JSON whose rows hold each row's centre and run-to-run spread.
+/// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
+std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
+  std::vector<StoredRun> runs;
+  for (const std::string& path : paths) {
+    if (path.ends_with(".partial"))
+      throw UsageError(fmt::format("--save-baseline: {} is the file of a run that did not finish", path));
+    StoredRun run = load_run(path);
+    if (run.format != Format::kFabricbenchJson && run.format != Format::kFabricbenchCsv)
+      throw UsageError(fmt::format("--save-baseline: {} is {} output, not a fabricbench run; import it first "
+                                   "(fb_import {} --json RUN.json)",
+                                   path, format_name(run.format), path));
+    if (!run.complete)
+      throw UsageError(fmt::format("--save-baseline: {} is a run that did not finish (\"complete\": false)", path));
+    runs.push_back(std::move(run));
+  }
+  // One measurement: the same executable, backend and collective in every row of every run.
+  const auto kind = [](const ResultRow& r) { return fmt::format("{} ({} {})", r.benchmark, r.backend, r.collective); };
+  const std::string first = kind(runs.front().rows.front());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const ResultRow& row : runs[i].rows)
+      if (kind(row) != first)
+        throw UsageError(fmt::format("--save-baseline: {} holds {} where {} holds {}: a baseline is one measurement",
+                                     paths[i], kind(row), paths.front(), first));
+  return runs;
+}
+
+/// One run: its context and rows as a fabricbench JSON. Several runs of the same measurement: one
+/// JSON whose rows hold each row's centre and run-to-run spread.
 int save_baseline(const std::string& name, const std::vector<std::string>& paths, const CompareOptions& options) {
   check_baseline_name(name);
-  std::vector<StoredRun> runs;
-  for (const std::string& path : paths) runs.push_back(load_run(path));
-  fs::create_directories(baseline_folder());
   const fs::path target = baseline_folder() / (name + ".json");
+  std::vector<NamedPath> inputs;
+  for (const std::string& path : paths) inputs.push_back({"run", path});
+  check_distinct_files({{"--save-baseline", target.string()}}, inputs);
+  const std::vector<StoredRun> runs = baseline_runs(paths);
+  fs::create_directories(baseline_folder());
+  nlohmann::json document = {{"schema_version", kSchemaVersion}, {"complete", true}, {"context", runs.front().context}};
+  document["context"]["baseline_of"] = paths;
+  nlohmann::json rows = nlohmann::json::array();
   if (runs.size() > 1) {
-    nlohmann::json document = {{"schema_version", kSchemaVersion}, {"complete", true}, {"context", runs.front().context}};
-    document["context"]["baseline_of"] = paths;
-    nlohmann::json rows = nlohmann::json::array();
     for (const ResultRow& row : combine_runs(runs, options)) rows.push_back(row_to_json(row));
-    document["rows"] = std::move(rows);
-    write_file(target.string(), document.dump(1) + "\n");
-    std::error_code ec;
-    // A one-run baseline of this name also kept its CSV; the combined baseline is the JSON alone.
-    fs::remove(baseline_folder() / (name + ".csv"), ec);
+  } else {
+    for (const ResultRow& row : runs.front().rows) rows.push_back(row_to_json(row));
+  }
+  document["rows"] = std::move(rows);
+  write_file(target.string(), document.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  std::error_code ec;
+  fs::remove(baseline_folder() / (name + ".csv"), ec);  // left by older versions beside the JSON
+  if (runs.size() > 1)
     std::printf("baseline '%s' saved in %s (%zu rows, centre and run-to-run spread of %zu runs)\n", name.c_str(),
                 baseline_folder().c_str(), document["rows"].size(), runs.size());
-    return kExitOk;
-  }
-  const std::string& path = paths.front();
-  for (const char* extension : {".json", ".csv"}) {
-    const fs::path source = fs::path(path).replace_extension(extension);
-    if (!fs::exists(source)) continue;
-    std::FILE* in = std::fopen(source.c_str(), "rb");
-    if (!in) throw UsageError(fmt::format("{}: cannot be read", source.string()));
-    std::string text;
-    char chunk[65536];
-    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) text.append(chunk, n);
-    std::fclose(in);
-    write_file((baseline_folder() / (name + extension)).string(), text);
-  }
-  std::printf("baseline '%s' saved in %s (%zu rows from %s; one run: no run-to-run spread, give several runs for "
-              "it)\n",
-              name.c_str(), baseline_folder().c_str(), runs.front().rows.size(), path.c_str());
+  else
+    std::printf("baseline '%s' saved in %s (%zu rows from %s; one run: no run-to-run spread, give several runs for "
+                "it)\n",
+                name.c_str(), baseline_folder().c_str(), document["rows"].size(), paths.front().c_str());
   return kExitOk;
 }
 
@@ -106,13 +125,19 @@ int run(int argc, char** argv) {
   CompareOptions options;
   app.add_option("runs", runs, "BASELINE NEW: the baseline run (or @NAME, a saved baseline) and the run to judge");
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
-  app.add_option("--threshold", threshold_percent, "% change below which a row is SAME [5]");
+  app.add_option("--threshold", threshold_percent, "% change below which a row is SAME [5]")
+      ->check(number_in(NumberRange::greater_than(0)));
   app.add_option("--confidence", confidence_percent,
-                 "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]");
-  app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors");
+                 "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]")
+      ->check(number_in(NumberRange::greater_than(0)));
+  app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors")
+      ->check(number_in(NumberRange::between(0, 100)));
   app.add_option("--cutoff", cutoff, "the geometric mean covers sizes from here up [1M]");
   app.add_flag("--match-tags", options.match_tags, "rows must also share their --tag labels");
   app.add_flag("--ignore-settings", options.ignore_settings, "match rows whatever their settings column");
+  app.add_flag("--within-run-only", options.within_run_only,
+               "one run a side: judge on the samples alone, without the default run-to-run spread (busy machines "
+               "then call noise a regression)");
   app.add_option("--baseline-format,--format-baseline", base_format, "format of the baseline file [auto]");
   app.add_option("--new-format,--format-new", new_format, "format of the new file [auto]");
   app.add_option("--markdown", markdown_path, "also write the comparison as markdown (for a ticket)");
@@ -144,13 +169,21 @@ int run(int argc, char** argv) {
     options.metric = metric_from_name(metric);
     options.metric_given = true;
   }
-  for (const auto* path : {&markdown_path, &csv_path, &json_path, &prom_path})
-    if (!path->empty()) check_writable_path(*path, "output");
+  const std::vector<NamedPath> outputs = {
+      {"--markdown", markdown_path}, {"--csv", csv_path}, {"--json", json_path}, {"--prom", prom_path}};
+  for (const NamedPath& output : outputs)
+    if (!output.path.empty()) check_writable_path(output.path, output.flag);
+  check_distinct_files(outputs, {{"BASELINE", resolve(base_path)}, {"NEW", resolve(new_path)}});
 
   const StoredRun base = load_run(resolve(base_path), format_from_name(base_format));
   const StoredRun fresh = load_run(resolve(new_path), format_from_name(new_format));
   const Comparison comparison = compare_runs(base, fresh, options);
   const ReportInput input{base, fresh, comparison, options};
+  // A run that did not finish is judged on the rows it has, and says so first.
+  for (const StoredRun* run : {&base, &fresh})
+    if (!run->complete)
+      std::printf("# note: %s is a run that did not finish (\"complete\": false): only its finished rows are compared\n",
+                  run->path.c_str());
   print_console(stdout, input);
   if (!markdown_path.empty()) write_file(markdown_path, markdown_report(input));
   if (!csv_path.empty()) write_file(csv_path, csv_report(input));

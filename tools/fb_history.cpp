@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/cli.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "results/history.hpp"
@@ -31,9 +32,11 @@ int run(int argc, char** argv) {
   HistoryOptions options;
   app.add_option("runs", paths, "RUN...: three runs or more of the same measurement (ordered by start time)");
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
-  app.add_option("--threshold", threshold_percent, "% level change below which nothing changed [5]");
+  app.add_option("--threshold", threshold_percent, "% level change below which nothing changed [5]")
+      ->check(number_in(NumberRange::greater_than(0)));
   app.add_option("--confidence", confidence_percent,
-                 "% confidence: an unchanged history shows a change at most 100 - this % of the time [95]");
+                 "% confidence: an unchanged history shows a change at most 100 - this % of the time [95]")
+      ->check(number_in(NumberRange::greater_than(0)));
   app.add_flag("--keep-order", options.keep_order, "take the runs in the order given, not by their start time");
   app.add_option("--json", json_path, "also write the history as JSON (fbplot.py history draws it)");
   app.add_option("--csv", csv_path, "also write one line per run, series and bucket as CSV");
@@ -49,18 +52,21 @@ int run(int argc, char** argv) {
   }
   if (!json_path.empty()) check_writable_path(json_path, "--json");
   if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
+  std::vector<NamedPath> inputs;
+  for (const std::string& path : paths) inputs.push_back({"run", path});
+  check_distinct_files({{"--json", json_path}, {"--csv", csv_path}}, inputs);
   std::vector<StoredRun> runs;
   for (const std::string& path : paths) runs.push_back(load_run(path));
   const History history = build_history(std::move(runs), options);
   print_history(stdout, history, options);
   if (!json_path.empty()) {
     OutputFile out(json_path);
-    out.replace(history_json(history, options).dump(1) + "\n");
+    out.append(history_json(history, options).dump(1) + "\n");
     out.commit();
   }
   if (!csv_path.empty()) {
     OutputFile out(csv_path);
-    out.replace(history_csv(history));
+    out.append(history_csv(history));
     out.commit();
   }
   return history.first_regression() ? kExitWrongResults : kExitOk;

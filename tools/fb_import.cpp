@@ -33,6 +33,7 @@ int run(int argc, char** argv) {
   if (csv_path.empty() && json_path.empty()) throw UsageError("give --csv and/or --json: where to write the run");
   if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
   if (!json_path.empty()) check_writable_path(json_path, "--json");
+  check_distinct_files({{"--csv", csv_path}, {"--json", json_path}}, {{"input", input}});
   const StoredRun run = load_run(input, format_from_name(format));
   ReporterTee reporters;
   if (!csv_path.empty()) reporters.attach(make_csv_reporter(csv_path));

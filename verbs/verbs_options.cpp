@@ -5,6 +5,7 @@
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/numbers.hpp"
 #include "common/output_options.hpp"
 
 namespace fabricbench::verbs {
@@ -54,10 +55,12 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   app.add_flag("-a,--all", all_sizes, "all sizes from 2 B to 8 MiB, doubling (perftest's -a)");
   auto* min_opt = app.add_option("--minbytes", min_text, "sweep: smallest size");
   auto* max_opt = app.add_option("--maxbytes", max_text, "sweep: largest size");
-  auto* factor_opt = app.add_option("--stepfactor", o.sweep.factor, "sweep: multiply by this factor (> 1) [2]");
+  auto* factor_opt = app.add_option("--stepfactor", o.sweep.factor, "sweep: multiply by this factor (> 1) [2]")
+                         ->check(number_in(NumberRange::between(1, 1e6)));
   std::optional<int> iterations, warmup;
   auto* iters_opt = app.add_option("-n,--iters", iterations, "messages per size [bw 5000, latency 1000]");
-  auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n");
+  auto* duration_opt = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n")
+                           ->check(number_in(NumberRange::between(0, 3600)));
   app.add_option("-w,--warmup", warmup, "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
   PairFlags pair_flags(app, o.pairs, "half");
@@ -71,11 +74,14 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   app.add_option("--mem", memory_text,
                  "host | cuda (GDR, nvidia-peermem) | cuda-dmabuf (GDR, dma-buf) | staged (GPU memory copied "
                  "through pinned host memory per message); GPU = --use_cuda or local rank [host]");
-  app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]");
-  app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]");
+  app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]")
+      ->check(number_in(NumberRange::between(0, 100)));
+  app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]")
+      ->check(number_in(NumberRange::between(0, 100)));
   app.add_option("--expect-gbps", o.expect_gbps,
                  "fail the run (exit 1) when the slowest pair's plateau (sizes from 90 % of its peak up) is below "
-                 "this many Gb/s");
+                 "this many Gb/s")
+      ->check(number_in(NumberRange::greater_than(0)));
   OutputFlags output_flags(app, o.outputs);
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);

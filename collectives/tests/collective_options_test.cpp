@@ -68,7 +68,9 @@ TEST(Options, ConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"-f", "2", "-i", "1K"}).find("-i/--stepbytes"), std::string::npos);
   EXPECT_NE(usage_error({"-n", "0"}).find("-n/--iters"), std::string::npos);
   EXPECT_NE(usage_error({"-w", "-1"}).find("-w"), std::string::npos);
-  EXPECT_NE(usage_error({"-T", "-1"}).find("-T/--timeout"), std::string::npos);
+  EXPECT_NE(usage_error({"-T", "-1"}).find("--timeout: '-1' is out of range"), std::string::npos);
+  EXPECT_NE(usage_error({"-T", "nan"}).find("--timeout: 'nan' is not a number"), std::string::npos);
+  EXPECT_NE(usage_error({"--max-noise", "inf"}).find("--max-noise: 'inf' is not finite"), std::string::npos);
   EXPECT_NE(usage_error({"--max-noise", "1", "-n", "5"}).find("--max-noise"), std::string::npos);
   EXPECT_NE(usage_error({"--min-time", "1"}).find("--max-noise"), std::string::npos);
   EXPECT_NE(usage_error({"--max-noise", "1", "--min-time", "3", "--max-time", "2"}).find("--min-time"),

@@ -177,6 +177,59 @@ TEST(LinkMatrix, ASlowLinkBetweenHealthyNodesIsTheLinkNeitherNode) {
   EXPECT_FALSE(has_line(v, "SLOW node"));
 }
 
+// A healthy matrix on a busy machine: cells scattered 0.12-0.20 around 0.19 (the 12-host fake
+// cluster's unshaped figures), one unlucky cell at 0.12.
+LinkMatrix scattered(double unlucky_first_look) {
+  LinkMatrix m = matrix({});
+  const double figures[] = {0.19, 0.18, 0.2, 0.19, 0.17, 0.2, 0.19, 0.18, 0.19, 0.2};
+  for (std::size_t i = 0; i < m.cells.size(); ++i) m.cells[i].rate = m.cells[i].shown = figures[i];
+  m.cells[3].rate = m.cells[3].shown = unlucky_first_look;
+  return m;
+}
+
+TEST(LinkMatrix, ASecondLookClearsACellThatWasUnluckyInItsRound) {
+  LinkMatrix m = scattered(0.12);
+  const std::vector<std::size_t> suspects = suspect_cells(m, 0.85, m.units.size());
+  ASSERT_EQ(suspects, std::vector<std::size_t>{3});
+  EXPECT_EQ(judge_links(m, 0.85).word, "FAIL");  // one look: 0.12 is beyond the cells' spread
+  m.cells[3].looks = {0.19, 0.18};               // measured twice more: back with the others
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "PASS") << v.lines.front();
+}
+
+TEST(LinkMatrix, ASlowLinkStaysSlowOnEveryLookAndSaysSo) {
+  LinkMatrix m = scattered(0.07);
+  m.cells[3].looks = {0.075, 0.07};
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  ASSERT_TRUE(has_line(v, "SLOW link  : n1 - n5 (0.075 Gb/s vs median 0.19; first look 0.07, second looks 0.075 0.07"))
+      << v.lines.front();
+}
+
+TEST(LinkMatrix, BelowTheThresholdButInsideTheCellsSpreadIsUnsureNotFail) {
+  // Cells that spread widely (robust deviation ~20 %): a link at 0.70 x the median after its
+  // looks is below 0.85 x, but not three deviations below: said, not accused; exit 0.
+  LinkMatrix m = matrix({});
+  const double figures[] = {400, 300, 480, 350, 460, 280, 420, 500, 330, 440};
+  for (std::size_t i = 0; i < m.cells.size(); ++i) m.cells[i].rate = m.cells[i].shown = figures[i];
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "UNSURE") << (v.lines.empty() ? "" : v.lines.front());
+  EXPECT_FALSE(has_line(v, "SLOW"));
+  EXPECT_TRUE(has_line(v, "UNSURE"));
+}
+
+TEST(LinkMatrix, ASlowNodeAmongScatteredHealthyOnesIsSlowNotUnsure) {
+  // The fake cluster's case: healthy cells 0.12-0.21 (CPU-bound), n5 at 100 Mbit/s (0.03). The
+  // node scores are judged against the spread of the healthy ones, not one widened by n5 itself.
+  LinkMatrix m = matrix({});
+  const double figures[] = {0.21, 0.15, 0.18, 0.03, 0.2, 0.12, 0.03, 0.19, 0.03, 0.03};
+  for (std::size_t i = 0; i < m.cells.size(); ++i) m.cells[i].rate = m.cells[i].shown = figures[i];
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  ASSERT_TRUE(has_line(v, "SLOW node  : n5")) << v.lines.front();
+  EXPECT_FALSE(has_line(v, "SLOW link"));
+}
+
 TEST(LinkMatrix, AFailedCellFailsClosedAndTwoUnitsCannotBeAttributed) {
   const RunVerdict v = judge_links(matrix({}, "n5"), 0.85);
   EXPECT_EQ(v.word, "FAIL");

@@ -122,7 +122,9 @@ TEST(JsonReporter, EveryRowKeepsTheDocumentValidAndAStoppedRunStaysIncomplete) {
   totals.rows = 3;
   totals.ended_by = "[rank 1 on n2] timeout: ...";
   json->finish(totals);
-  std::ifstream final_file(path);
+  // An incomplete run never takes the final name: its document stays, valid, under .partial.
+  EXPECT_FALSE(std::filesystem::exists(path));
+  std::ifstream final_file(path + ".partial");
   const auto doc = nlohmann::json::parse(final_file);
   EXPECT_FALSE(doc["complete"].get<bool>());
   EXPECT_EQ(doc["ended_by"].get<std::string>(), totals.ended_by);

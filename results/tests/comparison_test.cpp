@@ -78,6 +78,12 @@ ResultRow timed(double median, double mad, std::uint64_t samples) {
   return r;
 }
 
+CompareOptions within_run_only() {
+  CompareOptions o;
+  o.within_run_only = true;
+  return o;
+}
+
 TEST(Model, FourStandardErrorsBeyondTheThresholdIsSlower) {
   // Each median: SE = 1.2533 x 1.4826 x MAD / median / sqrt(n) = 1.858 x 0.0538 / 10 = 1 %, so the
   // combined SE of the change is 1.414 %. One row: z = 1.96. A 10.6 % drop (5 % + 4 combined
@@ -85,7 +91,7 @@ TEST(Model, FourStandardErrorsBeyondTheThresholdIsSlower) {
   const double mad = 0.01 / (1.2533 * 1.4826) * 10;  // 1 % SE at n = 100, median 1
   const StoredRun base = run_of({timed(1.0, mad, 100)}, "base");
   const StoredRun fresh = run_of({timed(1 / 0.894, mad / 0.894, 100)}, "new");
-  const Comparison c = compare_runs(base, fresh, CompareOptions{});
+  const Comparison c = compare_runs(base, fresh, within_run_only());
   const RowComparison& r = c.rows.front();
   EXPECT_EQ(r.statistic, "median");
   EXPECT_EQ(r.uncertainty, Uncertainty::kWithinRun);
@@ -111,17 +117,37 @@ TEST(Model, ATightZeroChangeIsSame) {
 }
 
 TEST(Model, APlantedFifteenPercentDropOnTwoHundredNoisySamplesIsSlower) {
-  // The newcomer's case: 32 % relative stdev, 200 samples; the old rule (2 x the samples' stdev)
-  // called it UNSURE. The mean's SE is 0.32 / sqrt(200) = 2.3 % per run.
-  ResultRow a = row(16 << 10, 1e9, 0.32), b = a;
-  a.samples = b.samples = 200;
-  b.busbw_mean_bytes_per_s *= 0.85;
-  b.time_s.mean /= 0.85;
-  b.time_s.stdev /= 0.85;
+  // The newcomer's case, as the CI machine measures it: 200 samples whose median spreads 2.5 %
+  // (1.4826 MAD / median) while a few preempted samples push the stdev to 32 %. One run a side,
+  // so each median is given 1.5 x its samples' spread run to run: SE = sqrt(2) x 3.75 % = 5.3 %;
+  // one row: z = 1.96; 0.85 x e^(+-1.96 x 0.053) = 0.77..0.94: wholly below 0.95.
+  ResultRow a = timed(1.0, 0.025 / 1.4826, 200), b = timed(1 / 0.85, 0.025 / 1.4826 / 0.85, 200);
+  a.time_s.stdev = 0.32;
+  b.time_s.stdev = 0.32 / 0.85;
   const Comparison c = compare_runs(run_of({a}, "base"), run_of({b}, "new"), CompareOptions{});
-  EXPECT_EQ(c.rows.front().statistic, "mean");  // no MAD in these rows
-  EXPECT_NEAR(c.rows.front().standard_error, 0.32 / std::sqrt(200.0) * std::sqrt(2), 1e-9);
+  EXPECT_EQ(c.rows.front().statistic, "median");
+  EXPECT_EQ(c.rows.front().uncertainty, Uncertainty::kAssumedBetweenRun);
+  EXPECT_NEAR(c.rows.front().standard_error, 1.5 * 0.025 * std::sqrt(2), 1e-9);
   EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
+  // On its samples alone (--within-run-only) the SE is the median's: 10 x smaller.
+  EXPECT_LT(compare_runs(run_of({a}, "base"), run_of({b}, "new"), within_run_only()).rows.front().standard_error,
+            0.005);
+}
+
+TEST(Model, OneRunASideIsGivenItsSamplesSpreadRunToRunAtLeastOnePercent) {
+  // The A/A case of a busy machine: two unchanged runs whose medians moved 6 %, each median's
+  // samples spreading 4 %. On the samples alone (0.4 % SEs) that is SLOWER; with each median
+  // given 1.5 x 4 % run to run (SE 8.5 %) it is UNSURE, not a regression.
+  const ResultRow a = timed(1.0, 0.04 / 1.4826, 100), b = timed(1.06, 0.04 / 1.4826 * 1.06, 100);
+  EXPECT_EQ(compare_runs(run_of({a}, "b"), run_of({b}, "n"), within_run_only()).rows.front().verdict,
+            Verdict::kSlower);
+  const RowComparison r = compare_runs(run_of({a}, "b"), run_of({b}, "n"), CompareOptions{}).rows.front();
+  EXPECT_NEAR(r.standard_error, 1.5 * 0.04 * std::sqrt(2), 1e-9);
+  EXPECT_EQ(r.verdict, Verdict::kUnsure);
+  // Samples that agree to 0.1 % still move 1 % run to run: the floor.
+  const ResultRow steady = timed(1.0, 0.001 / 1.4826, 100);
+  EXPECT_NEAR(compare_runs(run_of({steady}, "b"), run_of({steady}, "n"), CompareOptions{}).rows.front().standard_error,
+              kMinimumRunSpread * std::sqrt(2), 1e-9);
 }
 
 TEST(Model, TheBaselinesRunToRunSpreadWidensTheInterval) {
@@ -130,7 +156,7 @@ TEST(Model, TheBaselinesRunToRunSpreadWidensTheInterval) {
   const double mad = 0.005 / (1.2533 * 1.4826) * 10;
   ResultRow base = timed(1.0, mad, 100);
   const ResultRow fresh = timed(1 / 0.92, mad / 0.92, 100);
-  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front().verdict,
+  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), within_run_only()).rows.front().verdict,
             Verdict::kSlower);
   base.runs = 3;
   base.between_run_rsd = 0.06;
@@ -214,13 +240,16 @@ TEST(Compare, PlantedTenPercentDropAtOneSizeIsTheOnlySlowerRow) {
   const Comparison c = compare_runs(base, fresh, CompareOptions{});
   ASSERT_EQ(c.rows.size(), base.rows.size());  // tags differ: ignored by default
   EXPECT_EQ(c.count(Verdict::kSlower), 1u);
-  EXPECT_EQ(c.count(Verdict::kSame), base.rows.size() - 1);
+  // The unchanged rows: one run a side with samples spreading 1 % gives each median 1.5 % run to
+  // run, intervals of +-5.9 % at 9 rows: wider than the threshold, so UNSURE, never accused.
+  EXPECT_EQ(c.count(Verdict::kUnsure), base.rows.size() - 1);
   EXPECT_TRUE(c.regression());
   const RowComparison& worst = c.rows[c.worst.front()];
   EXPECT_EQ(worst.base.size_bytes, 1u << 20);
   EXPECT_EQ(worst.verdict, Verdict::kSlower);
   EXPECT_NEAR(worst.speedup, 0.90, 1e-12);
-  EXPECT_NEAR(worst.standard_error, std::sqrt(2) * 0.01 / std::sqrt(20.0), 1e-12);
+  // One run a side: each mean given 1.5 x its samples' 1 % spread run to run.
+  EXPECT_NEAR(worst.standard_error, std::sqrt(2) * 0.015, 1e-12);
   // Geometric mean over 1 MiB and up: 1 MiB, 4, 16, 64 MiB, one of them at 0.9.
   EXPECT_EQ(c.geomean_rows, 4u);
   EXPECT_NEAR(c.geomean_speedup, std::pow(0.9, 0.25), 1e-12);
@@ -234,7 +263,8 @@ TEST(Compare, DifferencesInsideTheNoiseAreNotRegressions) {
   EXPECT_FALSE(c.regression());
   const Comparison small = compare_runs(base, run_of(sweep(0.97, 0.01), "new"), CompareOptions{});
   EXPECT_FALSE(small.regression());
-  const Comparison tight = compare_runs(run_of(sweep(1.0, 0.01), "b"), run_of(sweep(0.97, 0.01), "n"), CompareOptions{});
+  const Comparison tight =
+      compare_runs(run_of(sweep(1.0, 0.01), "b"), run_of(sweep(0.97, 0.01), "n"), within_run_only());
   EXPECT_EQ(tight.count(Verdict::kSame), base.rows.size());  // 3 % inside 5 %, intervals of +-0.9 %
 }
 

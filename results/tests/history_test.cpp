@@ -77,6 +77,16 @@ TEST(History, ASlowDriftOverSeveralUpdatesIsARegressionToo) {
   EXPECT_TRUE(h.first_regression());
 }
 
+TEST(History, ARunAloneAtTheStartIsNotALevelOfItsOwn) {
+  // Four unchanged runs, the first 5.5 % off the next three by chance, then three at half: the
+  // one change is the halving. The first run alone has no scatter to judge a level by: it borrows
+  // the series' run-to-run scatter and is not called a regression of run 2.
+  const History h = build_history(runs_at({96.7, 91.4, 92.0, 91.1, 46.0, 45.7, 46.2}), HistoryOptions{});
+  ASSERT_EQ(large(h).changes.size(), 1u);
+  EXPECT_EQ(large(h).changes[0].run, 4u);
+  EXPECT_EQ(*h.first_regression(), 4u);
+}
+
 TEST(History, AFlatNoisySeriesAndASmallStepHaveNoChange) {
   EXPECT_TRUE(large(build_history(runs_at({92, 95, 90, 93, 91, 94, 92}), HistoryOptions{})).changes.empty());
   // A clean 3 % step is real but inside the 5 % threshold.

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What fabricbench does to the paths a root user points it at: a device stays a device (made in a
+# private mount namespace, so the machine's /dev is never at stake), a symlink stays a symlink and
+# its file gets the rows, a FIFO gets the document, a block device is refused; an output that is
+# an input or another output, however spelled (./x, $PWD/x, a symlink, a hard link, one's
+# .partial), is refused before any work, one line, exit 2, nothing written; a run's CSV with a
+# newline in a tag reads back; a file of a run that did not finish keeps its .partial name.
+#   tests/outputs_check.sh BIN_DIR DATA_DIR
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(cd "${1:?usage: outputs_check.sh BIN_DIR DATA_DIR}" && pwd)
+data=$(cd "${2:?usage: outputs_check.sh BIN_DIR DATA_DIR}" && pwd)
+work=$(mktemp -d /tmp/fb-outputs.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cp "$data/nccl-tests/all_reduce_perf_h200_info.txt" in.txt
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+refused() {  # FRAGMENT COMMAND...: exit 2, one line naming FRAGMENT, no new file
+  local fragment=$1; shift
+  local before after rc=0
+  before=$(ls -A | sort)
+  "$@" > out.txt 2> err.txt || rc=$?
+  after=$(ls -A | grep -v '^out.txt$\|^err.txt$' | sort)
+  before=$(echo "$before" | grep -v '^out.txt$\|^err.txt$')
+  if [[ $rc -ne 2 ]]; then fail "$* -> exit $rc, expected 2"; return; fi
+  # One line of ours (mpirun adds its boxed notice of the exit code around it).
+  if [[ $(grep -c 'error:' err.txt) -ne 1 ]] || ! grep -q -- "$fragment" err.txt; then
+    fail "$* -> message $(cat err.txt)"; return; fi
+  if [[ "$before" != "$after" ]]; then fail "$* -> wrote files: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"; return; fi
+  ok "refused: $(grep 'error:' err.txt)"
+}
+
+# 1. Devices, made in a private mount namespace on a tmpfs of our own.
+unshare --mount bash -c '
+  set -e
+  mount -t tmpfs fbdev "$1"
+  mknod "$1/null" c 1 3 && mknod "$1/full" c 1 7 && chmod 666 "$1/null" "$1/full"
+  mknod "$1/disk" b 7 200
+  "$2/fb_import" in.txt --csv "$1/null" > /dev/null
+  [[ -c "$1/null" ]] && echo "ok: --csv on a character device: written in place, still a character device"
+  if "$2/fb_import" in.txt --csv "$1/full" > /dev/null 2> full.err; then echo "FAIL: /dev/full took the run"; fi
+  [[ -c "$1/full" ]] && grep -q "No space left" full.err && echo "ok: a device that refuses the write: $(cat full.err), still a device"
+  if "$2/fb_import" in.txt --csv "$1/disk" > /dev/null 2> disk.err; then echo "FAIL: a block device was written"; fi
+  [[ -b "$1/disk" ]] && grep -q "block device" disk.err && echo "ok: $(cat disk.err)"
+  ls "$1" | grep -q partial && echo "FAIL: a .partial beside a device"
+  true
+' devices "$(mktemp -d /tmp/fb-dev.XXXXXX)" "$bin" > devices.log 2>&1 || fail "device namespace: $(cat devices.log)"
+cat devices.log
+grep -q FAIL devices.log && failures=$((failures + 1))
+[[ $(grep -c '^ok:' devices.log) -eq 3 ]] || fail "device checks: $(grep -c '^ok:' devices.log) of 3 ran"
+
+# 2. A symlink stays a symlink; its file gets the rows.
+echo old > real.csv
+ln -s real.csv link.csv
+"$bin/fb_import" in.txt --csv link.csv > /dev/null
+if [[ -L link.csv && $(head -c 15 real.csv) == "schema_version," ]]; then ok "--csv on a symlink: its file written, the link kept"
+else fail "symlink: $(ls -la link.csv real.csv)"; fi
+
+# 3. A FIFO gets the whole document once the run ends.
+mkfifo pipe.csv
+(wc -l < pipe.csv > pipe.count) &
+reader=$!
+"$bin/fb_import" in.txt --csv pipe.csv > /dev/null
+wait $reader
+if [[ -p pipe.csv && $(cat pipe.count) -gt 10 ]]; then ok "--csv on a FIFO: $(cat pipe.count) lines read from it, still a FIFO"
+else fail "FIFO: $(ls -la pipe.csv) $(cat pipe.count 2>/dev/null)"; fi
+rm -f pipe.csv pipe.count real.csv link.csv
+
+# 4. Inputs and outputs that are one file, however named.
+ln in.txt hard.txt
+ln -s in.txt soft.txt
+refused "is the input" "$bin/fb_import" in.txt --csv in.txt
+refused "is the input" "$bin/fb_import" in.txt --csv ./in.txt
+refused "is the input" "$bin/fb_import" in.txt --csv "$PWD/in.txt"
+refused "is the input" "$bin/fb_import" in.txt --csv hard.txt
+refused "is the input" "$bin/fb_import" soft.txt --csv in.txt
+refused "name the same file" "$bin/fb_import" in.txt --csv same.out --json ./same.out
+refused "name the same file" "$bin/fb_import" in.txt --csv x.csv --json x.csv.partial
+rm -f hard.txt soft.txt
+source "$repo/scripts/mpi-env.sh"
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json a.json --csv a.csv > /dev/null 2>&1 ||
+  fail "a reference run"
+mpirun --oversubscribe -np 2 "$bin/fb_alltoall" --backend mpi -b 8 -e 64 --json b.json > /dev/null 2>&1 || fail "a second run"
+refused "is the NEW" "$bin/fb_compare" a.json b.json --json b.json
+refused "is the BASELINE" "$bin/fb_compare" a.json b.json --markdown "$PWD/a.json"
+refused "name the same file" "$bin/fb_compare" a.json b.json --csv r.csv --prom r.csv
+refused "is the run" "$bin/fb_history" a.json a.json a.json --json a.json
+refused "name the same file" mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 8G --csv x.out --prom "$PWD/x.out"
+# Baselines: only finished fabricbench runs of one measurement.
+export FABRICBENCH_BASELINES=$work/baselines
+echo '{}' > in.json
+refused "not a fabricbench run" "$bin/fb_compare" --save-baseline n1 in.txt
+refused "a baseline is one measurement" "$bin/fb_compare" --save-baseline n2 a.json b.json
+cp a.json part.json.partial
+refused "did not finish" "$bin/fb_compare" --save-baseline n3 part.json.partial
+"$bin/fb_compare" --save-baseline n4 a.csv > /dev/null && ok "a CSV run saved as a baseline (its own rows; the JSON beside it as its context)" ||
+  fail "saving a CSV run"
+
+# 5. A --tag holding a newline and a comma reads back from the CSV as written.
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --tag "note=two
+lines, one tag" --csv t.csv --json t.json > /dev/null 2>&1 || fail "the tagged run"
+if "$bin/fb_compare" t.csv t.json > cmp.txt 2>&1; then ok "a CSV whose tag holds a newline reads back (fb_compare against its JSON: exit 0)"
+else fail "CSV with a newline in a tag: $(tail -2 cmp.txt)"; fi
+
+echo "outputs: $failures failed check(s)"
+exit $((failures > 0))
