@@ -30,7 +30,7 @@ bool gpu_present() {
 
 }  // namespace
 
-std::string nccl_log_file(const CollectiveOptions& o, const mpi::Topology& topology) {
+std::string nccl_log_file(const CollectiveOptions& o, const Topology& topology) {
   namespace fs = std::filesystem;
   const std::string name = fmt::format("nccl.rank{}.log", topology.rank);
   if (!o.nccl_log_dir.empty()) return (fs::path(o.nccl_log_dir) / name).string();
@@ -45,8 +45,8 @@ std::string nccl_log_file(const CollectiveOptions& o, const mpi::Topology& topol
       .string();
 }
 
-std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Topology& topology,
-                                      const BackendGroup* group) {
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const Topology& topology,
+                                      const BackendGroup& group) {
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
@@ -61,14 +61,11 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
     if (o.observe_path) {
       settings.profiler_plugin = bundled_profiler_plugin();
       settings.log_file = nccl_log_file(o, topology);
-      // A pair's backend lives one round; NCCL keeps writing the one log: the job removes it.
-      settings.log_is_temporary = !group && o.nccl_log_dir.empty() && o.outputs.json_path.empty();
+      settings.log_is_temporary = o.nccl_log_dir.empty() && o.outputs.json_path.empty();
     }
-    if (group) {
-      settings.group = group->comm;
-      settings.group_rank = group->rank;
-      settings.group_size = group->size;
-    }
+    settings.group = group.plane;
+    settings.group_rank = group.rank;
+    settings.group_size = group.size;
     return std::make_unique<NcclBackend>(topology, settings);
 #else
     throw UsageError(
@@ -85,8 +82,8 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const mpi::Top
   if (o.timer_given) throw UsageError("--timer needs --backend nccl: the mpi backend times with the host clock");
   if (!o.nccl_calls.empty()) throw UsageError("--nccl-call needs --backend nccl: the mpi backend makes MPI's own calls");
   const CacheMode cache = o.cache.value_or(CacheMode::kWarm);
-  if (group) return std::make_unique<MpiBackend>(group->comm, group->rank, group->size, cache);
-  return std::make_unique<MpiBackend>(MPI_COMM_WORLD, topology.rank, topology.size, cache);
+  (void)topology;
+  return std::make_unique<MpiBackend>(group, cache);
 }
 
 }  // namespace fabricbench::collectives

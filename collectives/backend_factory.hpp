@@ -5,27 +5,28 @@
 #include <memory>
 
 #include "collectives/backend.hpp"
-#include "common/mpi.hpp"
+#include "common/control_plane.hpp"
+#include "common/topology.hpp"
 #include "collectives/collective_options.hpp"
 
 namespace fabricbench::collectives {
 
+/// The ranks a backend communicates among: `plane`'s; or, with no plane, a backend that only
+/// answers what it can do for a group of `size` (a --pairs plan, made before anything connects).
+struct BackendGroup {
+  ControlPlane* plane = nullptr;
+  int rank = 0;
+  int size = 1;
+};
+
 /// --backend mpi, nccl or auto (NCCL where this build has it and the node has a GPU, else MPI).
 /// Local work only: the caller agrees across ranks, then calls connect(). Throws UsageError when
 /// the requested backend is not in this build, has no device, or cannot take an option given.
-/// The ranks a backend communicates among when not the whole world: one pair of a --pairs round
-/// (`comm` may be MPI_COMM_NULL for a backend that only answers what it can do).
-struct BackendGroup {
-  MPI_Comm comm;
-  int rank;
-  int size;
-};
-
-std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const mpi::Topology& topology,
-                                      const BackendGroup* group = nullptr);
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& options, const Topology& topology,
+                                      const BackendGroup& group);
 
 /// This rank's NCCL INFO log: in --nccl-logs, else in "<--json without .json>.nccl-logs/", else
 /// a temporary file (removed at the end).
-std::string nccl_log_file(const CollectiveOptions& options, const mpi::Topology& topology);
+std::string nccl_log_file(const CollectiveOptions& options, const Topology& topology);
 
 }  // namespace fabricbench::collectives

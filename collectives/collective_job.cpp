@@ -19,7 +19,6 @@
 #include "common/error.hpp"
 #include "common/expectation.hpp"
 #include "common/measured_row.hpp"
-#include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench::collectives {
@@ -60,8 +59,13 @@ MemoryAtEnd memory_at_end(const nlohmann::json& rank0) {
 
 class CollectiveJob final : public Job {
  public:
-  CollectiveJob(std::string program, RunPlan plan, std::unique_ptr<Backend> backend, const mpi::Topology& topology)
-      : program_(std::move(program)), plan_(std::move(plan)), backend_(std::move(backend)), topology_(topology) {}
+  CollectiveJob(std::string program, RunPlan plan, std::unique_ptr<Backend> backend, const Topology& topology,
+                ControlPlane& world)
+      : program_(std::move(program)),
+        plan_(std::move(plan)),
+        backend_(std::move(backend)),
+        topology_(topology),
+        world_(world) {}
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
   std::string connecting() const override { return fmt::format("connecting the {} backend", backend_->name()); }
@@ -77,7 +81,7 @@ class CollectiveJob final : public Job {
   }
 
   void describe(RunHeader& header) override {
-    const std::vector<std::string> rank_contexts = mpi::gather_strings(backend_->rank_context().dump());
+    const std::vector<std::string> rank_contexts = world_.gather(backend_->rank_context().dump(), 0);
     const CollectiveOptions& o = plan_.options;
     header.context["collective"] = plan_.collective->name;
     header.context["backend"] = backend_->name();
@@ -143,7 +147,7 @@ class CollectiveJob final : public Job {
         Watchdog::Scope wait(watchdog);
         backend_->reconnect();
       }
-      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{}, topology_, rows, watchdog);
+      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{world_, {}}, topology_, rows, watchdog);
       result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
       result.rows.insert(result.rows.end(), part.rows.begin(), part.rows.end());
     } catch (const UsageError&) {
@@ -153,7 +157,7 @@ class CollectiveJob final : public Job {
       error = fabricbench::describe(e);
     }
     if (!plan_.sweeping) return true;
-    error = mpi::agree_on_error(error);
+    error = agree_on_error(world_, error);
     if (error.empty()) return true;
     backend_->abandon();
     if (refusals) {
@@ -188,7 +192,7 @@ class CollectiveJob final : public Job {
   void add_path_verdict(RunSummary& summary) {
     if (backend_->name() != "nccl") return;  // the same on every rank: none gathers
     const nlohmann::json mine = {{"digest", backend_->path_digest()}, {"note", backend_->path_note()}};
-    const std::vector<std::string> all = mpi::gather_strings(mine.dump());
+    const std::vector<std::string> all = world_.gather(mine.dump(), 0);
     if (topology_.rank != 0) return;
     std::vector<nccl_path::LogDigest> digests;
     std::set<std::string> notes;
@@ -216,7 +220,7 @@ class CollectiveJob final : public Job {
   void add_memory(RunSummary& summary) {
     nlohmann::json end_report = backend_->rank_context();
     end_report["peak_rss_bytes"] = peak_rss_bytes();
-    const std::vector<std::string> end_reports = mpi::gather_strings(end_report.dump());
+    const std::vector<std::string> end_reports = world_.gather(end_report.dump(), 0);
     if (topology_.rank != 0) return;
     nlohmann::json ranks = nlohmann::json::array();
     for (const std::string& text : end_reports) ranks.push_back(nlohmann::json::parse(text));
@@ -227,25 +231,27 @@ class CollectiveJob final : public Job {
   std::string program_;
   const RunPlan plan_;
   std::unique_ptr<Backend> backend_;
-  const mpi::Topology& topology_;
+  const Topology& topology_;
+  ControlPlane& world_;
 };
 
 Plan plan_collective(const Collective& c, const std::string& program, int argc, char** argv,
-                     const mpi::Topology& topology) {
+                     const Topology& topology, ControlPlane& world) {
   ParsedCommandLine parsed = parse_collective_options(program, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
-  if (parsed.options.pairs_given) return make_pairs_job(program, c, std::move(parsed.options), topology);
-  std::unique_ptr<Backend> backend = make_backend(parsed.options, topology);
+  if (parsed.options.pairs_given) return make_pairs_job(program, c, std::move(parsed.options), topology, world);
+  std::unique_ptr<Backend> backend =
+      make_backend(parsed.options, topology, BackendGroup{&world, topology.rank, topology.size});
   RunPlan plan = make_run_plan(c, std::move(parsed.options), *backend);
-  return std::make_unique<CollectiveJob>(program, std::move(plan), std::move(backend), topology);
+  return std::make_unique<CollectiveJob>(program, std::move(plan), std::move(backend), topology, world);
 }
 
 }  // namespace
 
 int benchmark_main(const Collective& c, int argc, char** argv) {
   return drive(
-      [&c](const std::string& program, int argc_, char** argv_, const mpi::Topology& topology) {
-        return plan_collective(c, program, argc_, argv_, topology);
+      [&c](const std::string& program, int argc_, char** argv_, const Topology& topology, ControlPlane& world) {
+        return plan_collective(c, program, argc_, argv_, topology, world);
       },
       argc, argv);
 }

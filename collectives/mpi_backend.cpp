@@ -58,6 +58,18 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
 
 void HostBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
 
+MpiBackend::MpiBackend(const BackendGroup& group, CacheMode cache)
+    : comm_(MPI_COMM_NULL), rank_(group.rank), ranks_(group.size), cache_(cache) {
+  if (!group.plane) return;
+  // The one place a control plane is asked what it is: MPI collectives need MPI's communicator.
+  const auto* mpi = dynamic_cast<const mpi::MpiPlane*>(group.plane);
+  if (!mpi)
+    throw UsageError(fmt::format("--backend mpi needs ranks started by an MPI launcher (this run's control plane is "
+                                 "{}); use another --backend",
+                                 group.plane->kind()));
+  comm_ = mpi->comm();
+}
+
 std::string MpiBackend::dtype_unsupported(DataType dtype) const {
   switch (dtype) {
     case DataType::kFloat16:

@@ -11,6 +11,7 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/host_data.hpp"
+#include "collectives/backend_factory.hpp"
 #include "collectives/mpi_call.hpp"
 
 namespace fabricbench::collectives {
@@ -33,8 +34,9 @@ class HostBuffer {
 
 class MpiBackend final : public Backend {
  public:
-  MpiBackend(MPI_Comm comm, int rank, int ranks, CacheMode cache = CacheMode::kWarm)
-      : comm_(comm), rank_(rank), ranks_(ranks), cache_(cache) {}
+  /// Over `group.plane`'s communicator, which must be MPI's (the data plane is MPI itself); with no
+  /// plane, a backend that only answers what it can do for `group.size` ranks.
+  MpiBackend(const BackendGroup& group, CacheMode cache = CacheMode::kWarm);
 
   std::string_view name() const override { return "mpi"; }
   int ranks() const override { return group_.empty() ? ranks_ : static_cast<int>(group_.size()); }

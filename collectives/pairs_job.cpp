@@ -28,12 +28,14 @@ namespace {
 
 class PairsJob final : public Job {
  public:
-  PairsJob(std::string program, RunPlan plan, Pairing pairing, std::string backend, const mpi::Topology& topology)
+  PairsJob(std::string program, RunPlan plan, Pairing pairing, std::string backend, const Topology& topology,
+           ControlPlane& world)
       : program_(std::move(program)),
         plan_(std::move(plan)),
         pairing_(std::move(pairing)),
         backend_name_(std::move(backend)),
-        topology_(topology) {}
+        topology_(topology),
+        world_(world) {}
 
   ~PairsJob() override {
     // NCCL wrote one log for every round; it was a temporary one unless --json or --nccl-logs.
@@ -50,7 +52,7 @@ class PairsJob final : public Job {
   // groups (NCCL connects a pair's peers the first time they talk). A communicator per pair and
   // round cost 80 % on top of the cells on the H200 (4 ranks: 2.02 s for 1.12 s of cells).
   void connect() override {
-    backend_ = make_backend(plan_.options, topology_);
+    backend_ = make_backend(plan_.options, topology_, BackendGroup{&world_, topology_.rank, topology_.size});
     backend_->connect();
     backend_->reserve(plan_.send_bytes, plan_.recv_bytes);
   }
@@ -86,8 +88,8 @@ class PairsJob final : public Job {
       std::vector<ResultRow> rows;
       {
         Watchdog::Scope wait(watchdog);
-        rows = gather_rows(mine);
-        clock.end_step();
+        rows = gather_rows(world_, mine);
+        clock.end_step(world_);
       }
       if (backend_name_ == "nccl") judge_round_paths(round, path);
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
@@ -97,7 +99,7 @@ class PairsJob final : public Job {
     }
     outcome.rows = record.rows();
     outcome.wrong_total = record.wrong_total();
-    FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
     auto matrix = std::make_shared<LinkMatrix>(topology_.rank == 0 ? record.matrix() : LinkMatrix{});
     const SecondLook look = second_look(*matrix, watchdog);
     if (topology_.rank != 0) return outcome;
@@ -149,12 +151,10 @@ class PairsJob final : public Job {
               chosen.push_back(static_cast<long long>(r) << 32 | static_cast<long long>(p));
           }
       }
-    long long count = static_cast<long long>(chosen.size());
-    std::uint64_t size = matrix.size_bytes;
-    FB_MPI_CHECK(MPI_Bcast(&count, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
-    FB_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
-    chosen.resize(static_cast<std::size_t>(count));
-    FB_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(count), MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+    nlohmann::json choice = {{"cells", chosen}, {"size", matrix.size_bytes}};
+    choice = nlohmann::json::parse(world_.broadcast(choice.dump(), 0));
+    chosen = choice["cells"].get<std::vector<long long>>();
+    const auto size = choice["size"].get<std::uint64_t>();
     if (chosen.empty()) return {};
     // Each suspect alone in its round: sharing a round with the same pairs again would measure the
     // same contention again (seen on the fake cluster: two healthy cells of one round at 0.67 x
@@ -175,7 +175,7 @@ class PairsJob final : public Job {
         std::vector<ResultRow> mine = measure_pairs(rounds[r], label, at_size, watchdog, unused);
         watchdog.set_activity(fmt::format("gathering the second look's cells (round {})", label));
         Watchdog::Scope wait(watchdog);
-        for (const ResultRow& row : gather_rows(mine))
+        for (const ResultRow& row : gather_rows(world_, mine))
           looks[{row.host, row.peer_host, row.rail}].push_back(
               row.busbw_median_bytes_per_s);
       }
@@ -195,11 +195,10 @@ class PairsJob final : public Job {
     int pair = -1;
     for (std::size_t i = 0; i < pairs.size(); ++i)
       if (pairs[i].ranks[0] == topology_.rank || pairs[i].ranks[1] == topology_.rank) pair = static_cast<int>(i);
-    const mpi::Comm comm = [&] {
+    const std::unique_ptr<ControlPlane> comm = [&] {
       watchdog.set_activity(fmt::format("forming the pairs of round {}", round));
       Watchdog::Scope wait(watchdog);
-      return mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
-                              pair < 0 ? 0 : (pairs[static_cast<std::size_t>(pair)].ranks[0] == topology_.rank ? 0 : 1));
+      return world_.split(pair, pair < 0 ? 0 : (pairs[static_cast<std::size_t>(pair)].ranks[0] == topology_.rank ? 0 : 1));
     }();
     if (pair < 0) return {};  // sits this round out
     const RankPair& p = pairs[static_cast<std::size_t>(pair)];
@@ -209,7 +208,7 @@ class PairsJob final : public Job {
       backend_->set_group({p.ranks[0], p.ranks[1]});  // role 0 is ranks[0]
       backend_->begin_path_window();
       clock.cell_begin();
-      result = run_sweep(program_, plan, *backend_, RankGroup{comm.get(), {p.ranks[0], p.ranks[1]}}, topology_,
+      result = run_sweep(program_, plan, *backend_, RankGroup{*comm, {p.ranks[0], p.ranks[1]}}, topology_,
                          nullptr, watchdog);
       clock.cell_end();
       backend_->set_group({});
@@ -236,7 +235,7 @@ class PairsJob final : public Job {
     const int pair = pairing_.pair_of(round, topology_.rank);
     const nlohmann::json mine = pair < 0 ? nlohmann::json(nullptr)
                                                       : nlohmann::json{{"pair", pair}, {"digest", backend_->path_digest()}};
-    const std::vector<std::string> all = mpi::gather_strings(mine.dump());
+    const std::vector<std::string> all = world_.gather(mine.dump(), 0);
     if (topology_.rank != 0) return;
     std::map<int, std::vector<nccl_path::LogDigest>> digests;
     for (const std::string& text : all) {
@@ -261,14 +260,15 @@ class PairsJob final : public Job {
   const RunPlan plan_;
   const Pairing pairing_;
   const std::string backend_name_;
-  const mpi::Topology& topology_;
+  const Topology& topology_;
+  ControlPlane& world_;
   std::unique_ptr<Backend> backend_;  // over the world; each round's pairs are groups of it
 };
 
 }  // namespace
 
 std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective& c, CollectiveOptions options,
-                                    const mpi::Topology& topology) {
+                                    const Topology& topology, ControlPlane& world) {
   if (c.name != "sendrecv")
     throw UsageError(fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
                                  "(and fb_rdma_*)",
@@ -283,8 +283,8 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
       options.pairs.mode != PairMode::kRail)
     throw UsageError("fb_sendrecv --pairs: all, quick or rail (half and cross-node are the verbs pairings)");
   Pairing pairing = make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
-  const BackendGroup unconnected{MPI_COMM_NULL, 0, 2};  // answers what the library can carry; never connected
-  const std::unique_ptr<Backend> capabilities = make_backend(options, topology, &unconnected);
+  const BackendGroup unconnected{nullptr, 0, 2};  // answers what the library can carry; never connected
+  const std::unique_ptr<Backend> capabilities = make_backend(options, topology, unconnected);
   const std::string backend = std::string(capabilities->name());
   // --inject-fault names a world rank; the plan is made for one pair of two ranks.
   const int fault_rank = options.fault.rank;
@@ -297,7 +297,7 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
   if (const auto size = plan.options.pairs.matrix_size;
       size && std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));
-  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), backend, topology);
+  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), backend, topology, world);
 }
 
 }  // namespace fabricbench::collectives

@@ -15,6 +15,6 @@ namespace fabricbench::collectives {
 
 /// The job of `collective` (sendrecv) with `options.pairs_given`. Throws UsageError.
 std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective& collective, CollectiveOptions options,
-                                    const mpi::Topology& topology);
+                                    const Topology& topology, ControlPlane& world);
 
 }  // namespace fabricbench::collectives

@@ -39,7 +39,7 @@ int RankGroup::world_rank(int rank) const {
   return world_ranks.empty() ? rank : world_ranks.at(static_cast<std::size_t>(rank));
 }
 
-int RankGroup::hosts(const mpi::Topology& topology) const {
+int RankGroup::hosts(const Topology& topology) const {
   if (world_ranks.empty()) return static_cast<int>(topology.ranks_per_host.size());
   std::set<std::string> hosts;
   for (int r : world_ranks) hosts.insert(topology.host_of_rank.at(static_cast<std::size_t>(r)));
@@ -69,7 +69,7 @@ ResultRow collective_row(const std::string& program, const RunPlan& plan, const 
 }
 
 SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend, const RankGroup& group,
-                      const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog) {
+                      const Topology& topology, Reporter* reporter, Watchdog& watchdog) {
   const Collective& c = *plan.collective;
   const CollectiveOptions& o = plan.options;
   const int root = c.has_root ? o.root : -1;
@@ -97,7 +97,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           backend.prepare(call);
           backend.begin_observation();
           const Measurement m = measure(
-              plan.sampling, [&](int n) { return backend.run(call, n); }, group.comm, watchdog,
+              plan.sampling, [&](int n) { return backend.run(call, n); }, group.plane, watchdog,
               [&](int batch, int samples) { return backend.run_samples(call, batch, samples); });
           const ObservedPath path = backend.observed_path(call);
 
@@ -108,12 +108,13 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
             backend.run(call, 1);
             const bool corrupting = fault_pending && o.fault.kind == FaultInjection::Kind::kWrongElement;
             if (corrupting && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
-            auto local = static_cast<long long>(backend.count_wrong(call));
-            long long total = 0;
-            FB_MPI_CHECK(MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, group.comm));
-            int pending = fault_pending ? 1 : 0;  // the fault rank may have had no output yet
-            FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_INT, MPI_MIN, group.comm));
-            fault_pending = fault_pending && pending;
+            // [0]: wrong elements (summed), [1]: whether the planted fault is still pending (the
+            // fault rank may have had no output yet; the minimum over ranks).
+            std::int64_t counts[2] = {static_cast<std::int64_t>(backend.count_wrong(call)), fault_pending ? 1 : 0};
+            group.plane.all_reduce(std::span<std::int64_t>(counts, 1), ControlPlane::Fold::kSum);
+            group.plane.all_reduce(std::span<std::int64_t>(counts + 1, 1), ControlPlane::Fold::kMin);
+            const std::int64_t total = counts[0];
+            fault_pending = fault_pending && counts[1];
             wrong = total;
             result.wrong_total += total;
           }

@@ -8,7 +8,8 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/run_plan.hpp"
-#include "common/mpi.hpp"
+#include "common/control_plane.hpp"
+#include "common/topology.hpp"
 #include "common/reporter.hpp"
 #include "common/row.hpp"
 
@@ -30,15 +31,15 @@ ResultRow collective_row(const std::string& program, const RunPlan& plan, const 
 
 /// The ranks a sweep runs on: the world, or one pair of a --pairs round.
 struct RankGroup {
-  MPI_Comm comm = MPI_COMM_WORLD;
-  std::vector<int> world_ranks;  ///< rank in `comm` -> world rank; empty: the world itself
+  ControlPlane& plane;           ///< the group's ranks
+  std::vector<int> world_ranks;  ///< rank in `plane` -> world rank; empty: the world itself
 
   int world_rank(int rank) const;
-  int hosts(const mpi::Topology& topology) const;
+  int hosts(const Topology& topology) const;
 };
 
 /// Runs the sweep. Every rank of `group` must call; `reporter` is non-null on rank 0 only.
 SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend, const RankGroup& group,
-                      const mpi::Topology& topology, Reporter* reporter, Watchdog& watchdog);
+                      const Topology& topology, Reporter* reporter, Watchdog& watchdog);
 
 }  // namespace fabricbench::collectives

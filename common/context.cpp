@@ -65,7 +65,7 @@ std::uint64_t peak_rss_bytes() {
   return 0;
 }
 
-nlohmann::json capture_context(const mpi::Topology& topology, const std::vector<std::string>& argv) {
+nlohmann::json capture_context(const Topology& topology, const ControlPlane& world, const std::vector<std::string>& argv) {
   utsname system{};
   uname(&system);
   nlohmann::json hosts = nlohmann::json::object();
@@ -79,7 +79,8 @@ nlohmann::json capture_context(const mpi::Topology& topology, const std::vector<
       {"hosts", hosts},
       {"host_of_rank", topology.host_of_rank},
       {"local_rank_of_rank", topology.local_rank_of_rank},
-      {"mpi_library", mpi::library_version()},
+      {"mpi_library", world.library()},
+      {"control_plane", world.kind()},
       {"cpu_model", cpu_model()},
       {"kernel", std::string(system.sysname) + " " + system.release},
       {"environment", captured_environment()},

@@ -17,11 +17,11 @@ namespace {
 
 // Every rank plans; any rank's problem becomes every rank's, so all ranks exit alike.
 std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& program, int argc, char** argv,
-                                 const mpi::Topology& topology) {
+                                 const Topology& topology, ControlPlane& world) {
   std::string error, help;
   std::unique_ptr<Job> job;
   try {
-    Plan plan = planner(program, argc, argv, topology);
+    Plan plan = planner(program, argc, argv, topology, world);
     if (auto* text = std::get_if<std::string>(&plan))
       help = std::move(*text);
     else
@@ -31,7 +31,7 @@ std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& prog
   } catch (const Error& e) {  // a node that cannot run this: its rank says which
     error = fmt::format("{} {}", topology.size > 1 ? topology.label() : std::string(), describe(e));
   }
-  error = mpi::agree_on_error(error);
+  error = agree_on_error(world, error);
   if (!error.empty()) throw UsageError(error);
   if (!help.empty() && topology.rank == 0) std::fputs(help.c_str(), stdout);
   return job;
@@ -48,7 +48,8 @@ std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
   return tee;
 }
 
-int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, const mpi::Topology& topology) {
+int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, const Topology& topology,
+                       ControlPlane& world) {
   watchdog.set_activity(job.connecting());
   {
     Watchdog::Scope wait(watchdog);
@@ -62,7 +63,7 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
   }
   std::unique_ptr<ReporterTee> reporters;
   RunHeader header;
-  header.context = topology.rank == 0 ? capture_context(topology, std::vector<std::string>(argv, argv + argc))
+  header.context = topology.rank == 0 ? capture_context(topology, world, std::vector<std::string>(argv, argv + argc))
                                       : nlohmann::json::object();
   header.context["tags"] = job.outputs().tags.text();
   job.describe(header);
@@ -74,8 +75,7 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
   }
   JobOutcome outcome = job.measure(reporters.get(), watchdog);
   // The verdicts are rank 0's; every rank exits alike.
-  int verdict_failed = outcome.summary.failed() ? 1 : 0;
-  FB_MPI_CHECK(MPI_Bcast(&verdict_failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  const bool verdict_failed = world.broadcast(outcome.summary.failed() ? "1" : "0", 0) == "1";
   if (reporters) {
     RunTotals totals;
     totals.wrong_total = outcome.wrong_total;
@@ -92,15 +92,15 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
 }  // namespace
 
 int drive(const Planner& planner, int argc, char** argv) {
-  return run_mpi_program(argc, argv, [&](const std::string& program, const mpi::Topology& topology) {
-    std::unique_ptr<Job> planned = agreed_plan(planner, program, argc, argv, topology);
+  return run_mpi_program(argc, argv, [&](const std::string& program, const Topology& topology, ControlPlane& world) {
+    std::unique_ptr<Job> planned = agreed_plan(planner, program, argc, argv, topology, world);
     if (!planned) return static_cast<int>(kExitOk);  // help
     // Declared before the job it guards, so it still watches while the job is torn down.
     Watchdog watchdog(planned->outputs().timeout_seconds, topology.label());
-    const PeerSurvey survey(watchdog, topology);  // names the rank that stops answering
+    const PeerSurvey survey(watchdog, topology, world);  // names the rank that stops answering
     std::unique_ptr<Job> job = std::move(planned);
     try {
-      return measure_and_report(*job, watchdog, argc, argv, topology);
+      return measure_and_report(*job, watchdog, argc, argv, topology, world);
     } catch (const UsageError&) {
       throw;
     } catch (const std::exception& e) {

@@ -14,7 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "common/mpi.hpp"
+#include "common/control_plane.hpp"
+#include "common/topology.hpp"
 #include "common/output_options.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
@@ -56,7 +57,8 @@ using Plan = std::variant<std::string, std::unique_ptr<Job>>;
 
 /// Parses and validates argv into a job on one rank. Every usage problem is raised here (as
 /// UsageError, or an Error for a node that cannot run this: no device, no GPU).
-using Planner = std::function<Plan(const std::string& program, int argc, char** argv, const mpi::Topology& topology)>;
+using Planner = std::function<Plan(const std::string& program, int argc, char** argv, const Topology& topology,
+                                   ControlPlane& world)>;
 
 /// Runs `planner`'s job on every rank and returns the exit code (error.hpp): 1 when data was
 /// wrong or a verdict says FAIL, 3 (MPI_Abort) for a runtime failure.

@@ -14,9 +14,40 @@ namespace {
 // Enough for rank 0 to notice, survey (1.5 s) and write; short against any -T.
 constexpr auto kGraceForRankZero = std::chrono::seconds(5);
 
+// A rank waiting this long in its own pair's work is stuck there; a shorter wait is a call in
+// progress (every -T is at least a second, or the deadline is off).
+constexpr double kStuckWaitSeconds = 1.0;
+
+/// Why a cell of the round the run stopped in has no figure: a rank of it stopped answering (the
+/// likely culprit, named first), or one hung in the pair's own work; nullopt when neither.
+template <class InOwnWork>
+std::optional<std::string> reason_in_stopped_round(const RankPair& pair, std::size_t round, const TimeoutExplanation& survey,
+                                                   const std::vector<std::string>& host_of_rank, InOwnWork in_own_work) {
+  const std::vector<int>& silent = survey.silent_ranks;
+  for (int rank : pair.ranks)
+    if (std::find(silent.begin(), silent.end(), rank) != silent.end())
+      return fmt::format("timed out in round {}: rank {} on {} stopped answering", round, rank,
+                         host_of_rank[static_cast<std::size_t>(rank)]);
+  std::optional<std::string> reason;
+  for (int rank : pair.ranks) {
+    const auto activity = survey.activity_of_rank.find(rank);
+    if (activity == survey.activity_of_rank.end() || !in_own_work(activity->second)) continue;
+    // In its own measurement: hung there when it has waited long, else merely still busy (a
+    // round-mate of the hung pair on a loaded machine: not a fault of its link).
+    const auto waited = survey.waiting_seconds_of_rank.find(rank);
+    if (waited != survey.waiting_seconds_of_rank.end() && waited->second < kStuckWaitSeconds) {
+      reason = fmt::format("not gathered (still measuring when the run stopped in round {})", round);
+      continue;
+    }
+    return fmt::format("timed out in round {}: rank {} on {} still in {}", round, rank,
+                       host_of_rank[static_cast<std::size_t>(rank)], activity->second);
+  }
+  return reason;
+}
+
 }  // namespace
 
-MatrixRecord::MatrixRecord(const Pairing& pairing, const mpi::Topology& topology, MatrixRule rule, Reporter* reporter)
+MatrixRecord::MatrixRecord(const Pairing& pairing, const Topology& topology, MatrixRule rule, Reporter* reporter)
     : pairing_(pairing), topology_(topology), rule_(rule), reporter_(reporter) {
   register_timeout_epilogue(this);
 }
@@ -68,26 +99,13 @@ CellReasons MatrixRecord::reasons_after_stop(const Pairing& pairing, std::size_t
     return std::none_of(all_rank_waits.begin(), all_rank_waits.end(),
                         [&](const std::string& wait) { return activity.rfind(wait, 0) == 0; });
   };
-  const std::vector<int>& silent = survey.silent_ranks;
   CellReasons reasons;
   for (std::size_t r = round; r < pairing.rounds.size(); ++r)
     for (std::size_t p = 0; p < pairing.rounds[r].size(); ++p) {
       const RankPair& pair = pairing.rounds[r][p];
       std::string reason = r > round ? fmt::format("not measured (the run stopped in round {})", round)
                                      : fmt::format("not gathered (the run stopped in round {})", round);
-      if (r == round) {
-        for (int rank : pair.ranks) {
-          const auto activity = survey.activity_of_rank.find(rank);
-          if (std::find(silent.begin(), silent.end(), rank) != silent.end()) {
-            reason = fmt::format("timed out in round {}: rank {} on {} stopped answering", round, rank,
-                                 host_of_rank[static_cast<std::size_t>(rank)]);
-            break;
-          }
-          if (activity != survey.activity_of_rank.end() && in_own_work(activity->second))
-            reason = fmt::format("timed out in round {}: rank {} on {} still in {}", round, rank,
-                                 host_of_rank[static_cast<std::size_t>(rank)], activity->second);
-        }
-      }
+      if (r == round) reason = reason_in_stopped_round(pair, round, survey, host_of_rank, in_own_work).value_or(reason);
       reasons[{r, p}] = std::move(reason);
     }
   return reasons;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/link_matrix.hpp"
-#include "common/mpi.hpp"
+#include "common/topology.hpp"
 #include "common/pairing.hpp"
 #include "common/reporter.hpp"
 #include "common/watchdog.hpp"
@@ -36,7 +36,7 @@ struct MatrixRule {
 class MatrixRecord final : public TimeoutEpilogue {
  public:
   /// Every rank makes one for the run; `reporter` is rank 0's (nullptr elsewhere).
-  MatrixRecord(const Pairing& pairing, const mpi::Topology& topology, MatrixRule rule, Reporter* reporter);
+  MatrixRecord(const Pairing& pairing, const Topology& topology, MatrixRule rule, Reporter* reporter);
   ~MatrixRecord() override;
   MatrixRecord(const MatrixRecord&) = delete;
   MatrixRecord& operator=(const MatrixRecord&) = delete;
@@ -66,7 +66,7 @@ class MatrixRecord final : public TimeoutEpilogue {
 
  private:
   const Pairing& pairing_;
-  const mpi::Topology& topology_;
+  const Topology& topology_;
   const MatrixRule rule_;
   Reporter* reporter_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

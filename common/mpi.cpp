@@ -8,6 +8,23 @@
 #include "common/error.hpp"
 
 namespace fabricbench::mpi {
+namespace {
+
+MPI_Op op_of(fabricbench::ControlPlane::Fold fold) {
+  switch (fold) {
+    case fabricbench::ControlPlane::Fold::kSum: return MPI_SUM;
+    case fabricbench::ControlPlane::Fold::kMax: return MPI_MAX;
+    case fabricbench::ControlPlane::Fold::kMin: return MPI_MIN;
+  }
+  return MPI_SUM;
+}
+
+int length_of(const std::string& bytes) {
+  if (bytes.size() > static_cast<std::size_t>(INT32_MAX)) throw Error("a control message over 2 GiB");
+  return static_cast<int>(bytes.size());
+}
+
+}  // namespace
 
 void check(int rc, const char* call, const char* file, int line) {
   if (rc == MPI_SUCCESS) return;
@@ -33,92 +50,122 @@ Session::~Session() {
   if (!finalized && MPI_Finalize() != MPI_SUCCESS) std::fputs("fabricbench: warning: MPI_Finalize failed\n", stderr);
 }
 
-std::string Topology::label() const { return fmt::format("[rank {} on {}]", rank, host); }
-
-Comm::~Comm() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+MpiPlane::MpiPlane() : comm_(MPI_COMM_WORLD), owned_(false) {
+  FB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  FB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
 
-Comm Comm::split(MPI_Comm parent, int color, int key) {
-  Comm made;
-  FB_MPI_CHECK(MPI_Comm_split(parent, color, key, &made.comm_));
-  return made;
+MpiPlane::MpiPlane(MPI_Comm owned) : comm_(owned), owned_(true) {
+  FB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  FB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
 
-Comm Comm::split_by_node(MPI_Comm parent, int key) {
-  Comm made;
-  FB_MPI_CHECK(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, &made.comm_));
-  return made;
+MpiPlane::~MpiPlane() {
+  if (owned_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-Topology discover_topology() {
-  Topology t;
-  FB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &t.rank));
-  FB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &t.size));
+void MpiPlane::barrier() { FB_MPI_CHECK(MPI_Barrier(comm_)); }
 
-  {
-    const Comm node = Comm::split_by_node(MPI_COMM_WORLD, t.rank);
-    MPI_Comm_rank(node.get(), &t.local_rank);
-    MPI_Comm_size(node.get(), &t.local_size);
-  }
-
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  FB_MPI_CHECK(MPI_Get_processor_name(name, &length));
-  t.host.assign(name, static_cast<std::size_t>(length));
-
-  std::vector<char> all(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * t.size);
-  FB_MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                             MPI_COMM_WORLD));
-  t.local_rank_of_rank.resize(static_cast<std::size_t>(t.size));
-  FB_MPI_CHECK(MPI_Allgather(&t.local_rank, 1, MPI_INT, t.local_rank_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
-  for (int r = 0; r < t.size; ++r) {
-    std::string host(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
-    ++t.ranks_per_host[host];
-    t.host_of_rank.push_back(std::move(host));
-  }
-  return t;
+void MpiPlane::all_reduce(std::span<double> values, Fold fold) {
+  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, op_of(fold),
+                             comm_));
 }
 
-std::string broadcast_string(const std::string& value, int root) {
-  unsigned long long length = value.size();
-  FB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD));
-  std::string out = value;
-  out.resize(length);
-  if (length > 0) FB_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD));
+void MpiPlane::all_reduce(std::span<std::int64_t> values, Fold fold) {
+  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, op_of(fold),
+                             comm_));
+}
+
+std::pair<double, int> MpiPlane::max_location(double value) {
+  struct {
+    double value;
+    int rank;
+  } mine{value, rank_}, found{};
+  FB_MPI_CHECK(MPI_Allreduce(&mine, &found, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_));
+  return {found.value, found.rank};
+}
+
+std::string MpiPlane::broadcast(const std::string& bytes, int root) {
+  unsigned long long length = bytes.size();
+  FB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_));
+  std::string out = rank_ == root ? bytes : std::string(length, '\0');
+  if (length > 0) FB_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm_));
   return out;
 }
 
-std::vector<std::string> gather_strings(const std::string& value, int root) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int length = static_cast<int>(value.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size));
-  FB_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, MPI_COMM_WORLD));
-  std::vector<int> offsets(static_cast<std::size_t>(size));
+std::vector<std::string> MpiPlane::all_gather(const std::string& bytes) {
+  int length = length_of(bytes);
+  std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
+  FB_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_));
   int total = 0;
-  for (int r = 0; r < size; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
+  for (int r = 0; r < size_; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lengths[static_cast<std::size_t>(r)];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  FB_MPI_CHECK(MPI_Gatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
-                           MPI_COMM_WORLD));
-  std::vector<std::string> strings;
-  if (rank == root)
-    for (int r = 0; r < size; ++r) strings.push_back(all.substr(offsets[r], lengths[r]));
-  return strings;
+  FB_MPI_CHECK(MPI_Allgatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                              comm_));
+  std::vector<std::string> out;
+  for (int r = 0; r < size_; ++r)
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+  return out;
 }
 
-std::string agree_on_error(const std::string& local_error) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int first = local_error.empty() ? size : rank;
-  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  if (first == size) return {};
-  return broadcast_string(local_error, first);
+std::vector<std::string> MpiPlane::gather(const std::string& bytes, int root) {
+  int length = length_of(bytes);
+  std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
+  FB_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_));
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lengths[static_cast<std::size_t>(r)];
+  }
+  std::string all(static_cast<std::size_t>(rank_ == root ? total : 0), '\0');
+  FB_MPI_CHECK(MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
+                           comm_));
+  std::vector<std::string> out;
+  if (rank_ == root)
+    for (int r = 0; r < size_; ++r)
+      out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                               static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+  return out;
+}
+
+std::string MpiPlane::exchange(int peer, const std::string& bytes) {
+  constexpr int kTag = 77;
+  unsigned long long mine = bytes.size(), theirs = 0;
+  FB_MPI_CHECK(MPI_Sendrecv(&mine, 1, MPI_UNSIGNED_LONG_LONG, peer, kTag, &theirs, 1, MPI_UNSIGNED_LONG_LONG, peer,
+                            kTag, comm_, MPI_STATUS_IGNORE));
+  std::string out(theirs, '\0');
+  FB_MPI_CHECK(MPI_Sendrecv(bytes.data(), length_of(bytes), MPI_CHAR, peer, kTag, out.data(), static_cast<int>(theirs),
+                            MPI_CHAR, peer, kTag, comm_, MPI_STATUS_IGNORE));
+  return out;
+}
+
+std::unique_ptr<fabricbench::ControlPlane> MpiPlane::split(int color, int key) {
+  MPI_Comm made = MPI_COMM_NULL;
+  FB_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &made));
+  if (made == MPI_COMM_NULL) return nullptr;
+  return std::unique_ptr<MpiPlane>(new MpiPlane(made));
+}
+
+std::unique_ptr<fabricbench::ControlPlane> MpiPlane::split_by_node() {
+  MPI_Comm made = MPI_COMM_NULL;
+  FB_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &made));
+  return std::unique_ptr<MpiPlane>(new MpiPlane(made));
+}
+
+std::string MpiPlane::node_name() const {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  FB_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+void MpiPlane::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; if it did, nothing may go on
 }
 
 std::string library_version() {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -26,7 +27,7 @@ constexpr std::size_t kMaxAddresses = 8;
 constexpr std::size_t kMaxDatagram = 1400;
 constexpr std::size_t kMaxNamed = 6;  // silent ranks named one by one before "and N more"
 
-/// What every rank publishes over MPI: its port and the IPv4 addresses of its interfaces.
+/// What every rank publishes over the control plane: its port and the IPv4 addresses of its interfaces.
 struct Published {
   std::uint16_t port = 0;
   std::uint16_t count = 0;
@@ -118,14 +119,16 @@ std::string explain_survey(const std::vector<PeerAnswer>& answers, const std::ve
   return text + ".";
 }
 
-PeerSurvey::PeerSurvey(Watchdog& watchdog, const mpi::Topology& topology)
+PeerSurvey::PeerSurvey(Watchdog& watchdog, const Topology& topology, ControlPlane& world)
     : watchdog_(watchdog), topology_(topology) {
   socket_ = open_udp_socket();
   // Every rank takes part in the exchange even when its socket failed (port 0: unreachable), so
   // the collective stays matched; a survey then reports such a rank as silent.
   const Published mine = socket_ >= 0 ? local_addresses(bound_port(socket_)) : Published{};
   std::vector<Published> all(static_cast<std::size_t>(topology.size));
-  FB_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD));
+  const std::vector<std::string> published =
+      world.all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof mine));
+  for (std::size_t r = 0; r < all.size(); ++r) std::memcpy(&all[r], published[r].data(), sizeof mine);
   routes_.resize(all.size());
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (all[r].port == 0) continue;
@@ -235,11 +238,14 @@ TimeoutExplanation PeerSurvey::explain(double deadline_seconds) const {
   const std::vector<PeerAnswer> answers = ask_all(deadline_seconds);
   const std::string mine = watchdog_.status().activity;
   explanation.activity_of_rank[topology_.rank] = mine;
+  explanation.waiting_seconds_of_rank[topology_.rank] = watchdog_.status().waiting_seconds;
   for (const PeerAnswer& a : answers) {
-    if (a.answered)
+    if (a.answered) {
       explanation.activity_of_rank[a.rank] = a.activity;
-    else
+      explanation.waiting_seconds_of_rank[a.rank] = a.waiting_seconds;
+    } else {
       explanation.silent_ranks.push_back(a.rank);
+    }
   }
   explanation.text = explain_survey(answers, topology_.host_of_rank, mine);
   return explanation;

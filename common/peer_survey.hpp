@@ -10,7 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/mpi.hpp"
+#include "common/control_plane.hpp"
+#include "common/topology.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench {
@@ -36,7 +37,7 @@ class PeerSurvey final : public TimeoutExplainer {
  public:
   /// Collective over MPI_COMM_WORLD. `watchdog` must outlive the survey; rank 0's is told when a
   /// peer surveys it (Watchdog::notice_peer_timeout).
-  PeerSurvey(Watchdog& watchdog, const mpi::Topology& topology);
+  PeerSurvey(Watchdog& watchdog, const Topology& topology, ControlPlane& world);
   ~PeerSurvey();
   PeerSurvey(const PeerSurvey&) = delete;
   PeerSurvey& operator=(const PeerSurvey&) = delete;
@@ -58,7 +59,7 @@ class PeerSurvey final : public TimeoutExplainer {
   void answer_queries();
 
   Watchdog& watchdog_;
-  const mpi::Topology& topology_;
+  const Topology& topology_;
   int socket_ = -1;
   int wake_[2] = {-1, -1};                    ///< a pipe that ends the answering thread
   std::vector<std::vector<Address>> routes_;  ///< index = world rank: where its socket can be reached

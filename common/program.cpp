@@ -5,34 +5,33 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/mpi.hpp"
 #include "common/output_file.hpp"
 
 namespace fabricbench {
 
-void print_failure(const std::string& program, const mpi::Topology& topology, const std::exception& e) {
+void print_failure(const std::string& program, const Topology& topology, const std::exception& e) {
   std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
   std::fflush(stderr);
 }
 
-int run_mpi_program(int argc, char** argv,
-                    const std::function<int(const std::string& program, const mpi::Topology& topology)>& body) {
+int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
   const std::string program = std::filesystem::path(argv[0]).filename().string();
   install_interrupt_notice();
   try {
     mpi::Session session(argc, argv);
-    const mpi::Topology topology = mpi::discover_topology();
+    mpi::MpiPlane world;
+    const Topology topology = discover_topology(world);
     try {
-      return body(program, topology);
+      return body(program, topology, world);
     } catch (const UsageError& e) {
       if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
       return kExitUsage;
     } catch (const ReportedError& e) {
-      MPI_Abort(MPI_COMM_WORLD, e.code());
-      return e.code();
+      world.abort(e.code());
     } catch (const std::exception& e) {
       print_failure(program, topology, e);
-      MPI_Abort(MPI_COMM_WORLD, kExitFailure);
-      return kExitFailure;
+      world.abort(kExitFailure);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());

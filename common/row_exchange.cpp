@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/row_exchange.hpp"
 
-#include "common/mpi.hpp"
 
 namespace fabricbench {
 namespace {
@@ -24,10 +23,10 @@ ResultRow row_from_peer(const nlohmann::json& object) {
 
 }  // namespace
 
-std::vector<ResultRow> gather_rows(const std::vector<ResultRow>& mine, int root) {
+std::vector<ResultRow> gather_rows(ControlPlane& plane, const std::vector<ResultRow>& mine, int root) {
   nlohmann::json encoded = nlohmann::json::array();
   for (const ResultRow& row : mine) encoded.push_back(row_to_json(row));
-  const std::vector<std::string> all = mpi::gather_strings(encoded.dump(), root);
+  const std::vector<std::string> all = plane.gather(encoded.dump(), root);
   std::vector<ResultRow> rows;
   for (const std::string& text : all)
     for (const nlohmann::json& object : nlohmann::json::parse(text)) rows.push_back(row_from_peer(object));

@@ -5,12 +5,13 @@
 
 #include <vector>
 
+#include "common/control_plane.hpp"
 #include "common/row.hpp"
 
 namespace fabricbench {
 
 /// Every rank's `mine`, concatenated in rank order on `root` (empty elsewhere). Every rank of
-/// MPI_COMM_WORLD must call.
-std::vector<ResultRow> gather_rows(const std::vector<ResultRow>& mine, int root = 0);
+/// `plane` must call.
+std::vector<ResultRow> gather_rows(ControlPlane& plane, const std::vector<ResultRow>& mine, int root = 0);
 
 }  // namespace fabricbench

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "common/error.hpp"
-#include "common/mpi.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench {
@@ -31,23 +31,20 @@ std::size_t StopRule::next_round(const Summary& summary, double measured_seconds
   return static_cast<std::size_t>(std::max(1.0, more));
 }
 
-std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm) {
-  const int count = static_cast<int>(samples.size());
+std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, ControlPlane& group) {
   switch (policy) {
-    case RankReduction::kRank0: FB_MPI_CHECK(MPI_Bcast(samples.data(), count, MPI_DOUBLE, 0, comm)); break;
-    case RankReduction::kMin:
-      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_MIN, comm));
-      break;
-    case RankReduction::kMax:
-      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_MAX, comm));
-      break;
-    case RankReduction::kAvg: {
-      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, samples.data(), count, MPI_DOUBLE, MPI_SUM, comm));
-      int ranks = 1;
-      MPI_Comm_size(comm, &ranks);
-      for (double& s : samples) s /= ranks;
+    case RankReduction::kRank0: {
+      const std::string bytes(reinterpret_cast<const char*>(samples.data()), samples.size() * sizeof(double));
+      const std::string root = group.broadcast(bytes, 0);
+      std::memcpy(samples.data(), root.data(), std::min(root.size(), bytes.size()));
       break;
     }
+    case RankReduction::kMin: group.all_reduce(samples, ControlPlane::Fold::kMin); break;
+    case RankReduction::kMax: group.all_reduce(samples, ControlPlane::Fold::kMax); break;
+    case RankReduction::kAvg:
+      group.all_reduce(samples, ControlPlane::Fold::kSum);
+      for (double& s : samples) s /= group.size();
+      break;
   }
   return samples;
 }
@@ -69,7 +66,7 @@ namespace {
 // The slowest rank's time per operation decides the batch, so every rank batches alike. One
 // operation right after the warm-up is a poor probe (it carries the ranks' skew: 5 us for a 0.5 us
 // call), so the probe grows until it is as long as a sample should be.
-std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                            Watchdog& watchdog) {
   constexpr double kMostOperations = 100000;
   double batch = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
@@ -80,12 +77,12 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
     {
       Watchdog::Scope wait(watchdog);
       probe[0] = run_batch(static_cast<int>(batch));
-      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, probe, 2, MPI_DOUBLE, MPI_MAX, comm));
+      group.all_reduce(probe, ControlPlane::Fold::kMax);
       // The first probe alone would settle a batch of one: confirm that on a second, since the
       // first call after the barrier can carry the ranks' skew (8 B took 20 us once, 0.4 us after).
       if (step == 0 && probe[0] >= probe[1]) {
         double again[2] = {run_batch(static_cast<int>(batch)), plan.min_sample_seconds};
-        FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, again, 2, MPI_DOUBLE, MPI_MAX, comm));
+        group.all_reduce(again, ControlPlane::Fold::kMax);
         probe[0] = std::min(probe[0], again[0]);
       }
     }
@@ -98,7 +95,7 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
 
 std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const SamplingPlan& plan,
                                  const std::function<double(int)>& run_batch, const RunSamples& run_samples,
-                                 MPI_Comm comm, Watchdog& watchdog, double& local_seconds) {
+                                 ControlPlane& group, Watchdog& watchdog, double& local_seconds) {
   std::vector<double> local(samples);
   if (run_samples) {
     Watchdog::Scope wait(watchdog);
@@ -117,24 +114,18 @@ std::vector<double> take_samples(std::size_t samples, std::uint64_t batch, const
     }
   }
   Watchdog::Scope wait(watchdog);
-  return reduce_across_ranks(std::move(local), plan.policy, comm);
+  return reduce_across_ranks(std::move(local), plan.policy, group);
 }
 
 /// The rank with the most timed seconds: on a multi-node run, the node holding everyone back.
-int slowest_rank(double local_seconds, MPI_Comm comm, Watchdog& watchdog) {
-  struct {
-    double seconds;
-    int rank;
-  } mine{local_seconds, 0}, slowest{};
-  MPI_Comm_rank(comm, &mine.rank);
+int slowest_rank(double local_seconds, ControlPlane& group, Watchdog& watchdog) {
   Watchdog::Scope wait(watchdog);
-  FB_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  return slowest.rank;
+  return group.max_location(local_seconds).second;
 }
 
 }  // namespace
 
-Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                     Watchdog& watchdog, const RunSamples& run_samples) {
   if (plan.warmup_operations > 0) {
     Watchdog::Scope wait(watchdog);
@@ -142,19 +133,19 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   }
   {
     Watchdog::Scope wait(watchdog);
-    FB_MPI_CHECK(MPI_Barrier(comm));
+    group.barrier();
   }
   Measurement m;
   double local_seconds = 0;
-  m.batch = choose_batch(plan, run_batch, comm, watchdog);
+  m.batch = choose_batch(plan, run_batch, group, watchdog);
 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);
     if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
-    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, run_samples, comm, watchdog, local_seconds);
+    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
-    m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
+    m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
     return m;
   }
 
@@ -165,13 +156,13 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   std::size_t round = StopRule::kMinSamples;
   double measured = 0;
   while (true) {
-    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, run_samples, comm, watchdog, local_seconds);
+    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
     for (double s : fresh) measured += s * static_cast<double>(m.batch);
     m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
     m.summary = summarize(m.seconds_per_operation);
     m.stop_reason = rule.decide(m.summary, measured);
     if (!m.stop_reason.empty()) {
-      m.slowest_rank = slowest_rank(local_seconds, comm, watchdog);
+      m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));

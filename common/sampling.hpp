@@ -4,14 +4,13 @@
 // noise is low enough. Every decision is taken on rank-reduced numbers, so all ranks decide alike.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/control_plane.hpp"
 #include "common/reduce_op.hpp"
 #include "common/stats.hpp"
 
@@ -38,7 +37,7 @@ struct Measurement {
   std::uint64_t batch = 1;                    ///< operations per sample
   std::string stop_reason;                    ///< iterations | noise | max-time
   Summary summary;
-  int slowest_rank = 0;  ///< rank (of `comm`) whose timed samples added up to the most time
+  int slowest_rank = 0;  ///< rank (of the group) whose timed samples added up to the most time
 };
 
 /// The adaptive stopping rule, separate so it can be tested: stop when the median's relative
@@ -61,7 +60,7 @@ struct StopRule {
 
 /// Elementwise fold of per-rank sample vectors (all the same length) by `policy`. Every rank must
 /// call and gets the same result.
-std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, MPI_Comm comm);
+std::vector<double> reduce_across_ranks(std::vector<double> samples, RankReduction policy, ControlPlane& group);
 
 /// Smallest positive step of std::chrono::steady_clock seen in a short probe, in seconds.
 double clock_resolution_seconds();
@@ -71,10 +70,10 @@ double clock_resolution_seconds();
 /// samples, so only the first carries the launch of its first call).
 using RunSamples = std::function<std::vector<double>(int batch, int samples)>;
 
-/// Runs the plan. `run_batch(n)` runs n operations back to back, waits for them and returns this
+/// Runs the plan over the ranks of `group`. `run_batch(n)` runs n operations back to back, waits for them and returns this
 /// rank's elapsed seconds; `run_samples`, where given, takes the timed samples instead. Every
 /// rank must call with the same plan. `watchdog` guards the MPI waits of the loop itself.
-Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, MPI_Comm comm,
+Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                     Watchdog& watchdog, const RunSamples& run_samples = {});
 
 }  // namespace fabricbench

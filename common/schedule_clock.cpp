@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/schedule_clock.hpp"
 
-#include "common/mpi.hpp"
 
 namespace fabricbench {
 
@@ -11,9 +10,8 @@ void ScheduleClock::cell_begin() { cell_start_ = Clock::now(); }
 
 void ScheduleClock::cell_end() { cell_seconds_ += std::chrono::duration<double>(Clock::now() - cell_start_).count(); }
 
-void ScheduleClock::end_step() {
-  double longest = 0;
-  FB_MPI_CHECK(MPI_Reduce(&cell_seconds_, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+void ScheduleClock::end_step(ControlPlane& world) {
+  const double longest = all_reduce(world, cell_seconds_, ControlPlane::Fold::kMax);
   cell_seconds_ = 0;
   figures_.cells_seconds += longest;
 }

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstddef>
 
+#include "common/control_plane.hpp"
+
 namespace fabricbench {
 
 struct ScheduleFigures {
@@ -17,7 +19,7 @@ struct ScheduleFigures {
   double overhead() const { return cells_seconds > 0 ? (wall_seconds - cells_seconds) / cells_seconds : 0; }
 };
 
-/// Collective over MPI_COMM_WORLD at end_round(); the figures are rank 0's.
+/// Collective over the world at end_step(); the figures are rank 0's.
 class ScheduleClock {
  public:
   ScheduleClock();
@@ -26,7 +28,7 @@ class ScheduleClock {
   void cell_end();
   /// Every rank, after each synchronised step of a round (the whole round, or one size of it):
   /// the step's longest cell reaches rank 0.
-  void end_step();
+  void end_step(ControlPlane& world);
   /// Rank 0 (others may call it too), once per round.
   void end_round();
   ScheduleFigures figures() const;

@@ -25,6 +25,8 @@ struct TimeoutExplanation {
   std::string text;               ///< "" for nothing to add
   std::vector<int> silent_ranks;  ///< world ranks that stopped answering: the likely culprits
   std::map<int, std::string> activity_of_rank;  ///< what each rank that answered (and this one) waits in
+  /// How long each rank that answered had waited in it (seconds; negative: busy, not waiting).
+  std::map<int, double> waiting_seconds_of_rank;
 };
 
 /// Something that can say more about a timeout than the waiting rank knows (the peer survey).

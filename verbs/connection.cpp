@@ -6,15 +6,20 @@
 #include <algorithm>
 #include <random>
 
-#include "common/mpi.hpp"
+#include <cstring>
+
+#include "common/error.hpp"
 
 namespace fabricbench::verbs {
 
-std::vector<Endpoint> exchange_endpoints(const std::vector<Endpoint>& mine, int partner, MPI_Comm comm) {
+std::vector<Endpoint> exchange_endpoints(const std::vector<Endpoint>& mine, int partner, ControlPlane& plane) {
+  const std::string sent(reinterpret_cast<const char*>(mine.data()), mine.size() * sizeof(Endpoint));
+  const std::string received = plane.exchange(partner, sent);
+  if (received.size() != sent.size())
+    throw Error(fmt::format("the peer sent {} B of queue-pair endpoints where {} B were expected", received.size(),
+                            sent.size()));
   std::vector<Endpoint> theirs(mine.size());
-  const int bytes = static_cast<int>(mine.size() * sizeof(Endpoint));
-  FB_MPI_CHECK(MPI_Sendrecv(mine.data(), bytes, MPI_BYTE, partner, 77, theirs.data(), bytes, MPI_BYTE, partner, 77,
-                            comm, MPI_STATUS_IGNORE));
+  std::memcpy(theirs.data(), received.data(), received.size());
   return theirs;
 }
 

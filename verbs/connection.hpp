@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// RC queue pairs connected by exchanging their attributes over MPI (no listening socket).
+// RC queue pairs connected by exchanging their attributes over the control plane (no listening
+// socket of our own).
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "common/control_plane.hpp"
 #include "verbs/device.hpp"
 
 namespace fabricbench::verbs {
@@ -22,7 +22,7 @@ struct Endpoint {
 };
 
 /// Swaps endpoint lists with `partner` (same length on both sides). Both must call.
-std::vector<Endpoint> exchange_endpoints(const std::vector<Endpoint>& mine, int partner, MPI_Comm comm);
+std::vector<Endpoint> exchange_endpoints(const std::vector<Endpoint>& mine, int partner, ControlPlane& plane);
 
 /// An RC QP on `hca`, created in RESET and brought to RTS by connect().
 class RcQueuePair {

@@ -15,7 +15,6 @@
 #include "common/matrix_record.hpp"
 #include "common/pairing.hpp"
 #include "common/measured_row.hpp"
-#include "common/mpi.hpp"
 #include "common/row_exchange.hpp"
 #include "common/schedule_clock.hpp"
 #include "common/sampling.hpp"
@@ -101,7 +100,7 @@ RunVerdict line_rate_verdict(const std::vector<ResultRow>& pair_rows, const Hca&
 }
 
 /// The total of all pairs at one size: rates summed, the slowest pair's times.
-ResultRow total_of(const std::vector<ResultRow>& rows, const mpi::Topology& topology) {
+ResultRow total_of(const std::vector<ResultRow>& rows, const Topology& topology) {
   ResultRow total = rows.front();
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const ResultRow& row = rows[i];
@@ -125,8 +124,9 @@ ResultRow total_of(const std::vector<ResultRow>& rows, const mpi::Topology& topo
 
 class VerbsJob final : public Job {
  public:
-  VerbsJob(VerbsPlan plan, Hca hca, std::unique_ptr<MessageMemory> memory, const mpi::Topology& topology)
-      : plan_(std::move(plan)), hca_(std::move(hca)), memory_(std::move(memory)), topology_(topology) {}
+  VerbsJob(VerbsPlan plan, Hca hca, std::unique_ptr<MessageMemory> memory, const Topology& topology,
+           ControlPlane& world)
+      : plan_(std::move(plan)), hca_(std::move(hca)), memory_(std::move(memory)), topology_(topology), world_(world) {}
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
   std::string connecting() const override {
@@ -218,9 +218,9 @@ class VerbsJob final : public Job {
         for (const auto& sweeps : sweeps_of_size) report(combine_sweeps(sweeps));
       clock.end_round();
       bench_.reset();
-      pair_comm_ = mpi::Comm();
+      pair_.reset();
     }
-    FB_MPI_CHECK(MPI_Bcast(&outcome.wrong_total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
     if (topology_.rank != 0) return outcome;
     if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
     if (const auto& gate = plan_.options.expect_gbps)
@@ -253,14 +253,12 @@ class VerbsJob final : public Job {
   void connect_round(std::size_t round) {
     const VerbsOptions& o = plan_.options;
     const int pair = plan_.pairing.pair_of(round, topology_.rank);
-    pair_comm_ = mpi::Comm::split(MPI_COMM_WORLD, pair < 0 ? MPI_UNDEFINED : pair,
-                                  pair < 0 ? 0 : plan_.pairing.role_of(round, topology_.rank));
+    pair_ = world_.split(pair, pair < 0 ? 0 : plan_.pairing.role_of(round, topology_.rank));
     if (pair < 0) return;  // sits this round out
     const PairConfig config{plan_.metric,     plan_.half_bytes,  o.qps,
                             static_cast<std::uint32_t>(o.tx_depth), o.bidirectional, mtu_enum(o.mtu),
                             o.outputs.timeout_seconds,              topology_.label()};
-    bench_.emplace(hca_, config, make_operation(plan_.operation, o.atomic, plan_.metric, *memory_), *memory_,
-                   pair_comm_.get());
+    bench_.emplace(hca_, config, make_operation(plan_.operation, o.atomic, plan_.metric, *memory_), *memory_, *pair_);
   }
 
   // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
@@ -290,28 +288,27 @@ class VerbsJob final : public Job {
     std::vector<ResultRow> rows;
     {
       Watchdog::Scope wait(watchdog);
-      rows = gather_rows(mine);  // in initiators' rank order
-      clock.end_step();
+      rows = gather_rows(world_, mine);  // in initiators' rank order
+      clock.end_step(world_);
     }
     std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
     return rows;
   }
 
   std::optional<ResultRow> measure_pair(std::size_t round, int pair, std::uint64_t bytes, Watchdog& watchdog) {
-    MPI_Comm comm = pair_comm_.get();
+    ControlPlane& two = *pair_;
     bench_->prepare(bytes);
     {
       Watchdog::Scope wait(watchdog);
-      FB_MPI_CHECK(MPI_Barrier(comm));
+      two.barrier();
     }
     const Measurement m = fabricbench::measure(
-        plan_.sampling, [&](int n) { return bench_->run(bytes, n); }, comm, watchdog);
+        plan_.sampling, [&](int n) { return bench_->run(bytes, n); }, two, watchdog);
     std::int64_t wrong = 0;
     {
       Watchdog::Scope wait(watchdog);
-      FB_MPI_CHECK(MPI_Barrier(comm));
-      wrong = static_cast<std::int64_t>(bench_->count_wrong(bytes));
-      FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+      two.barrier();
+      wrong = all_reduce(two, static_cast<std::int64_t>(bench_->count_wrong(bytes)), ControlPlane::Fold::kSum);
     }
     if (plan_.pairing.role_of(round, topology_.rank) != 0) return std::nullopt;
     return pair_row(round, pair, bytes, m, wrong);
@@ -366,8 +363,9 @@ class VerbsJob final : public Job {
   const VerbsPlan plan_;
   Hca hca_;
   std::unique_ptr<MessageMemory> memory_;  // one buffer for every round
-  const mpi::Topology& topology_;
-  mpi::Comm pair_comm_;                    // this round's pair; null when sitting it out
+  const Topology& topology_;
+  ControlPlane& world_;
+  std::unique_ptr<ControlPlane> pair_;     // this round's pair; null when sitting it out
   std::string word_;
   std::string memory_description_;
   std::optional<PairBenchmark> bench_;
@@ -392,7 +390,7 @@ std::string device_for(const std::string& spec, int local_rank) {
 }
 
 Plan plan_verbs(Operation operation, Metric metric, const std::string& program, int argc, char** argv,
-                const mpi::Topology& topology) {
+                const Topology& topology, ControlPlane& world) {
   ParsedVerbsCommandLine parsed = parse_verbs_options(program, operation, metric, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
   VerbsPlan plan{program, operation, metric, std::move(parsed.options), {}, {}, {}, 0};
@@ -409,15 +407,15 @@ Plan plan_verbs(Operation operation, Metric metric, const std::string& program, 
   if (operation == Operation::kAtomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
     throw UsageError(fmt::format("{} has no RDMA atomics (atomic_cap NONE in ibv_devinfo -v)", hca.name));
   auto memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * plan.half_bytes);
-  return std::make_unique<VerbsJob>(std::move(plan), std::move(hca), std::move(memory), topology);
+  return std::make_unique<VerbsJob>(std::move(plan), std::move(hca), std::move(memory), topology, world);
 }
 
 }  // namespace
 
 int verbs_main(Operation operation, Metric metric, int argc, char** argv) {
   return drive(
-      [=](const std::string& program, int argc_, char** argv_, const mpi::Topology& topology) {
-        return plan_verbs(operation, metric, program, argc_, argv_, topology);
+      [=](const std::string& program, int argc_, char** argv_, const Topology& topology, ControlPlane& world) {
+        return plan_verbs(operation, metric, program, argc_, argv_, topology, world);
       },
       argc, argv);
 }

@@ -3,7 +3,7 @@
 
 // Weak, as nccl-tests declares it: a build against NCCL 2.28 still starts on an older library,
 // which then takes the grouped form.
-#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#if FB_HAVE_NCCL_2_28
 #pragma weak ncclAlltoAll
 #endif
 

@@ -17,7 +17,16 @@
 #define FB_NCCL_ONLY(...) nullptr
 #endif
 
-#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+// Nested: without NCCL, NCCL_VERSION is no macro and the preprocessor cannot read the comparison.
+#define FB_HAVE_NCCL_2_28 0
+#if FABRICBENCH_HAVE_NCCL
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#undef FB_HAVE_NCCL_2_28
+#define FB_HAVE_NCCL_2_28 1
+#endif
+#endif
+
+#if FB_HAVE_NCCL_2_28
 #define FB_NCCL_2_28(...) __VA_ARGS__
 #else
 #define FB_NCCL_2_28(...) nullptr

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectives/catalog/catalog_file.hpp"
 
-#if FABRICBENCH_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#if FB_HAVE_NCCL_2_28
 #pragma weak ncclScatter  // see alltoall.cpp
 #endif
 

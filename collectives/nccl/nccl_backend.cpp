@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -115,7 +116,7 @@ void Communicator::abort() noexcept {
   comm_ = nullptr;
 }
 
-NcclBackend::NcclBackend(const mpi::Topology& topology, const NcclSettings& settings)
+NcclBackend::NcclBackend(const Topology& topology, const NcclSettings& settings)
     : topology_(topology), settings_(settings) {
   ncclGetVersion(&library_version_);
   int devices = 0;
@@ -270,8 +271,11 @@ void NcclBackend::connect() {
     log_start_ = ec ? 0 : static_cast<std::streamoff>(size);
   }
   ncclUniqueId id{};
+  if (!settings_.group) throw Error("an NCCL backend made to answer questions cannot connect");
   if (group_rank() == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
-  FB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, settings_.group));
+  const std::string root_id =
+      settings_.group->broadcast(std::string(reinterpret_cast<const char*>(&id), sizeof id), 0);
+  std::memcpy(&id, root_id.data(), sizeof id);
   // Several GPUs in one process must join inside one group, or the first init waits for the rest.
   // Each handle is owned from the moment NCCL hands it out, so a failure part-way (a later init, the
   // group end) aborts the ones already made instead of leaking them.

@@ -12,7 +12,8 @@
 #include "collectives/backend.hpp"
 #include "collectives/nccl/nccl_check.hpp"
 #include "collectives/nccl/path_observer.hpp"
-#include "common/mpi.hpp"
+#include "common/control_plane.hpp"
+#include "common/topology.hpp"
 #include "gpu/cuda_resources.hpp"
 
 namespace fabricbench::collectives {
@@ -32,11 +33,11 @@ struct NcclSettings {
   std::string log_file;          ///< this rank's NCCL INFO log ("" = none captured)
   bool log_is_temporary = false; ///< removed when the backend goes (no --json, no --nccl-logs)
   std::string profiler_plugin;   ///< fabricbench's profiler plugin ("" = not built or not found)
-  /// The ranks of the communicator: the world, or one pair of a --pairs round (this rank's rank
-  /// in it and its size; -1 = the world's).
-  MPI_Comm group = MPI_COMM_WORLD;
-  int group_rank = -1;
-  int group_size = -1;
+  /// The ranks of the communicator and the plane that agrees its unique id (null: a backend that
+  /// only answers what it can do for `group_size` ranks).
+  ControlPlane* group = nullptr;
+  int group_rank = 0;
+  int group_size = 1;
 };
 
 /// Owns a communicator: destroyed when healthy, aborted when a wait failed, so teardown never
@@ -98,7 +99,7 @@ struct Lane {
 class NcclBackend final : public Backend {
  public:
   /// Selects and checks the GPUs (local work only; connect() builds the communicators).
-  NcclBackend(const mpi::Topology& topology, const NcclSettings& settings);
+  NcclBackend(const Topology& topology, const NcclSettings& settings);
   ~NcclBackend() override;
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -168,9 +169,9 @@ class NcclBackend final : public Backend {
   /// NCCL's environment variables - leaving every variable the user set alone.
   void prepare_environment();
 
-  int group_rank() const { return settings_.group_rank < 0 ? topology_.rank : settings_.group_rank; }
-  int group_size() const { return settings_.group_size < 0 ? topology_.size : settings_.group_size; }
-  const mpi::Topology& topology_;
+  int group_rank() const { return settings_.group_rank; }
+  int group_size() const { return settings_.group_size; }
+  const Topology& topology_;
   std::streamoff log_start_ = 0;
   std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start  // where this backend's part of the (per-process) NCCL log begins
   bool log_start_taken_ = false;

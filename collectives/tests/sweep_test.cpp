@@ -57,7 +57,8 @@ class RowCollector final : public Reporter {
 };
 
 TEST(Sweep, RowsCarryTheRankReducedTimesRatesAndWrongCountsOfEveryPoint) {
-  const mpi::Topology topology = mpi::discover_topology();
+  mpi::MpiPlane world;
+  const Topology topology = discover_topology(world);
   ASSERT_EQ(topology.size, 2) << "run under mpirun -np 2";
   CollectiveOptions options;
   options.sweep.min_bytes = 64;  // float: counts 16, 64, 256
@@ -73,7 +74,7 @@ TEST(Sweep, RowsCarryTheRankReducedTimesRatesAndWrongCountsOfEveryPoint) {
   RowCollector collector;
   Watchdog watchdog(60, topology.label());
   const SweepResult result =
-      run_sweep("fb_test", plan, backend, RankGroup{}, topology, topology.rank == 0 ? &collector : nullptr, watchdog);
+      run_sweep("fb_test", plan, backend, RankGroup{world, {}}, topology, topology.rank == 0 ? &collector : nullptr, watchdog);
 
   ASSERT_EQ(result.rows.size(), 6u);
   EXPECT_EQ(result.wrong_total, 2);  // the 64-element count, out-of-place and in-place

@@ -268,6 +268,22 @@ TEST(StoppedMatrix, TheHungPairNamesTheSilentRankTheRestSayWhyTheyHaveNoFigure) 
                                                stuck.ranks[1], hosts[static_cast<std::size_t>(stuck.ranks[1])]));
   EXPECT_EQ(hung_alive.at({1, 1}), "not gathered (the run stopped in round 1)");
 
+  // A silent rank is named even where its partner has waited long in the pair's own work.
+  TimeoutExplanation partner_stuck = alive;
+  partner_stuck.silent_ranks = {stuck.ranks[1]};
+  partner_stuck.activity_of_rank.erase(stuck.ranks[1]);
+  partner_stuck.activity_of_rank[stuck.ranks[0]] = "sendrecv out-of-place, 1 MiB";
+  partner_stuck.waiting_seconds_of_rank[stuck.ranks[0]] = 7.5;
+  EXPECT_EQ(MatrixRecord::reasons_after_stop(pairing, 1, partner_stuck, hosts, waits).at({1, 0}),
+            fmt::format("timed out in round 1: rank {} on {} stopped answering", stuck.ranks[1],
+                        hosts[static_cast<std::size_t>(stuck.ranks[1])]));
+
+  // Still measuring, but only just (a round-mate of the hung pair on a loaded machine): no accusation.
+  TimeoutExplanation busy = alive;
+  busy.waiting_seconds_of_rank[stuck.ranks[1]] = 0.2;
+  EXPECT_EQ(MatrixRecord::reasons_after_stop(pairing, 1, busy, hosts, waits).at({1, 0}),
+            "not gathered (still measuring when the run stopped in round 1)");
+
   // Round 0's rows (one per pair) make its two cells; the other four fail with their reasons.
   std::vector<ResultRow> rows;
   for (const RankPair& p : pairing.rounds[0]) {

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/control_plane.hpp"
+
+namespace fabricbench {
+
+double all_reduce(ControlPlane& plane, double value, ControlPlane::Fold fold) {
+  plane.all_reduce(std::span<double>(&value, 1), fold);
+  return value;
+}
+
+std::int64_t all_reduce(ControlPlane& plane, std::int64_t value, ControlPlane::Fold fold) {
+  plane.all_reduce(std::span<std::int64_t>(&value, 1), fold);
+  return value;
+}
+
+std::string agree_on_error(ControlPlane& plane, const std::string& local_error) {
+  const std::int64_t mine = local_error.empty() ? plane.size() : plane.rank();
+  const std::int64_t first = all_reduce(plane, mine, ControlPlane::Fold::kMin);
+  if (first == plane.size()) return {};
+  return plane.broadcast(local_error, static_cast<int>(first));
+}
+
+}  // namespace fabricbench

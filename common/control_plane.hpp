@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the harness needs from its peers, whatever launched them: who they are, a barrier, folds of
+// numbers, and bytes gathered, broadcast or exchanged. MPI is the first implementation
+// (mpi_control_plane.hpp); one driven by a launcher's environment can take its place. No code
+// outside an implementation and the MPI data-plane backend calls MPI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fabricbench {
+
+/// Every call is collective over the plane's ranks (each must make it, in the same order) unless
+/// it says otherwise. Failures throw Error naming the call.
+class ControlPlane {
+ public:
+  virtual ~ControlPlane() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "MPI", "env": what found the peers (for the run's header).
+  virtual std::string kind() const = 0;
+  /// The library behind it, for the run's context ("Open MPI v4.1.4").
+  virtual std::string library() const = 0;
+
+  virtual void barrier() = 0;
+  enum class Fold { kSum, kMax, kMin };
+  /// Element-wise fold of `values` over the ranks, in place on every rank.
+  virtual void all_reduce(std::span<double> values, Fold fold) = 0;
+  virtual void all_reduce(std::span<std::int64_t> values, Fold fold) = 0;
+  /// The largest `value` of any rank and the lowest rank holding it, on every rank.
+  virtual std::pair<double, int> max_location(double value) = 0;
+  /// `root`'s bytes on every rank.
+  virtual std::string broadcast(const std::string& bytes, int root) = 0;
+  /// Every rank's bytes, in rank order, on every rank.
+  virtual std::vector<std::string> all_gather(const std::string& bytes) = 0;
+  /// Every rank's bytes, in rank order, on `root`; empty elsewhere.
+  virtual std::vector<std::string> gather(const std::string& bytes, int root) = 0;
+  /// Sends `bytes` to `peer` and returns what `peer` sent: both must call, for each other.
+  virtual std::string exchange(int peer, const std::string& bytes) = 0;
+  /// The ranks that give the same `color`, ordered by `key`; null for those giving a negative
+  /// color (they take part in the call and in nothing after it).
+  virtual std::unique_ptr<ControlPlane> split(int color, int key) = 0;
+  /// The ranks on this rank's node (shared memory), ordered by rank.
+  virtual std::unique_ptr<ControlPlane> split_by_node() = 0;
+  /// This process's node name as the launcher knows it.
+  virtual std::string node_name() const = 0;
+  /// Ends every rank of the job with `code`, now (a runtime failure: no peer may be left waiting).
+  /// Not collective.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+/// A value folded over the plane: the sum, maximum or minimum of one number.
+double all_reduce(ControlPlane& plane, double value, ControlPlane::Fold fold);
+std::int64_t all_reduce(ControlPlane& plane, std::int64_t value, ControlPlane::Fold fold);
+
+/// The error message of the lowest rank that has one, on every rank ("" when none does): so that
+/// every rank takes the same exit.
+std::string agree_on_error(ControlPlane& plane, const std::string& local_error);
+
+}  // namespace fabricbench
