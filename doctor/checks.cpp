@@ -10,54 +10,12 @@
 
 #include "common/error.hpp"
 #include "common/numbers.hpp"
+#include "doctor/kernel_checks.hpp"
+#include "doctor/pcie_checks.hpp"
+#include "doctor/words.hpp"
 
 namespace fabricbench::doctor {
 namespace {
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, separator))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
-struct Pci {
-  std::string bdf;   ///< 0000:19:00.0
-  std::string path;  ///< /sys/devices/pci0000:17/0000:17:00.0/.../0000:19:00.0
-  std::string numa;
-};
-
-/// The PCI components of a device path ("0000:17:00.0", ...), root complex first.
-std::vector<std::string> pci_chain(const std::string& path) {
-  std::vector<std::string> chain;
-  for (const std::string& part : split(path, '/'))
-    if (part.size() == 12 && part[4] == ':' && part[7] == ':' && part[10] == '.') chain.push_back(part);
-  return chain;
-}
-
-std::string root_complex(const std::string& path) {
-  for (const std::string& part : split(path, '/'))
-    if (part.starts_with("pci")) return part;
-  return {};
-}
-
-/// NCCL's names for how far apart two PCI devices are (nvidia-smi topo -m).
-std::string distance(const Pci& a, const Pci& b) {
-  if (root_complex(a.path) != root_complex(b.path)) return a.numa == b.numa ? "NODE" : "SYS";
-  const auto ca = pci_chain(a.path), cb = pci_chain(b.path);
-  std::size_t common = 0;
-  while (common < ca.size() && common < cb.size() && ca[common] == cb[common]) ++common;
-  if (common == 0) return "PHB";  // only the host bridge in common
-  return common + 2 >= std::min(ca.size(), cb.size()) ? "PIX" : "PXB";
-}
 
 std::uint32_t le32(const std::string& bytes, std::size_t at) {
   return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at])) |
@@ -105,11 +63,7 @@ void check_filter(std::vector<Finding>& out, const std::map<std::string, std::st
                    f.exclude && !missing.empty() ? fmt::format("excluding {} that do not exist", join(missing)) : ""});
 }
 
-void check_gpus(const SysTree& t, NodeReport& r, std::vector<Pci>& gpus) {
-  for (const std::string& bdf : nvidia_gpu_addresses(t)) {
-    const std::string dir = "/sys/bus/pci/devices/" + bdf;
-    gpus.push_back({bdf, t.resolve(dir), t.text(dir + "/numa_node").value_or("-1")});
-  }
+void check_gpus(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpus) {
   std::string driver;
   if (auto version = t.text("/proc/driver/nvidia/version")) {
     // "... Kernel Module  580.159.04 ..." or "... Open Kernel Module for x86_64  580.159.04 ...":
@@ -137,89 +91,46 @@ void check_gpus(const SysTree& t, NodeReport& r, std::vector<Pci>& gpus) {
     r.findings.push_back({"gpus", Status::kPass, fmt::format("{} GPU(s): {}; driver {}", gpus.size(), join(names), driver), ""});
 }
 
-}  // namespace
-
-double RdmaPort::gbps() const {
-  try {
-    return parse_number(rate.substr(0, rate.find(' ')), "rate", NumberRange::at_least(0));
-  } catch (const UsageError&) {
-    return 0;
+// RoCE: NCCL needs a RoCE v2 GID with an IPv4 address (or NCCL_IB_GID_INDEX naming one).
+void check_roce_gids(const SysTree& t, const RdmaPort& found, const std::map<std::string, std::string>& env,
+                     std::vector<Finding>& out) {
+  const std::string p = "/sys/class/infiniband/" + found.device + "/ports/" + found.port;
+  const std::string &dev = found.device, &port = found.port;
+  std::vector<std::string> v2;
+  for (const std::string& index : t.list(p + "/gids")) {
+    const std::string gid = t.text(p + "/gids/" + index).value_or("");
+    const std::string type = t.text(p + "/gid_attrs/types/" + index).value_or("");
+    if (gid.empty() || gid.find_first_not_of("0:") == std::string::npos) continue;
+    if (type.find("v2") != std::string::npos && gid.find("0000:0000:0000:0000:0000:ffff:") == 0) v2.push_back(index);
   }
+  if (v2.empty())
+    out.push_back({"roce-gid", Status::kFail, fmt::format("{} port {}: no RoCE v2 GID with an IPv4 address", dev, port),
+                   "give the port's netdev an IPv4 address (show_gids lists the table)"});
+  else
+    out.push_back({"roce-gid", Status::kPass, fmt::format("{} port {}: RoCE v2 IPv4 GID index(es) {}", dev, port, join(v2)), ""});
+  if (auto wanted = env.find("NCCL_IB_GID_INDEX"); wanted != env.end() && std::find(v2.begin(), v2.end(), wanted->second) == v2.end())
+    out.push_back({"nccl-env", Status::kFail,
+                   fmt::format("NCCL_IB_GID_INDEX={} is not a RoCE v2 IPv4 GID of {} port {}", wanted->second, dev, port),
+                   v2.empty() ? "fix the GID table first" : fmt::format("use one of {} or unset it", join(v2))});
 }
 
-std::vector<RdmaPort> rdma_ports(const SysTree& t) {
-  std::vector<RdmaPort> ports;
-  for (const std::string& dev : t.list("/sys/class/infiniband"))
-    for (const std::string& port : t.list("/sys/class/infiniband/" + dev + "/ports")) {
-      const std::string p = "/sys/class/infiniband/" + dev + "/ports/" + port;
-      ports.push_back({dev, port, t.text(p + "/state").value_or("?"), t.text(p + "/phys_state").value_or("?"),
-                       t.text(p + "/rate").value_or("?"), t.text(p + "/link_layer").value_or("?")});
-    }
-  return ports;
-}
-
-std::vector<std::string> nvidia_gpu_addresses(const SysTree& t) {
-  std::vector<std::string> gpus;
-  for (const std::string& bdf : t.list("/sys/bus/pci/devices")) {
-    const std::string dir = "/sys/bus/pci/devices/" + bdf;
-    const std::string cls = t.text(dir + "/class").value_or("");
-    if (t.text(dir + "/vendor").value_or("") == "0x10de" && (cls.starts_with("0x0302") || cls.starts_with("0x0300")))
-      gpus.push_back(bdf);
-  }
-  return gpus;
-}
-
-namespace {
-
-void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env, NodeReport& r,
-                std::vector<std::pair<std::string, Pci>>& hcas) {
-  const std::vector<std::string> devices = t.list("/sys/class/infiniband");
-  if (devices.empty()) {
-    r.findings.push_back({"rdma", Status::kWarn, "no RDMA device (/sys/class/infiniband is empty)",
-                          "load the HCA driver (mlx5_ib) and check ibstat; without it NCCL runs NET/Socket between nodes"});
+void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env, const std::vector<RdmaPort>& ports,
+                std::vector<Finding>& out) {
+  if (t.list("/sys/class/infiniband").empty()) {
+    out.push_back({"rdma", Status::kWarn, "no RDMA device (/sys/class/infiniband is empty)",
+                   "load the HCA driver (mlx5_ib) and check ibstat; without it NCCL runs NET/Socket between nodes"});
     return;
   }
-  const std::vector<RdmaPort> ports = rdma_ports(t);
-  for (const std::string& dev : devices) {
-    const std::string base = "/sys/class/infiniband/" + dev;
-    const std::string device_link = base + "/device";
-    if (t.exists(device_link)) {
-      const std::string path = t.resolve(device_link);
-      const auto chain = pci_chain(path);
-      hcas.push_back({dev, {chain.empty() ? dev : chain.back(), path, t.text(device_link + "/numa_node").value_or("-1")}});
-    }
-    for (const RdmaPort& found : ports) {
-      if (found.device != dev) continue;
-      const std::string& port = found.port;
-      const std::string p = base + "/ports/" + port;
-      const std::string &state = found.state, &phys = found.phys_state, &rate = found.rate, &layer = found.link_layer;
-      const bool up = found.link_up();
-      if (found.active() && up)
-        r.findings.push_back({"rdma-port", Status::kPass, fmt::format("{} port {}: {}, {}, {}, {}", dev, port, state, phys, rate, layer), ""});
-      else
-        r.findings.push_back({"rdma-port", Status::kFail, fmt::format("{} port {}: {}, {} ({})", dev, port, state, phys, layer),
-                              up ? "link up but not ACTIVE: InfiniBand needs a subnet manager (opensm / the switch's SM)"
-                                 : "no link: check the cable, the switch port, ibstat / ibportstate"});
-      if (layer == "Ethernet") {  // RoCE: NCCL needs a RoCE v2 GID with an IPv4 address (or NCCL_IB_GID_INDEX)
-        std::vector<std::string> v2;
-        for (const std::string& index : t.list(p + "/gids")) {
-          const std::string gid = t.text(p + "/gids/" + index).value_or("");
-          const std::string type = t.text(p + "/gid_attrs/types/" + index).value_or("");
-          if (gid.empty() || gid.find_first_not_of("0:") == std::string::npos) continue;
-          if (type.find("v2") != std::string::npos && gid.find("0000:0000:0000:0000:0000:ffff:") == 0) v2.push_back(index);
-        }
-        if (v2.empty())
-          r.findings.push_back({"roce-gid", Status::kFail, fmt::format("{} port {}: no RoCE v2 GID with an IPv4 address", dev, port),
-                                "give the port's netdev an IPv4 address (show_gids lists the table)"});
-        else
-          r.findings.push_back({"roce-gid", Status::kPass, fmt::format("{} port {}: RoCE v2 IPv4 GID index(es) {}", dev, port, join(v2)), ""});
-        if (auto wanted = env.find("NCCL_IB_GID_INDEX"); wanted != env.end() &&
-                                                        std::find(v2.begin(), v2.end(), wanted->second) == v2.end())
-          r.findings.push_back({"nccl-env", Status::kFail,
-                                fmt::format("NCCL_IB_GID_INDEX={} is not a RoCE v2 IPv4 GID of {} port {}", wanted->second, dev, port),
-                                v2.empty() ? "fix the GID table first" : fmt::format("use one of {} or unset it", join(v2))});
-      }
-    }
+  for (const RdmaPort& found : ports) {
+    const std::string &state = found.state, &phys = found.phys_state, &rate = found.rate, &layer = found.link_layer;
+    const bool up = found.link_up();
+    if (found.active() && up)
+      out.push_back({"rdma-port", Status::kPass, fmt::format("{}: {}, {}, {}, {}", found.name(), state, phys, rate, layer), ""});
+    else
+      out.push_back({"rdma-port", Status::kFail, fmt::format("{}: {}, {} ({})", found.name(), state, phys, layer),
+                     up ? "link up but not ACTIVE: InfiniBand needs a subnet manager (opensm / the switch's SM)"
+                        : "no link: check the cable, the switch port, ibstat / ibportstate"});
+    if (layer == "Ethernet") check_roce_gids(t, found, env, out);
   }
 }
 
@@ -257,45 +168,6 @@ void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
                           "modprobe nvidia-peermem (MLNX_OFED or the inbox module), else NCCL stages GPU data through host memory"});
 }
 
-// Locked memory matters only to RDMA registrations: a node with no RDMA device that needs none
-// is not judged on it (a CPU-only node with the distribution's 8 MiB default is healthy).
-void check_memlock(const SysTree& t, NodeReport& r, bool rdma_present, bool rdma_required) {
-  const auto limits = t.text("/proc/self/limits");
-  if (!limits) return;
-  const bool judged = rdma_present || rdma_required;
-  std::istringstream lines(*limits);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (!line.starts_with("Max locked memory")) continue;
-    std::istringstream words(line.substr(17));
-    std::string soft;
-    words >> soft;
-    if (soft == "unlimited") {
-      r.findings.push_back({"memlock", Status::kPass, "max locked memory unlimited", ""});
-      continue;
-    }
-    double bytes = 0;
-    try {
-      bytes = parse_number(soft, "/proc/self/limits: Max locked memory", NumberRange::at_least(0));
-    } catch (const UsageError& e) {
-      r.findings.push_back({"memlock", judged ? Status::kWarn : Status::kInfo, e.what(),
-                            judged ? "check ulimit -l on the node" : ""});
-      continue;
-    }
-    if (bytes >= 1024.0 * 1024 * 1024)
-      r.findings.push_back({"memlock", Status::kPass, fmt::format("max locked memory {} bytes", soft), ""});
-    else if (!judged)
-      r.findings.push_back({"memlock", Status::kInfo,
-                            fmt::format("max locked memory {} bytes, not judged: no RDMA device here and none required "
-                                        "(only RDMA registrations lock memory)",
-                                        soft),
-                            ""});
-    else
-      r.findings.push_back({"memlock", Status::kFail, fmt::format("max locked memory {} bytes: RDMA registrations will fail", soft),
-                            "memlock unlimited in /etc/security/limits.conf (and PropagateResourceLimits / LimitMEMLOCK for Slurm)"});
-  }
-}
-
 void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpus,
                     const std::vector<std::pair<std::string, Pci>>& hcas) {
   if (gpus.empty() || hcas.empty()) return;
@@ -303,10 +175,9 @@ void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpu
   for (const Pci& g : gpus) {
     std::string best_name, best = "SYS";
     const Pci* best_hca = nullptr;
-    const std::vector<std::string> order{"PIX", "PXB", "PHB", "NODE", "SYS"};
     for (const auto& [name, hca] : hcas) {
-      const std::string d = distance(g, hca);
-      if (!best_hca || std::find(order.begin(), order.end(), d) < std::find(order.begin(), order.end(), best)) {
+      const std::string d = pci_distance(g, hca);
+      if (!best_hca || distance_rank(d) < distance_rank(best)) {
         best = d, best_name = name, best_hca = &hca;
       }
     }
@@ -379,26 +250,44 @@ int acs_control(const std::string& config) {
 }
 
 NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
-                        const std::string& host, const std::string& nccl_version, bool rdma_required) {
+                        const std::string& host, const std::string& nccl_version, const NodeContext& context) {
   NodeReport r;
   r.host = host;
   if (!nccl_version.empty()) r.facts["nccl"] = nccl_version;
-  std::vector<Pci> gpus;
-  std::vector<std::pair<std::string, Pci>> hcas;
-  check_gpus(tree, r, gpus);
-  check_rdma(tree, environment, r, hcas);
+  const std::vector<Pci> gpus = gpu_functions(tree);
+  const auto hcas = rdma_functions(tree);
+  r.ports = rdma_ports(tree);
   const bool rdma_present = !tree.list("/sys/class/infiniband").empty();
+  check_gpus(tree, r, gpus);
+  check_rdma(tree, environment, r.ports, r.findings);
+  check_port_rates(r.ports, r.findings);
+  r.counters = context.counters ? *context.counters : CounterWindow{read_port_counters(tree), {}, 0, "one reading asked for", {}};
+  r.link_errors = error_rates(r.counters);
+  check_link_errors(r.counters, r.link_errors, r.findings);
+  check_firmware(tree, r.findings, r.facts);
   check_gdr(tree, r, !gpus.empty(), rdma_present);
-  check_memlock(tree, r, rdma_present, rdma_required);
+  check_kernel_limits(tree, rdma_present || context.rdma_required, context.vantage, r.findings);
   check_affinity(tree, r, gpus, hcas);
+  r.topology = topology_matrix(tree);
+  summarize_topology(r.topology, r.findings);
+  check_pcie_links(pcie_links(tree), r.findings);
   check_iommu(tree, r);
   check_filter(r.findings, environment, "NCCL_IB_HCA", tree.list("/sys/class/infiniband"), "RDMA device(s)");
   check_filter(r.findings, environment, "NCCL_SOCKET_IFNAME", tree.list("/sys/class/net"), "interface(s)");
-  for (const std::string& skipped : tree.skipped())
-    r.findings.push_back({"skipped-file", Status::kWarn, "not read: " + skipped,
+  std::vector<std::string> skipped = tree.skipped();
+  skipped.insert(skipped.end(), r.counters.skipped.begin(), r.counters.skipped.end());
+  for (const std::string& path : skipped)
+    r.findings.push_back({"skipped-file", Status::kWarn, "not read: " + path,
                           "sysfs and procfs hold only small regular files, folders and links within: re-record the "
                           "tree (scripts/record-sysfs.sh) or find what put this there"});
   return r;
+}
+
+NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
+                        const std::string& host, const std::string& nccl_version, bool rdma_required) {
+  NodeContext context;
+  context.rdma_required = rdma_required;
+  return inspect_node(tree, environment, host, nccl_version, context);
 }
 
 std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes) {
@@ -419,9 +308,17 @@ std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes) {
     }
     std::string detail;
     for (const auto& [value, hosts] : by_value) detail += fmt::format("{}{} on {}", detail.empty() ? "" : "; ", value, join(hosts));
-    out.push_back({"same-" + item, item == "kernel" ? Status::kWarn : Status::kFail, fmt::format("{} differs: {}", item, detail),
-                   "install the same version on every node: mixed versions break or slow NCCL"});
+    // A kernel or HCA firmware that differs is worth knowing; a driver or NCCL that differs breaks jobs.
+    const bool firmware = item == "hca firmware";
+    out.push_back({"same-" + item, item == "kernel" || firmware ? Status::kWarn : Status::kFail,
+                   fmt::format("{} differs: {}", item, detail),
+                   firmware ? "flash one firmware on every node's HCAs (mlxfwmanager, mstflint): versions differ in "
+                              "features and fixes NCCL meets"
+                            : "install the same version on every node: mixed versions break or slow NCCL"});
   }
+  std::map<std::string, std::vector<RdmaPort>> ports_by_host;
+  for (const NodeReport& n : nodes) ports_by_host[n.host] = n.ports;
+  compare_port_rates(ports_by_host, out);
   return out;
 }
 
@@ -429,7 +326,16 @@ nlohmann::json to_json(const NodeReport& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const Finding& f : r.findings)
     findings.push_back({{"check", f.check}, {"status", status_name(f.status)}, {"detail", f.detail}, {"remedy", f.remedy}});
-  return {{"host", r.host}, {"facts", r.facts}, {"findings", findings}};
+  nlohmann::json ports = nlohmann::json::array();
+  for (const RdmaPort& p : r.ports)
+    ports.push_back({{"device", p.device}, {"port", p.port}, {"state", p.state}, {"phys_state", p.phys_state},
+                     {"rate", p.rate}, {"link_layer", p.link_layer}});
+  nlohmann::json errors = nlohmann::json::array();
+  for (const PortErrorRate& e : r.link_errors)
+    errors.push_back({{"port", e.port}, {"errors", e.errors}, {"per_hour", e.per_hour}, {"rising", e.rising},
+                      {"saturated", e.saturated}, {"seconds", r.counters.seconds}});
+  return {{"host", r.host},          {"facts", r.facts},       {"findings", findings},
+          {"ports", ports},          {"link_errors", errors},  {"topology", to_json(r.topology)}};
 }
 
 std::string json_text(const nlohmann::json& value, int indent) {
@@ -445,6 +351,11 @@ NodeReport report_from_json(const nlohmann::json& j) {
     const Status status = s == "PASS" ? Status::kPass : s == "WARN" ? Status::kWarn : s == "FAIL" ? Status::kFail : Status::kInfo;
     r.findings.push_back({f.value("check", std::string()), status, f.value("detail", std::string()), f.value("remedy", std::string())});
   }
+  for (const auto& p : j.value("ports", nlohmann::json::array()))
+    r.ports.push_back({p.value("device", std::string()), p.value("port", std::string()), p.value("state", std::string()),
+                       p.value("phys_state", std::string()), p.value("rate", std::string()),
+                       p.value("link_layer", std::string())});
+  r.topology = topology_from_json(j.value("topology", nlohmann::json::object()));
   return r;
 }
 

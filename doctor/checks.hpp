@@ -1,57 +1,56 @@
 // SPDX-License-Identifier: Apache-2.0
 // The preflight checks of one node, each a PASS / INFO / WARN / FAIL finding with a one-line
-// remedy: GPUs and driver, RDMA ports, RoCE GIDs, the GPUDirect RDMA path (nvidia-peermem or
-// dma-buf), memlock, GPU-NIC PCIe and NUMA affinity, PCIe ACS on the bridges between them, the
-// IOMMU mode, and NCCL_* variables naming devices or interfaces the node lacks.
+// remedy: GPUs and driver, RDMA ports (state, rates, error counters, firmware), RoCE GIDs, the
+// GPUDirect RDMA path (nvidia-peermem or dma-buf), kernel limits (memlock, vm.max_map_count, open
+// files, hugepages), GPU-NIC PCIe and NUMA affinity and the topology matrix, PCIe links trained
+// down, PCIe ACS on the bridges between GPUs and NICs, the IOMMU mode, and NCCL_* variables naming
+// devices or interfaces the node lacks. Each theme has its file; this one runs them in order.
 #pragma once
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "doctor/finding.hpp"
+#include "doctor/pci_paths.hpp"
+#include "doctor/port_checks.hpp"
 #include "doctor/sys_tree.hpp"
+#include "doctor/topology_matrix.hpp"
 
 namespace fabricbench::doctor {
-
-enum class Status { kPass, kInfo, kWarn, kFail };
-const char* status_name(Status status);
-
-struct Finding {
-  std::string check;   ///< "gpus", "rdma-port", "acs"...
-  Status status = Status::kInfo;
-  std::string detail;  ///< what was found
-  std::string remedy;  ///< what to do ("" for PASS/INFO)
-};
 
 struct NodeReport {
   std::string host;
   std::vector<Finding> findings;
-  std::map<std::string, std::string> facts;  ///< driver, kernel, nccl: compared across nodes
+  std::map<std::string, std::string> facts;  ///< driver, kernel, nccl, hca firmware: compared across nodes
+  std::vector<RdmaPort> ports;               ///< compared across nodes (rates)
+  TopologyMatrix topology;                   ///< GPUs and RDMA devices, as NCCL sees them
+  CounterWindow counters;                    ///< the readings behind the link-errors findings (not in the JSON)
+  std::vector<PortErrorRate> link_errors;    ///< the rates made from them
 };
 
-/// One RDMA port as sysfs shows it (the words ibstat prints).
-struct RdmaPort {
-  std::string device, port;
-  std::string state, phys_state, rate, link_layer;  ///< "4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)", "InfiniBand"
-  bool active() const { return state.find("ACTIVE") != std::string::npos; }
-  bool link_up() const { return phys_state.find("LinkUp") != std::string::npos; }
-  /// The rate's Gb/s ("400 Gb/sec (4X NDR)" -> 400); 0 when unreadable.
-  double gbps() const;
+/// What the node is inspected with besides its tree.
+struct NodeContext {
+  bool rdma_required = false;  ///< the rules ask for HCAs: the kernel limits are judged without one
+  std::string vantage;         ///< where the limits are seen from (limits_vantage); "" for a recorded tree
+  /// The port counters read twice; unset: inspect_node reads them once itself (no rate).
+  std::optional<CounterWindow> counters;
 };
-/// Every port of every device under /sys/class/infiniband, by device then port.
-std::vector<RdmaPort> rdma_ports(const SysTree& tree);
-/// NVIDIA GPUs (display or 3D controllers of vendor 0x10de) on the PCI bus, by address.
-std::vector<std::string> nvidia_gpu_addresses(const SysTree& tree);
 
 /// `environment`: the NCCL_* variables of the run. `nccl_version`: the library this process
-/// would load ("" when none). The memlock limit is judged where there is an RDMA device or
-/// `rdma_required` (fb_health's rules ask for HCAs); elsewhere it is INFO. Files the tree could not
-/// give (SysTree::skipped) are WARN findings "skipped-file".
+/// would load ("" when none). The kernel limits are judged where there is an RDMA device or
+/// `context.rdma_required`; elsewhere they are INFO. Files the tree could not give
+/// (SysTree::skipped) are WARN findings "skipped-file".
+NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
+                        const std::string& host, const std::string& nccl_version, const NodeContext& context);
+/// The same with only `rdma_required` given.
 NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::string>& environment,
                         const std::string& host, const std::string& nccl_version, bool rdma_required = false);
 
-/// Findings about the nodes together: versions that differ between them.
+/// Findings about the nodes together: versions and firmware that differ between them, ports slower
+/// than other nodes' ports.
 std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes);
 
 /// The ACS Control register of a PCI config space (extended capability 0x000D); -1 when absent,

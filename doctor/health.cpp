@@ -2,7 +2,9 @@
 #include "doctor/health.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +12,8 @@
 
 #include "common/error.hpp"
 #include "common/numbers.hpp"
+#include "doctor/kernel_checks.hpp"
+#include "doctor/pcie_checks.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -23,14 +27,26 @@ std::string trimmed(const std::string& text) {
 constexpr double kMostItems = 1024;      // GPUs or HCA ports on one node
 constexpr double kFastestGbps = 100000;  // any rate in the rules, GB/s or Gb/s
 
-int count(const std::string& value, const std::string& what) {
-  const double n = parse_number(value, what, NumberRange::between(0, kMostItems));
+double whole(const std::string& value, const std::string& what, double lowest, double highest) {
+  const double n = parse_number(value, what, NumberRange{});
+  // The bounds written out in full: NumberRange writes 2147483647 as 2.14748e+09.
+  if (n < lowest || n > highest) throw UsageError(fmt::format("{}: '{}' is out of range (must be {:.0f} to {:.0f})", what, value, lowest, highest));
   if (n != std::floor(n)) throw UsageError(fmt::format("{}: '{}' is not a whole number", what, value));
-  return static_cast<int>(n);
+  return n;
+}
+
+int count(const std::string& value, const std::string& what) {
+  return static_cast<int>(whole(value, what, 0, kMostItems));
 }
 
 double rate(const std::string& value, const std::string& what) {
   return parse_number(value, what, NumberRange::between(0, kFastestGbps));
+}
+
+/// `what` is "FILE line N: key".
+bool yes_or_no(const std::string& value, const std::string& what) {
+  if (value != "yes" && value != "no") throw UsageError(fmt::format("{} is yes or no, not '{}'", what, value));
+  return value == "yes";
 }
 
 // The doctor already says "no GPU" / "no RDMA device" as a WARN; a rules file that expects none
@@ -38,6 +54,45 @@ double rate(const std::string& value, const std::string& what) {
 bool expected_absence(const Finding& f, const HealthRules& rules) {
   return (f.check == "gpus" && rules.gpus == 0 && f.detail.starts_with("no NVIDIA GPU")) ||
          (f.check == "rdma" && rules.hcas == 0 && f.detail.starts_with("no RDMA device"));
+}
+
+}  // namespace
+
+namespace {
+
+constexpr double kMostCount = 2147483647;  // vm.max_map_count and open files are C ints in the kernel
+
+using RuleSetter = void (*)(HealthRules&, const std::string& value, const std::string& what);
+
+/// Every key a rules file may hold, in the order the unknown-key message lists them.
+const std::vector<std::pair<const char*, RuleSetter>>& rule_keys() {
+  static const std::vector<std::pair<const char*, RuleSetter>> kKeys = {
+      {"gpus", [](HealthRules& r, const std::string& v, const std::string& w) { r.gpus = count(v, w); }},
+      {"hcas", [](HealthRules& r, const std::string& v, const std::string& w) { r.hcas = count(v, w); }},
+      {"min_port_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_port_gbps = rate(v, w); }},
+      {"min_busbw_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_busbw_gbps = rate(v, w); }},
+      {"min_copy_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_copy_gbps = rate(v, w); }},
+      {"min_loopback_gbps",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_loopback_gbps = rate(v, w); }},
+      {"require_gdr", [](HealthRules& r, const std::string& v, const std::string& w) { r.require_gdr = yes_or_no(v, w); }},
+      {"min_pcie_width",
+       [](HealthRules& r, const std::string& v, const std::string& w) {
+         r.min_pcie_width = static_cast<int>(whole(v, w, 1, 32));
+       }},
+      {"min_pcie_gen",
+       [](HealthRules& r, const std::string& v, const std::string& w) {
+         r.min_pcie_gen = static_cast<int>(whole(v, w, 1, 7));
+       }},
+      {"min_max_map_count",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_max_map_count = whole(v, w, 0, kMostCount); }},
+      {"min_open_files",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_open_files = whole(v, w, 0, kMostCount); }},
+      {"max_link_errors_per_hour",
+       [](HealthRules& r, const std::string& v, const std::string& w) {
+         r.max_link_errors_per_hour = parse_number(v, w, NumberRange::between(0, 1e12));
+       }},
+  };
+  return kKeys;
 }
 
 }  // namespace
@@ -54,27 +109,14 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
     const auto equals = line.find('=');
     if (equals == std::string::npos) throw UsageError(fmt::format("{}: '{}' is not key = value", where, line));
     const std::string key = trimmed(line.substr(0, equals)), value = trimmed(line.substr(equals + 1));
-    const std::string what = fmt::format("{}: {}", where, key);
-    if (key == "gpus")
-      rules.gpus = count(value, what);
-    else if (key == "hcas")
-      rules.hcas = count(value, what);
-    else if (key == "min_port_gbps")
-      rules.min_port_gbps = rate(value, what);
-    else if (key == "min_busbw_gbps")
-      rules.min_busbw_gbps = rate(value, what);
-    else if (key == "min_copy_gbps")
-      rules.min_copy_gbps = rate(value, what);
-    else if (key == "min_loopback_gbps")
-      rules.min_loopback_gbps = rate(value, what);
-    else if (key == "require_gdr" && (value == "yes" || value == "no"))
-      rules.require_gdr = value == "yes";
-    else if (key == "require_gdr")
-      throw UsageError(fmt::format("{}: require_gdr is yes or no, not '{}'", where, value));
-    else
-      throw UsageError(fmt::format("{}: unknown key '{}' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
-                                   "min_loopback_gbps, require_gdr)",
-                                   where, key));
+    const auto& keys = rule_keys();
+    const auto known = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return key == k.first; });
+    if (known == keys.end()) {
+      std::vector<std::string> names;
+      for (const auto& k : keys) names.push_back(k.first);
+      throw UsageError(fmt::format("{}: unknown key '{}' ({})", where, key, fmt::join(names, ", ")));
+    }
+    known->second(rules, value, fmt::format("{}: {}", where, key));
   }
   return rules;
 }
@@ -92,27 +134,14 @@ std::string read_rules_file(const std::string& path) {
 }
 
 bool needs_rdma(const HealthRules& rules) {
-  return (rules.hcas && *rules.hcas > 0) || rules.min_port_gbps || rules.min_loopback_gbps || rules.require_gdr;
+  return (rules.hcas && *rules.hcas > 0) || rules.min_port_gbps || rules.min_loopback_gbps || rules.require_gdr ||
+         rules.max_link_errors_per_hour;
 }
 
-std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
-                                    const NodeMeasurements& measured) {
-  std::vector<HealthCheck> checks;
-  for (const Finding& f : report.findings) {
-    if (expected_absence(f, rules))
-      checks.push_back({"doctor:" + f.check, Status::kPass, f.detail + ", as the rules expect", ""});
-    else
-      checks.push_back({"doctor:" + f.check, f.status, f.detail, f.remedy});
-  }
-  if (rules.gpus) {
-    const auto found = static_cast<int>(nvidia_gpu_addresses(tree).size());
-    if (found == *rules.gpus)
-      checks.push_back({"gpu-count", Status::kPass, fmt::format("{} GPU(s), as expected", found), ""});
-    else
-      checks.push_back({"gpu-count", Status::kFail, fmt::format("{} GPU(s) on the PCI bus, expected {}", found, *rules.gpus),
-                        "a GPU fell off the bus or is hidden: lspci -d 10de:, dmesg for Xid / AER, reseat or replace"});
-  }
-  const std::vector<RdmaPort> ports = rdma_ports(tree);
+namespace {
+
+/// The rules' items about RDMA ports: how many are up, and their rate.
+void judge_ports(const std::vector<RdmaPort>& ports, const HealthRules& rules, std::vector<HealthCheck>& checks) {
   if (rules.hcas) {
     int active = 0;
     for (const RdmaPort& p : ports) active += p.active() && p.link_up();
@@ -137,6 +166,28 @@ std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& repor
       checks.push_back({"port-rate", Status::kFail, "no RDMA port to judge against min_port_gbps",
                         "load the HCA driver (mlx5_ib), or drop min_port_gbps from the rules of a node without HCAs"});
   }
+}
+
+}  // namespace
+
+std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& report, const HealthRules& rules,
+                                    const NodeMeasurements& measured) {
+  std::vector<HealthCheck> checks;
+  for (const Finding& f : report.findings) {
+    if (expected_absence(f, rules))
+      checks.push_back({"doctor:" + f.check, Status::kPass, f.detail + ", as the rules expect", ""});
+    else
+      checks.push_back({"doctor:" + f.check, f.status, f.detail, f.remedy});
+  }
+  if (rules.gpus) {
+    const auto found = static_cast<int>(nvidia_gpu_addresses(tree).size());
+    if (found == *rules.gpus)
+      checks.push_back({"gpu-count", Status::kPass, fmt::format("{} GPU(s), as expected", found), ""});
+    else
+      checks.push_back({"gpu-count", Status::kFail, fmt::format("{} GPU(s) on the PCI bus, expected {}", found, *rules.gpus),
+                        "a GPU fell off the bus or is hidden: lspci -d 10de:, dmesg for Xid / AER, reseat or replace"});
+  }
+  judge_ports(rdma_ports(tree), rules, checks);
   if (rules.require_gdr) {
     const Finding* gdr = nullptr;
     for (const Finding& f : report.findings)
@@ -147,6 +198,9 @@ std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& repor
       checks.push_back({"gdr", Status::kFail, gdr ? "required, but " + gdr->detail : "required, but not checked",
                         "modprobe nvidia_peermem (or a dma-buf kernel and fb_rdma_* --mem cuda-dmabuf)"});
   }
+  judge_pcie_rules(pcie_links(tree), rules, checks);
+  judge_kernel_rules(tree, rules, checks);
+  judge_link_error_rule(report.counters, rules, checks);
   if (measured.gpu_copy) judge_gpu_copy(*measured.gpu_copy, rules, checks);
   judge_loopback(measured, rules, checks);
   if (measured.all_reduce) judge_all_reduce(*measured.all_reduce, rules, checks);

@@ -23,20 +23,27 @@ struct HealthRules {
   std::optional<double> min_copy_gbps;   ///< each GPU's pinned host<->GPU copy, each direction (GB/s)
   std::optional<double> min_loopback_gbps;  ///< each active port's loopback RDMA write (Gb/s)
   bool require_gdr = false;              ///< the doctor's GPUDirect RDMA finding must PASS
+  std::optional<int> min_pcie_width;     ///< every PCIe link of the GPUs and HCAs up to the root port, lanes
+  std::optional<int> min_pcie_gen;       ///< the same links' generation (an idle GPU's link: what both ends allow)
+  std::optional<double> min_max_map_count;         ///< vm.max_map_count
+  std::optional<double> min_open_files;            ///< the soft open-files limit
+  std::optional<double> max_link_errors_per_hour;  ///< each port's error counters together, over the counter window
 };
 
 /// Parses "key = value" lines ('#' starts a comment): gpus, hcas (whole numbers, 0 to 1024),
 /// min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps (0 to 100000), require_gdr
-/// (yes/no). Throws UsageError naming the file, line and key for an unknown key or a bad value
-/// (not a number, NaN, an infinity, out of range).
+/// (yes/no), min_pcie_width (1 to 32), min_pcie_gen (1 to 7), min_max_map_count and min_open_files
+/// (whole numbers, 0 to 2147483647), max_link_errors_per_hour (0 to 1e12). Throws UsageError
+/// naming the file, line and key for an unknown key or a bad value (not a number, NaN, an
+/// infinity, out of range).
 HealthRules parse_health_rules(const std::string& text, const std::string& source);
 
 /// The rules file at `path`: a regular file of at most SysTree::kMaxFileBytes, never a FIFO or a
 /// device (read as SysTree reads). Throws UsageError naming --rules, the path and why.
 std::string read_rules_file(const std::string& path);
 
-/// The rules ask for RDMA (HCAs, a port rate, a loopback rate, GPUDirect RDMA): memlock is judged
-/// even where no RDMA device shows.
+/// The rules ask for RDMA (HCAs, a port rate, a loopback rate, GPUDirect RDMA, a link error rate):
+/// the kernel limits are judged even where no RDMA device shows.
 bool needs_rdma(const HealthRules& rules);
 
 struct HealthCheck {

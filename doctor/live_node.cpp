@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 extern char** environ;
 
 namespace fabricbench::doctor {
@@ -26,6 +28,14 @@ std::map<std::string, std::string> nccl_environment() {
     const std::string entry = *e;
     if (entry.starts_with("NCCL_")) env[entry.substr(0, entry.find('='))] = entry.substr(entry.find('=') + 1);
   }
+  return env;
+}
+
+std::map<std::string, std::string> doctor_environment() {
+  std::map<std::string, std::string> env = nccl_environment();
+  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "OMPI_MCA_oob_tcp_if_include", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                           "SLURM_SCRIPT_CONTEXT"})
+    if (const char* value = std::getenv(name)) env[name] = value;
   return env;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // fb_health: is this node fit for a job? One node, within a budget (Slurm kills a
 // HealthCheckProgram after 60 s), a verdict a scheduler acts on: fb_doctor's findings, the rules
-// file's expectations (GPU count, RDMA ports and rates, GPUDirect RDMA) and, on a live node, each
+// file's expectations (GPU count, RDMA ports and rates, GPUDirect RDMA, PCIe link widths and
+// generations, kernel limits, link error rates) and, on a live node, each
 // GPU's copy bandwidth, each active HCA port's loopback write and an NCCL all_reduce over every
 // local GPU. One line for a prolog's drain reason, JSON with every check. Exit 0 OK/WARN, 1 FAIL,
 // 2 bad usage; --exit-codes nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.
@@ -12,7 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
@@ -20,8 +23,10 @@
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
+#include "doctor/counter_window.hpp"
 #include "doctor/health.hpp"
 #include "doctor/health_probes.hpp"
+#include "doctor/kernel_checks.hpp"
 #include "doctor/live_node.hpp"
 
 namespace fabricbench::doctor {
@@ -76,8 +81,13 @@ int exit_code(Status status, bool nagios) {
   return 0;
 }
 
-int run(int argc, char** argv, bool& nagios) {
-  const auto start = Clock::now();
+struct Options {
+  std::string rules_path, root = "/", json_path, prom_path, codes = "default", host = this_host(), fault;
+  double budget = 45, counter_interval = 2;
+};
+
+/// The options, checked; nullopt when --help was printed.
+std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
   CLI::App app(
       "fb_health: is this node fit for a job? fb_doctor's findings, the rules' expectations, each GPU's copy "
       "bandwidth, each active HCA port's loopback write and an NCCL all_reduce over the local GPUs, within a "
@@ -85,43 +95,41 @@ int run(int argc, char** argv, bool& nagios) {
       "nagios: 0 OK, 1 WARN, 2 CRITICAL, 3 UNKNOWN.",
       "fb_health");
   app.get_formatter()->column_width(30);
-  std::string rules_path, root = "/", json_path, prom_path, codes = "default", host = this_host(), fault;
-  double budget = 45;
-  app.add_option("--rules", rules_path,
+  Options o;
+  app.add_option("--rules", o.rules_path,
                  "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
-                 "require_gdr");
-  app.add_option("--root", root, "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
-  app.add_option("--json", json_path, "write every check as JSON here");
-  app.add_option("--prom", prom_path, "write the verdict and every check in Prometheus text format here");
-  app.add_option("--budget", budget, "seconds the whole check may take; what is left when a step starts bounds it [45]")
+                 "require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, max_link_errors_per_hour");
+  app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
+  app.add_option("--json", o.json_path, "write every check as JSON here");
+  app.add_option("--prom", o.prom_path, "write the verdict and every check in Prometheus text format here");
+  app.add_option("--budget", o.budget, "seconds the whole check may take; what is left when a step starts bounds it [45]")
       ->check(number_in(NumberRange::between(1, 3600)));
-  app.add_option("--exit-codes", codes, "default or nagios [default]");
-  app.add_option("--host", host, "the name to report and to put for %h [this host's name]");
-  app.add_option("--inject-fault", fault, "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
+  app.add_option("--counter-interval", o.counter_interval,
+                 "seconds between the two readings of the RDMA ports' error counters (the measurements run in between; "
+                 "at most a quarter of --budget), 0 to 3600; 0 reads once [2]")
+      ->check(number_in(NumberRange::between(0, 3600)));
+  app.add_option("--exit-codes", o.codes, "default or nagios [default]");
+  app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]");
+  app.add_option("--inject-fault", o.fault, "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
-    return 0;
+    return std::nullopt;
   }
-  if (codes != "default" && codes != "nagios")
-    throw UsageError(fmt::format("--exit-codes: '{}' is not default or nagios", codes));
-  nagios = codes == "nagios";
-  if (!fault.empty() && fault != "all_reduce-hang")
-    throw UsageError(fmt::format("--inject-fault: '{}' is not all_reduce-hang", fault));
-  const HealthRules rules = rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(rules_path), rules_path);
-  const std::string tree_root = expand_host(root, host);
-  if (!std::filesystem::is_directory(tree_root)) throw UsageError(fmt::format("--root {}: no such folder", tree_root));
-  if (!json_path.empty()) check_writable_path(json_path, "--json");
-  if (!prom_path.empty()) check_writable_path(prom_path, "--prom");
+  if (o.codes != "default" && o.codes != "nagios")
+    throw UsageError(fmt::format("--exit-codes: '{}' is not default or nagios", o.codes));
+  nagios = o.codes == "nagios";
+  if (!o.fault.empty() && o.fault != "all_reduce-hang")
+    throw UsageError(fmt::format("--inject-fault: '{}' is not all_reduce-hang", o.fault));
+  return o;
+}
 
-  const SysTree tree(tree_root);
-  const NodeReport report = inspect_node(tree, nccl_environment(), host, nccl_library_version(), needs_rdma(rules));
+/// What fb_health measures on the live node, shortest first; the all_reduce gets what is left of
+/// the budget (`left`): a stuck step costs the later ones, never the verdict.
+NodeMeasurements measure(const SysTree& tree, const HealthRules& rules, const std::function<double()>& left, bool hang) {
   const auto gpus = static_cast<int>(nvidia_gpu_addresses(tree).size());
   const bool live = tree.live();
-  auto left = [&] { return budget - std::chrono::duration<double>(Clock::now() - start).count(); };
   const std::string not_live = "--root reads a recorded tree, not this node";
   NodeMeasurements measured;
-  // Shortest first, the all_reduce gets what is left: a stuck step costs the later ones, never
-  // the verdict.
   if (live && gpus > 0)
     measured.gpu_copy = probe_gpu_copy(std::min(left(), kGpuCopySeconds));
   else if (rules.min_copy_gbps)
@@ -132,20 +140,45 @@ int run(int argc, char** argv, bool& nagios) {
   else if (rules.min_loopback_gbps)
     measured.loopback_unavailable = not_live;
   if (live && gpus > 0)
-    measured.all_reduce = probe_all_reduce(gpus, left() - 0.5, !fault.empty());  // 0.5 s to judge and write
+    measured.all_reduce = probe_all_reduce(gpus, left() - 0.5, hang);  // 0.5 s to judge and write
   else if (rules.min_busbw_gbps)
     measured.all_reduce = AllReduceResult{0, 0, live ? "no GPU to run it on" : not_live};
+  return measured;
+}
+
+int run(int argc, char** argv, bool& nagios) {
+  const auto start = Clock::now();
+  const std::optional<Options> options = parse_options(argc, argv, nagios);
+  if (!options) return 0;
+  const Options& o = *options;
+  const HealthRules rules = o.rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(o.rules_path), o.rules_path);
+  const std::string tree_root = expand_host(o.root, o.host);
+  if (!std::filesystem::is_directory(tree_root)) throw UsageError(fmt::format("--root {}: no such folder", tree_root));
+  if (!o.json_path.empty()) check_writable_path(o.json_path, "--json");
+  if (!o.prom_path.empty()) check_writable_path(o.prom_path, "--prom");
+
+  const SysTree tree(tree_root);
+  const std::map<std::string, std::string> env = doctor_environment();
+  // The counters' two readings span the measurements: their traffic is on the ports meanwhile.
+  const CounterWindowReader counters(tree, tree_root, std::min(o.counter_interval, o.budget / 4));
+  const NodeMeasurements measured = measure(
+      tree, rules, [&] { return o.budget - std::chrono::duration<double>(Clock::now() - start).count(); }, !o.fault.empty());
+  NodeContext context;
+  context.rdma_required = needs_rdma(rules);
+  context.vantage = tree.live() ? limits_vantage(env) : "";
+  context.counters = counters.finish();
+  const NodeReport report = inspect_node(tree, env, o.host, nccl_library_version(), context);
   const std::vector<HealthCheck> checks = judge_node(tree, report, rules, measured);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  std::puts(summary_line(host, checks).c_str());
-  if (!json_path.empty()) {
-    const std::string text = json_text(to_json(host, checks, seconds), 2) + "\n";  // before the file
-    OutputFile out(json_path);
+  std::puts(summary_line(o.host, checks).c_str());
+  if (!o.json_path.empty()) {
+    const std::string text = json_text(to_json(o.host, checks, seconds), 2) + "\n";  // before the file
+    OutputFile out(o.json_path);
     out.append(text);
     out.commit();
   }
-  if (!prom_path.empty()) prom::write_exposition_file(prom_path, to_prom(host, checks, seconds));
+  if (!o.prom_path.empty()) prom::write_exposition_file(o.prom_path, to_prom(o.host, checks, seconds));
   return exit_code(overall(checks), nagios);
 }
 

@@ -187,7 +187,8 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
     return std::string();
   };
   EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
-            "min_loopback_gbps, require_gdr)");
+            "min_loopback_gbps, require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, "
+            "max_link_errors_per_hour)");
   EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: hcas: 'many' is not a number");
   EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
   EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");

@@ -19,6 +19,7 @@
 
 #include "common/error.hpp"
 #include "doctor/checks.hpp"
+#include "doctor/counter_window.hpp"
 #include "doctor/health.hpp"
 #include "doctor/tests/test_tree.hpp"
 
@@ -171,6 +172,36 @@ TEST(HostileTree, BytesThatAreNotUtf8AreReplacedInEveryOutput) {
       << line;  // the escape and the newline are spaces: one line, nothing a terminal acts on
   EXPECT_EQ(valid_utf8(std::string("a\xff") + "b"), std::string("a\xef\xbf\xbd") + "b");
   EXPECT_EQ(valid_utf8("plain"), "plain");
+}
+
+TEST(HostileTree, TheNewFilesAndTheSecondSnapshotAreReadAsCarefully) {
+  Tree t;
+  t.pci("/sys/devices/pci0000:00/0000:00:06.0", "0x10de", "0x030200", "-1");
+  make_fifo(t.at("/sys/devices/pci0000:00/0000:00:06.0/current_link_width"));
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  t.counters("mlx5_0", {{"symbol_error", "0"}});
+  t.file("/proc/sys/vm/.keep", "");
+  fs::create_symlink("/dev/zero", t.at("/proc/sys/vm/max_map_count"));
+  const std::string later = t.root().string() + ".later";
+  fs::create_directories(later + "/sys/class/infiniband/mlx5_0/ports/1/counters");
+  ASSERT_EQ(::mkfifo((later + "/interval_seconds").c_str(), 0644), 0);
+  fs::create_symlink("/dev/zero", later + "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error");
+  NodeContext context;
+  ASSERT_TRUE(finishes_within(10, [&] {
+    const SysTree tree = t.tree();
+    context.counters = CounterWindowReader(tree, t.root().string(), 2).finish();
+    inspect_node(tree, {}, "n", "", context);
+  })) << "a FIFO or a link to /dev/zero blocked the doctor";
+  const SysTree tree = t.tree();
+  context.counters = CounterWindowReader(tree, t.root().string(), 2).finish();
+  const NodeReport r = inspect_node(tree, {}, "n", "", context);
+  EXPECT_EQ(skipped_detail(r, "current_link_width"),
+            "not read: /sys/devices/pci0000:00/0000:00:06.0/current_link_width: a FIFO, not a regular file");
+  EXPECT_EQ(skipped_detail(r, "max_map_count"),
+            "not read: /proc/sys/vm/max_map_count: a link out of the recorded tree (-> /dev/zero)");
+  EXPECT_EQ(skipped_detail(r, "interval_seconds"), "not read: " + later + ": /interval_seconds: a FIFO, not a regular file");
+  EXPECT_EQ(context.counters->how, later + "/interval_seconds is a FIFO, not a regular file");
+  fs::remove_all(later);
 }
 
 // Memlock: Debian's 8 MiB default on a CPU-only node without HCAs is healthy; with an RDMA device,

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "doctor/sys_tree.hpp"
@@ -46,6 +47,27 @@ class Tree {
     file(p + "/phys_state", phys + "\n");
     file(p + "/rate", "200 Gb/sec (4X HDR)\n");
     file(p + "/link_layer", layer + "\n");
+  }
+  /// PCIe link attributes of a PCI function: widths in lanes, speeds as sysfs writes them ("32.0 GT/s PCIe").
+  void pcie(const std::string& device_path, int width, int max_width, const std::string& speed, const std::string& max_speed) {
+    file(device_path + "/current_link_width", std::to_string(width) + "\n");
+    file(device_path + "/max_link_width", std::to_string(max_width) + "\n");
+    file(device_path + "/current_link_speed", speed + "\n");
+    file(device_path + "/max_link_speed", max_speed + "\n");
+  }
+  /// A ConnectX function at `device_path` (under /sys/devices) that is RDMA device `name`, its port 1
+  /// ACTIVE/LinkUp InfiniBand at `rate`.
+  void hca(const std::string& name, const std::string& device_path, const std::string& rate = "400 Gb/sec (4X NDR)",
+           const std::string& numa = "0") {
+    pci(device_path, "0x15b3", "0x020700", numa);
+    link("/sys/class/infiniband/" + name, "../.." + device_path.substr(4) + "/infiniband/" + name);
+    link(device_path + "/infiniband/" + name + "/device", "../../../" + fs::path(device_path).filename().string());
+    port(name, "4: ACTIVE", "5: LinkUp", "InfiniBand");
+    file("/sys/class/infiniband/" + name + "/ports/1/rate", rate + "\n");
+  }
+  /// Error counters of `hca` port 1.
+  void counters(const std::string& hca, const std::map<std::string, std::string>& values) {
+    for (const auto& [name, value] : values) file("/sys/class/infiniband/" + hca + "/ports/1/counters/" + name, value + "\n");
   }
   SysTree tree() const { return SysTree(root_); }
   /// Where `path` (absolute, as on a live node) is on this machine.
