@@ -124,7 +124,8 @@ class Backend {
 };
 
 inline void Backend::set_group(std::vector<int> members) {
-  if (!members.empty()) throw Error(std::string("the ") + std::string(name()) + " backend runs on its whole communicator");
+  if (!members.empty())
+    throw Error(std::string("the ") + std::string(name()) + " backend runs on its whole communicator");
 }
 
 inline void Backend::set_tuning(const std::string& algorithm, const std::string& protocol) {

@@ -45,8 +45,7 @@ std::string nccl_log_file(const CollectiveOptions& o, const Topology& topology) 
       .string();
 }
 
-std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const Topology& topology,
-                                      const BackendGroup& group) {
+std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const Topology& topology, const BackendGroup& group) {
   const bool nccl = o.backend == "nccl" || (o.backend == "auto" && gpu_present());
   if (nccl) {
 #if FABRICBENCH_HAVE_NCCL
@@ -80,7 +79,8 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const Topology
   if (!o.nccl_log_dir.empty()) throw UsageError("--nccl-logs needs --backend nccl");
   if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
   if (o.timer_given) throw UsageError("--timer needs --backend nccl: the mpi backend times with the host clock");
-  if (!o.nccl_calls.empty()) throw UsageError("--nccl-call needs --backend nccl: the mpi backend makes MPI's own calls");
+  if (!o.nccl_calls.empty())
+    throw UsageError("--nccl-call needs --backend nccl: the mpi backend makes MPI's own calls");
   const CacheMode cache = o.cache.value_or(CacheMode::kWarm);
   (void)topology;
   return std::make_unique<MpiBackend>(group, cache);

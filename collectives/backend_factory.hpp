@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "collectives/backend.hpp"
+#include "collectives/collective_options.hpp"
 #include "common/control_plane.hpp"
 #include "common/topology.hpp"
-#include "collectives/collective_options.hpp"
 
 namespace fabricbench::collectives {
 

@@ -16,7 +16,8 @@ constexpr std::array kCatalog{FB_FOR_EACH_COLLECTIVE(FB_POINTER_TO)};
 std::span<const Collective* const> all_collectives() { return kCatalog; }
 
 const Collective* find_collective(std::string_view name) {
-  const auto found = std::find_if(kCatalog.begin(), kCatalog.end(), [&](const Collective* c) { return c->name == name; });
+  const auto found =
+      std::find_if(kCatalog.begin(), kCatalog.end(), [&](const Collective* c) { return c->name == name; });
   return found == kCatalog.end() ? nullptr : *found;
 }
 

@@ -126,7 +126,7 @@ BufferCounts exchanged(std::uint64_t count, int ranks);  ///< count x ranks both
 std::uint64_t count_only(std::uint64_t count, int ranks);
 std::uint64_t count_times_ranks(std::uint64_t count, int ranks);
 double one(int ranks);
-double ring_share(int ranks);  ///< (n - 1) / n
+double ring_share(int ranks);                        ///< (n - 1) / n
 std::uint64_t own_chunk_offset(const Shape& shape);  ///< rank * count
 }  // namespace shapes
 

@@ -88,11 +88,11 @@ class CollectiveJob final : public Job {
     header.context["backend_settings"] = backend_->settings().text();
     header.context["rank_context"] = nlohmann::json::array();
     for (const std::string& text : rank_contexts) header.context["rank_context"].push_back(nlohmann::json::parse(text));
-    header.title = fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program_,
-                               backend_->name(), plan_.ranks, topology_.ranks_per_host.size(),
-                               name_of(o.rank_reduction),
-                               o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
-                                                   : fmt::format("{} samples", o.iterations));
+    header.title =
+        fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program_, backend_->name(),
+                    plan_.ranks, topology_.ranks_per_host.size(), name_of(o.rank_reduction),
+                    o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
+                                        : fmt::format("{} samples", o.iterations));
     if (o.outputs.repeat > 1)
       header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
     header.context["repeat"] = o.outputs.repeat;
@@ -235,8 +235,8 @@ class CollectiveJob final : public Job {
   ControlPlane& world_;
 };
 
-Plan plan_collective(const Collective& c, const std::string& program, int argc, char** argv,
-                     const Topology& topology, ControlPlane& world) {
+Plan plan_collective(const Collective& c, const std::string& program, int argc, char** argv, const Topology& topology,
+                     ControlPlane& world) {
   ParsedCommandLine parsed = parse_collective_options(program, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
   if (parsed.options.pairs_given) return make_pairs_job(program, c, std::move(parsed.options), topology, world);
@@ -249,11 +249,9 @@ Plan plan_collective(const Collective& c, const std::string& program, int argc, 
 }  // namespace
 
 int benchmark_main(const Collective& c, int argc, char** argv) {
-  return drive(
-      [&c](const std::string& program, int argc_, char** argv_, const Topology& topology, ControlPlane& world) {
-        return plan_collective(c, program, argc_, argv_, topology, world);
-      },
-      argc, argv);
+  return drive([&c](const std::string& program, int argc_, char** argv_, const Topology& topology,
+                    ControlPlane& world) { return plan_collective(c, program, argc_, argv_, topology, world); },
+               argc, argv);
 }
 
 }  // namespace fabricbench::collectives

@@ -26,8 +26,7 @@ FaultInjection parse_fault(const std::string& text) {
   } else if (kind == "error") {
     fault.kind = FaultInjection::Kind::kError;
   } else {
-    throw UsageError(
-        fmt::format("--inject-fault: unknown fault '{}'; valid: wrong:RANK, hang:RANK, error:RANK", text));
+    throw UsageError(fmt::format("--inject-fault: unknown fault '{}'; valid: wrong:RANK, hang:RANK, error:RANK", text));
   }
   if (colon != std::string::npos) {
     const std::string rank = text.substr(colon + 1);
@@ -84,7 +83,8 @@ void check_timing(const CollectiveOptions& o) {
 }  // namespace
 
 const std::vector<std::string>& nccl_algorithms() {
-  static const std::vector<std::string> names{"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
+  static const std::vector<std::string> names{"Ring",     "Tree", "CollnetDirect", "CollnetChain", "NVLS",
+                                              "NVLSTree", "PAT"};
   return names;
 }
 

@@ -13,9 +13,9 @@
 #include "collectives/buffer_windows.hpp"
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
-#include "common/reduce_op.hpp"
 #include "common/output_options.hpp"
 #include "common/pair_options.hpp"
+#include "common/reduce_op.hpp"
 #include "common/sizes.hpp"
 
 namespace fabricbench::collectives {
@@ -69,7 +69,7 @@ struct CollectiveOptions {
   bool host_timer = false;
   bool timer_given = false;
   FaultInjection fault;
-  PairOptions pairs;          ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
+  PairOptions pairs;                       ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
   std::optional<double> expect_busbw_gbs;  ///< --expect-busbw: the plateau gate, GB/s
   bool pairs_given = false;
 

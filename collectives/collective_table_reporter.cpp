@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The console table, laid out like nccl-tests' (out-of-place, then in-place, on one line) with
 // the noise of the timing as an extra column. Scaling to us and GB/s happens only here.
+#include "collectives/collective_table_reporter.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/collective_table_reporter.hpp"
 #include "common/summary.hpp"
 
 namespace fabricbench::collectives {
@@ -37,10 +38,12 @@ class TableReporter final : public Reporter {
                "in-place", "");
     // NCCL rows end with the path NCCL took for the out-of-place calls.
     const bool nccl = c.value("backend", std::string()) == "nccl";
-    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
+    fmt::print(out_,
+               "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
                "#wrong", "noise", nccl ? "path" : "");
-    fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
+    fmt::print(out_,
+               "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>8} {:>8} {:>7}   {:>10} {:>8} {:>8} {:>7} {:>7}  {}\n",
                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)",
                nccl ? "(algo/proto/channels)" : "");
     std::fflush(out_);
@@ -49,7 +52,8 @@ class TableReporter final : public Reporter {
   void add(const ResultRow& row) override {
     if (row.stop_reason.starts_with("refused")) {  // a setting NCCL would not run: the reason, no numbers
       flush_pending();
-      fmt::print(out_, "# REFUSED [{}]: {}\n", row.settings.text(), row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size())));
+      fmt::print(out_, "# REFUSED [{}]: {}\n", row.settings.text(),
+                 row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size())));
       return;
     }
     if (row.settings != settings_) {  // a new setting of a sweep: a heading line
@@ -111,8 +115,9 @@ class TableReporter final : public Reporter {
     if (second) noise = std::max(noise, second->time_s.relative_noise());
     const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
     const ResultRow& shown = out_of_place ? *out_of_place : first;
-    const std::string path =
-        shown.algorithm.empty() ? std::string() : fmt::format("{}/{}/{}", shown.algorithm, shown.protocol, shown.channels);
+    const std::string path = shown.algorithm.empty()
+                                 ? std::string()
+                                 : fmt::format("{}/{}/{}", shown.algorithm, shown.protocol, shown.channels);
     fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}  {}\n", first.size_bytes, first.count,
                first.dtype, first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
                in_place ? placement_cells(*in_place) : empty, noise * 100, path);
@@ -127,6 +132,8 @@ class TableReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_collective_table_reporter(std::FILE* out) { return std::make_unique<TableReporter>(out); }
+std::unique_ptr<Reporter> make_collective_table_reporter(std::FILE* out) {
+  return std::make_unique<TableReporter>(out);
+}
 
 }  // namespace fabricbench::collectives

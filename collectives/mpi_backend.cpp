@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -64,9 +64,10 @@ MpiBackend::MpiBackend(const BackendGroup& group, CacheMode cache)
   // The one place a control plane is asked what it is: MPI collectives need MPI's communicator.
   const auto* mpi = dynamic_cast<const mpi::MpiPlane*>(group.plane);
   if (!mpi)
-    throw UsageError(fmt::format("--backend mpi needs ranks started by an MPI launcher (this run's control plane is "
-                                 "{}); use another --backend",
-                                 group.plane->kind()));
+    throw UsageError(
+        fmt::format("--backend mpi needs ranks started by an MPI launcher (this run's control plane is "
+                    "{}); use another --backend",
+                    group.plane->kind()));
   comm_ = mpi->comm();
 }
 
@@ -123,8 +124,7 @@ MpiBackend::View MpiBackend::input_view(const CallSpec& call) const {
 }
 
 MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
-  const Span span =
-      output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
+  const Span span = output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
   return {recv_.data() + window_offset_ + span.offset * size_of(call.dtype), span.elements};
 }
 

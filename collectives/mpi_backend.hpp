@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectives/backend.hpp"
-#include "collectives/host_data.hpp"
 #include "collectives/backend_factory.hpp"
+#include "collectives/host_data.hpp"
 #include "collectives/mpi_call.hpp"
 
 namespace fabricbench::collectives {

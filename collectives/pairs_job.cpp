@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
-#include "collectives/collective_table_reporter.hpp"
 #include "collectives/backend_factory.hpp"
+#include "collectives/collective_table_reporter.hpp"
 #include "collectives/nccl/nccl_log.hpp"
 #include "collectives/run_plan.hpp"
 #include "collectives/runner.hpp"
@@ -65,9 +65,9 @@ class PairsJob final : public Job {
     header.context["collective"] = plan_.collective->name;
     header.context["backend"] = backend_name_;
     header.context["matrix_units"] = pairing_.units;
-    header.title = fmt::format("{} ({} backend, {}, {} rank(s) on {} host(s), {} samples)", program_,
-                               backend_name_, pairing_.describe(), topology_.size, topology_.ranks_per_host.size(),
-                               plan_.options.iterations);
+    header.title =
+        fmt::format("{} ({} backend, {}, {} rank(s) on {} host(s), {} samples)", program_, backend_name_,
+                    pairing_.describe(), topology_.size, topology_.ranks_per_host.size(), plan_.options.iterations);
     std::size_t cells = 0;
     for (const auto& round : pairing_.rounds) cells += round.size();
     header.planned_rows = plan_.points.size() * plan_.placements.size() * cells;
@@ -77,7 +77,8 @@ class PairsJob final : public Job {
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
     const PairOptions& pairs = plan_.options.pairs;
-    const MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes, pairs.node_threshold};
+    const MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes,
+                          pairs.node_threshold};
     MatrixRecord record(pairing_, topology_, rule, reporter);
     RunVerdict path{"NCCL path", "UNKNOWN", {}};
     ScheduleClock clock;
@@ -93,7 +94,8 @@ class PairsJob final : public Job {
       }
       if (backend_name_ == "nccl") judge_round_paths(round, path);
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
-      std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
       for (const ResultRow& row : rows) record.add(row, row.placement == "out-of-place");  // out of place: the matrix
       clock.end_round();
     }
@@ -161,7 +163,8 @@ class PairsJob final : public Job {
     // the median on every look), and a slow link or node is slow alone too.
     std::vector<std::vector<RankPair>> rounds;
     for (long long code : chosen)
-      rounds.push_back({pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
+      rounds.push_back(
+          {pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
     RunPlan at_size = plan_;
     at_size.points.erase(std::remove_if(at_size.points.begin(), at_size.points.end(),
                                         [&](const SweepPoint& p) { return p.bytes != size; }),
@@ -176,8 +179,7 @@ class PairsJob final : public Job {
         watchdog.set_activity(fmt::format("gathering the second look's cells (round {})", label));
         Watchdog::Scope wait(watchdog);
         for (const ResultRow& row : gather_rows(world_, mine))
-          looks[{row.host, row.peer_host, row.rail}].push_back(
-              row.busbw_median_bytes_per_s);
+          looks[{row.host, row.peer_host, row.rail}].push_back(row.busbw_median_bytes_per_s);
       }
     for (MatrixCell& cell : matrix.cells)
       if (const auto found = looks.find({cell.a, cell.b, cell.rail}); found != looks.end()) cell.looks = found->second;
@@ -198,7 +200,8 @@ class PairsJob final : public Job {
     const std::unique_ptr<ControlPlane> comm = [&] {
       watchdog.set_activity(fmt::format("forming the pairs of round {}", round));
       Watchdog::Scope wait(watchdog);
-      return world_.split(pair, pair < 0 ? 0 : (pairs[static_cast<std::size_t>(pair)].ranks[0] == topology_.rank ? 0 : 1));
+      return world_.split(pair,
+                          pair < 0 ? 0 : (pairs[static_cast<std::size_t>(pair)].ranks[0] == topology_.rank ? 0 : 1));
     }();
     if (pair < 0) return {};  // sits this round out
     const RankPair& p = pairs[static_cast<std::size_t>(pair)];
@@ -208,8 +211,8 @@ class PairsJob final : public Job {
       backend_->set_group({p.ranks[0], p.ranks[1]});  // role 0 is ranks[0]
       backend_->begin_path_window();
       clock.cell_begin();
-      result = run_sweep(program_, plan, *backend_, RankGroup{*comm, {p.ranks[0], p.ranks[1]}}, topology_,
-                         nullptr, watchdog);
+      result = run_sweep(program_, plan, *backend_, RankGroup{*comm, {p.ranks[0], p.ranks[1]}}, topology_, nullptr,
+                         watchdog);
       clock.cell_end();
       backend_->set_group({});
     } catch (const UsageError&) {
@@ -233,8 +236,8 @@ class PairsJob final : public Job {
   // each pair took (NET/IB/GDRDMA, or NET/Socket when IB silently fell back).
   void judge_round_paths(std::size_t round, RunVerdict& path) {
     const int pair = pairing_.pair_of(round, topology_.rank);
-    const nlohmann::json mine = pair < 0 ? nlohmann::json(nullptr)
-                                                      : nlohmann::json{{"pair", pair}, {"digest", backend_->path_digest()}};
+    const nlohmann::json mine =
+        pair < 0 ? nlohmann::json(nullptr) : nlohmann::json{{"pair", pair}, {"digest", backend_->path_digest()}};
     const std::vector<std::string> all = world_.gather(mine.dump(), 0);
     if (topology_.rank != 0) return;
     std::map<int, std::vector<nccl_path::LogDigest>> digests;
@@ -270,18 +273,22 @@ class PairsJob final : public Job {
 std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective& c, CollectiveOptions options,
                                     const Topology& topology, ControlPlane& world) {
   if (c.name != "sendrecv")
-    throw UsageError(fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
-                                 "(and fb_rdma_*)",
-                                 c.name));
+    throw UsageError(
+        fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
+                    "(and fb_rdma_*)",
+                    c.name));
   if (options.outputs.repeat > 1)
-    throw UsageError("--repeat: a link matrix is one sweep per cell; repeat the launch and combine the runs with "
-                     "fb_compare --save-baseline");
+    throw UsageError(
+        "--repeat: a link matrix is one sweep per cell; repeat the launch and combine the runs with "
+        "fb_compare --save-baseline");
   if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
       !options.protocols.empty())
     throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");
-  if (options.pairs.mode != PairMode::kAll && options.pairs.mode != PairMode::kQuick &&
-      options.pairs.mode != PairMode::kRail)
-    throw UsageError("fb_sendrecv --pairs: all, quick or rail (half and cross-node are the verbs pairings)");
+  if (!options.pairs.mode.matrix())
+    throw UsageError(
+        fmt::format("fb_sendrecv --pairs {}: a matrix schedule (all, quick, rail, ring); half and "
+                    "cross-node are the verbs pairings",
+                    options.pairs.mode.name));
   Pairing pairing = make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
   const BackendGroup unconnected{nullptr, 0, 2};  // answers what the library can carry; never connected
   const std::unique_ptr<Backend> capabilities = make_backend(options, topology, unconnected);
@@ -289,13 +296,14 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
   // --inject-fault names a world rank; the plan is made for one pair of two ranks.
   const int fault_rank = options.fault.rank;
   if (options.fault.kind != FaultInjection::Kind::kNone && fault_rank >= topology.size)
-    throw UsageError(fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", fault_rank,
-                                 topology.size));
+    throw UsageError(
+        fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", fault_rank, topology.size));
   options.fault.rank = 0;
   RunPlan plan = make_run_plan(c, std::move(options), *capabilities);
   plan.options.fault.rank = fault_rank;
   if (const auto size = plan.options.pairs.matrix_size;
-      size && std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
+      size &&
+      std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));
   return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), backend, topology, world);
 }

@@ -33,8 +33,8 @@ void resolve_against(CollectiveOptions& o, const Collective& c, const Backend& b
   context.pair_unsupported = [&backend](DataType t, ReduceOp op) { return backend.pair_unsupported(t, op); };
   resolve(o, context);
   if ((!o.algorithms.empty() || !o.protocols.empty()) && !backend.tunable())
-    throw UsageError(fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)",
-                                 backend.name()));
+    throw UsageError(
+        fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)", backend.name()));
 }
 
 /// --algo x --proto, or the one "leave NCCL alone" setting.
@@ -50,18 +50,18 @@ std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
 /// The forms asked for, each one the backend can issue; by default the library's own call where
 /// it has one, else grouped sends and receives.
 std::vector<CallForm> call_forms(const Collective& c, const std::vector<CallForm>& asked, const Backend& backend) {
-  if (asked.empty())
-    return {backend.has_form(c, CallForm::kLibrary) ? CallForm::kLibrary : CallForm::kPointToPoint};
+  if (asked.empty()) return {backend.has_form(c, CallForm::kLibrary) ? CallForm::kLibrary : CallForm::kPointToPoint};
   for (CallForm form : asked) {
     if (backend.has_form(c, form)) continue;
     if (form == CallForm::kPointToPoint)
       throw UsageError(fmt::format("--nccl-call p2p: {} has no point-to-point form; drop the flag", c.name));
     if (c.nccl_name.empty())
-      throw UsageError(fmt::format("--nccl-call native: NCCL has no call of its own for {}: it is sends and receives",
-                                   c.name));
-    throw UsageError(fmt::format("--nccl-call native: the NCCL library loaded has no {} (NCCL 2.28 added it); "
-                                 "without the flag its grouped sends and receives are measured",
-                                 c.nccl_name));
+      throw UsageError(
+          fmt::format("--nccl-call native: NCCL has no call of its own for {}: it is sends and receives", c.name));
+    throw UsageError(
+        fmt::format("--nccl-call native: the NCCL library loaded has no {} (NCCL 2.28 added it); "
+                    "without the flag its grouped sends and receives are measured",
+                    c.nccl_name));
   }
   return asked;
 }
@@ -87,9 +87,10 @@ RunPlan make_run_plan(const Collective& c, CollectiveOptions options, const Back
     const std::size_t element = size_of(dtype);
     const std::vector<std::uint64_t> counts = sweep_counts(c, options.sweep, dtype, plan.ranks);
     if (counts.size() < requested && plan.notes.empty())
-      plan.notes.push_back(fmt::format("{} of the {} requested sizes round to an element count already measured ({}, "
-                                       "{} B each): each count is measured once",
-                                       requested - counts.size(), requested, name_of(dtype), element));
+      plan.notes.push_back(
+          fmt::format("{} of the {} requested sizes round to an element count already measured ({}, "
+                      "{} B each): each count is measured once",
+                      requested - counts.size(), requested, name_of(dtype), element));
     for (std::uint64_t count : counts) {
       if (count > backend.max_count())
         throw UsageError(fmt::format(

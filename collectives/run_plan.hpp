@@ -37,8 +37,8 @@ struct RunPlan {
   std::vector<SweepPoint> points;  ///< in measuring order; a count is measured once per (type, op)
   std::uint64_t send_bytes = 0;    ///< largest buffers per rank
   std::uint64_t recv_bytes = 0;
-  std::vector<Tuning> tunings;     ///< one communicator each; one empty entry when not sweeping
-  bool sweeping = false;           ///< --algo/--proto given
+  std::vector<Tuning> tunings;  ///< one communicator each; one empty entry when not sweeping
+  bool sweeping = false;        ///< --algo/--proto given
   SamplingPlan sampling;
   std::vector<Placement> placements;  ///< of every point, in measuring order
   std::vector<CallForm> forms;        ///< one sweep each, in order (--nccl-call)
@@ -56,6 +56,7 @@ RunPlan make_run_plan(const Collective& collective, CollectiveOptions options, c
 
 /// The count arguments the sweep measures for `dtype`: one per requested size, less sizes that
 /// round to a count already measured (-f 1.01 on small sizes, gather-type division by ranks).
-std::vector<std::uint64_t> sweep_counts(const Collective& collective, const SweepSpec& sweep, DataType dtype, int ranks);
+std::vector<std::uint64_t> sweep_counts(const Collective& collective, const SweepSpec& sweep, DataType dtype,
+                                        int ranks);
 
 }  // namespace fabricbench::collectives

@@ -18,9 +18,9 @@ namespace fabricbench::collectives {
 namespace {
 
 std::string describe_call(const CallSpec& call, std::uint64_t bytes) {
-  std::string text = fmt::format("{}{} {}, {} ({} x {}", call.collective->name,
-                                 call.form == CallForm::kPointToPoint ? " (p2p)" : "", name_of(call.placement),
-                                 format_bytes(bytes), call.count, name_of(call.dtype));
+  std::string text =
+      fmt::format("{}{} {}, {} ({} x {}", call.collective->name, call.form == CallForm::kPointToPoint ? " (p2p)" : "",
+                  name_of(call.placement), format_bytes(bytes), call.count, name_of(call.dtype));
   if (call.collective->reduces) text += fmt::format(", {}", name_of(call.op));
   if (call.collective->has_root) text += fmt::format(", root {}", call.root);
   return text + ")";

@@ -9,9 +9,9 @@
 #include "collectives/backend.hpp"
 #include "collectives/run_plan.hpp"
 #include "common/control_plane.hpp"
-#include "common/topology.hpp"
 #include "common/reporter.hpp"
 #include "common/row.hpp"
+#include "common/topology.hpp"
 
 namespace fabricbench {
 class Watchdog;

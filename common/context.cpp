@@ -65,7 +65,8 @@ std::uint64_t peak_rss_bytes() {
   return 0;
 }
 
-nlohmann::json capture_context(const Topology& topology, const ControlPlane& world, const std::vector<std::string>& argv) {
+nlohmann::json capture_context(const Topology& topology, const ControlPlane& world,
+                               const std::vector<std::string>& argv) {
   utsname system{};
   uname(&system);
   nlohmann::json hosts = nlohmann::json::object();

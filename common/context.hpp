@@ -31,6 +31,7 @@ std::uint64_t peak_rss_bytes();
 
 /// Builds the context of a run. Every rank must call (it gathers nothing itself, but the topology
 /// passed in came from a collective).
-nlohmann::json capture_context(const Topology& topology, const ControlPlane& world, const std::vector<std::string>& argv);
+nlohmann::json capture_context(const Topology& topology, const ControlPlane& world,
+                               const std::vector<std::string>& argv);
 
 }  // namespace fabricbench

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/control_plane.hpp"
-#include "common/topology.hpp"
 #include "common/output_options.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
+#include "common/topology.hpp"
 
 namespace fabricbench {
 

@@ -42,7 +42,8 @@ RunVerdict judge_expected_busbw(const std::vector<ResultRow>& rows, double expec
   // A link matrix's cells share pair numbers across rounds: its hosts name a curve.
   std::map<std::string, std::vector<std::pair<std::uint64_t, double>>> curves;
   for (const ResultRow& r : rows) {
-    const std::string name = r.host.empty() ? series_of(r) : fmt::format("{} - {} {}", r.host, r.peer_host, r.placement);
+    const std::string name =
+        r.host.empty() ? series_of(r) : fmt::format("{} - {} {}", r.host, r.peer_host, r.placement);
     curves[name].emplace_back(r.size_bytes, r.busbw_mean_bytes_per_s);
   }
   const double expected_gb = expected_bytes_per_s / 1e9;
@@ -59,8 +60,8 @@ RunVerdict judge_expected_busbw(const std::vector<ResultRow>& rows, double expec
     lowest = lowest ? std::min(*lowest, p->value) : p->value;
     if (p->value >= expected_bytes_per_s) continue;
     ++below;
-    v.lines.push_back(fmt::format("{}: {:.3g} GB/s {}, below the expected {:g} GB/s", name, p->value / 1e9, where(*p),
-                                  expected_gb));
+    v.lines.push_back(
+        fmt::format("{}: {:.3g} GB/s {}, below the expected {:g} GB/s", name, p->value / 1e9, where(*p), expected_gb));
   }
   if (below > 0) {
     v.word = "FAIL";

@@ -37,8 +37,9 @@ KeyValues KeyValues::parse(std::string_view text) {
     const std::string_view item = text.substr(start, end - start);
     const std::size_t equals = item.find('=');
     if (!item.empty())
-      parsed.items_.emplace_back(std::string(item.substr(0, equals)),
-                                 equals == std::string_view::npos ? std::string() : std::string(item.substr(equals + 1)));
+      parsed.items_.emplace_back(std::string(item.substr(0, equals)), equals == std::string_view::npos
+                                                                          ? std::string()
+                                                                          : std::string(item.substr(equals + 1)));
     start = end + 1;
   }
   return parsed;

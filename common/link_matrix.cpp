@@ -164,11 +164,9 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
   for (const auto& [unit, s] : scores) {
     if (s.cells == 0 || s.rate >= threshold * fleet) continue;
     std::size_t low = 0;
-    for (const MatrixCell* c : measured)
-      low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
-    const std::string evidence =
-        fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x", s.shown, m.unit,
-                    median_of(node_shown), m.unit, low, s.cells, threshold);
+    for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
+    const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
+                                             s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
     if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
@@ -185,15 +183,15 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
     if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread)
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));
     else
-      unsure.push_back(fmt::format("UNSURE link: {} ({}; within {:g} x the cells' spread of {:.0f} %)",
-                                   cell_name(*c), evidence, kSpreads, cell_spread * 100));
+      unsure.push_back(fmt::format("UNSURE link: {} ({}; within {:g} x the cells' spread of {:.0f} %)", cell_name(*c),
+                                   evidence, kSpreads, cell_spread * 100));
   }
   if (verdict.word == "PASS" && !unsure.empty()) verdict.word = "UNSURE";
   verdict.lines.insert(verdict.lines.end(), unsure.begin(), unsure.end());
   if (verdict.word == "PASS")
-    verdict.lines.push_back(fmt::format("{} cells of {} units, every node and link within {:g} x the median ({:.4g} {})",
-                                        m.cells.size(), m.units.size(), threshold, median_of(cell_shown),
-                                        m.unit));
+    verdict.lines.push_back(
+        fmt::format("{} cells of {} units, every node and link within {:g} x the median ({:.4g} {})", m.cells.size(),
+                    m.units.size(), threshold, median_of(cell_shown), m.unit));
   return verdict;
 }
 
@@ -224,8 +222,12 @@ LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows,
   for (std::size_t round = 0; round < pairing.rounds.size(); ++round)
     for (std::size_t pair = 0; pair < pairing.rounds[round].size(); ++pair) {
       const RankPair& p = pairing.rounds[round][pair];
-      MatrixCell cell{pairing.units[static_cast<std::size_t>(p.unit_a)], pairing.units[static_cast<std::size_t>(p.unit_b)],
-                      p.rail, 0, 0, {}};
+      MatrixCell cell{pairing.units[static_cast<std::size_t>(p.unit_a)],
+                      pairing.units[static_cast<std::size_t>(p.unit_b)],
+                      p.rail,
+                      0,
+                      0,
+                      {}};
       const auto row = found.find({cell.a, cell.b, cell.rail});
       if (row == found.end()) {
         const auto reason = missing.find({round, pair});

@@ -13,10 +13,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "common/pairing.hpp"
 #include "common/row.hpp"
@@ -26,7 +25,7 @@ namespace fabricbench {
 
 /// One measured link (one rail of it under --pairs rail).
 struct MatrixCell {
-  std::string a, b;     ///< its two units (nodes)
+  std::string a, b;  ///< its two units (nodes)
   int rail = -1;
   double rate = 0;      ///< higher is better: median B/s, or 1 / median seconds for latency cells
   double shown = 0;     ///< the figure people read: Gb/s, or us

@@ -21,8 +21,10 @@ constexpr double kStuckWaitSeconds = 1.0;
 /// Why a cell of the round the run stopped in has no figure: a rank of it stopped answering (the
 /// likely culprit, named first), or one hung in the pair's own work; nullopt when neither.
 template <class InOwnWork>
-std::optional<std::string> reason_in_stopped_round(const RankPair& pair, std::size_t round, const TimeoutExplanation& survey,
-                                                   const std::vector<std::string>& host_of_rank, InOwnWork in_own_work) {
+std::optional<std::string> reason_in_stopped_round(const RankPair& pair, std::size_t round,
+                                                   const TimeoutExplanation& survey,
+                                                   const std::vector<std::string>& host_of_rank,
+                                                   InOwnWork in_own_work) {
   const std::vector<int>& silent = survey.silent_ranks;
   for (int rank : pair.ranks)
     if (std::find(silent.begin(), silent.end(), rank) != silent.end())
@@ -92,7 +94,8 @@ std::optional<std::uint64_t> MatrixRecord::size() const {
   return rule_.size_without_cells;
 }
 
-CellReasons MatrixRecord::reasons_after_stop(const Pairing& pairing, std::size_t round, const TimeoutExplanation& survey,
+CellReasons MatrixRecord::reasons_after_stop(const Pairing& pairing, std::size_t round,
+                                             const TimeoutExplanation& survey,
                                              const std::vector<std::string>& host_of_rank,
                                              const std::vector<std::string>& all_rank_waits) {
   auto in_own_work = [&](const std::string& activity) {
@@ -133,8 +136,8 @@ void MatrixRecord::on_timeout(const std::string& diagnosis, const TimeoutExplana
     totals.ended_by = diagnosis;
     totals.summary = summarize_rows(cells_);
     totals.summary.verdicts.push_back(judge_links(*stopped, rule_.node_threshold));
-    totals.summary.verdicts.push_back({"run", "FAIL", {fmt::format("stopped in round {} of {} by a timeout", round_,
-                                                                   pairing_.rounds.size())}});
+    totals.summary.verdicts.push_back(
+        {"run", "FAIL", {fmt::format("stopped in round {} of {} by a timeout", round_, pairing_.rounds.size())}});
     totals.summary.matrix = std::move(stopped);
     std::fflush(stdout);
     reporter_->finish(totals);

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/link_matrix.hpp"
-#include "common/topology.hpp"
 #include "common/pairing.hpp"
 #include "common/reporter.hpp"
+#include "common/topology.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench {

@@ -67,13 +67,13 @@ MpiPlane::~MpiPlane() {
 void MpiPlane::barrier() { FB_MPI_CHECK(MPI_Barrier(comm_)); }
 
 void MpiPlane::all_reduce(std::span<double> values, Fold fold) {
-  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, op_of(fold),
-                             comm_));
+  FB_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, op_of(fold), comm_));
 }
 
 void MpiPlane::all_reduce(std::span<std::int64_t> values, Fold fold) {
-  FB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, op_of(fold),
-                             comm_));
+  FB_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, op_of(fold), comm_));
 }
 
 std::pair<double, int> MpiPlane::max_location(double value) {
@@ -103,8 +103,8 @@ std::vector<std::string> MpiPlane::all_gather(const std::string& bytes) {
     total += lengths[static_cast<std::size_t>(r)];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  FB_MPI_CHECK(MPI_Allgatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                              comm_));
+  FB_MPI_CHECK(
+      MPI_Allgatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_));
   std::vector<std::string> out;
   for (int r = 0; r < size_; ++r)
     out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
@@ -122,8 +122,8 @@ std::vector<std::string> MpiPlane::gather(const std::string& bytes, int root) {
     total += lengths[static_cast<std::size_t>(r)];
   }
   std::string all(static_cast<std::size_t>(rank_ == root ? total : 0), '\0');
-  FB_MPI_CHECK(MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
-                           comm_));
+  FB_MPI_CHECK(
+      MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root, comm_));
   std::vector<std::string> out;
   if (rank_ == root)
     for (int r = 0; r < size_; ++r)

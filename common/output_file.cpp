@@ -7,14 +7,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
-#include <algorithm>
-#include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -108,7 +108,8 @@ void check_writable_path(const std::string& path, std::string_view flag) {
     case Kind::kFolder: throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
     case Kind::kBlockDevice:
       throw UsageError(fmt::format("{}: '{}' is a block device: fabricbench never writes to a disk", flag, path));
-    case Kind::kSocket: throw UsageError(fmt::format("{}: '{}' is a socket; give a file, a FIFO or a device", flag, path));
+    case Kind::kSocket:
+      throw UsageError(fmt::format("{}: '{}' is a socket; give a file, a FIFO or a device", flag, path));
     case Kind::kInPlace:
       if (::access(path.c_str(), W_OK) != 0)
         throw UsageError(fmt::format("{}: '{}' is not writable ({})", flag, path, system_error_text(errno)));

@@ -19,7 +19,7 @@ namespace fabricbench {
 struct OutputOptions {
   std::string csv_path;
   std::string json_path;
-  std::string prom_path;  ///< --prom: Prometheus text format, written when the run ends
+  std::string prom_path;          ///< --prom: Prometheus text format, written when the run ends
   std::string progress = "auto";  ///< on | off | auto (on when stderr is a terminal)
   KeyValues tags;
   double timeout_seconds = 300;  ///< -T; 0 = no deadline

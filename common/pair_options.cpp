@@ -12,10 +12,10 @@ namespace fabricbench {
 
 PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mode)
     : options_(options), mode_text_(std::move(default_mode)) {
-  app.add_option("--pairs", mode_text_,
-                 "half: rank i with i + n/2; cross-node: every pair crosses nodes; all: every node pair once, in "
-                 "rounds (the link matrix); quick: every node once; rail: all, local rank g with local rank g" +
-                     std::string(mode_text_.empty() ? "" : " [" + mode_text_ + "]"));
+  std::string modes = "half: rank i with i + n/2; cross-node: every pair crosses nodes";
+  for (const MatrixSchedule& schedule : matrix_schedules())
+    modes += fmt::format("; {}: {}", schedule.name, schedule.what);
+  app.add_option("--pairs", mode_text_, modes + (mode_text_.empty() ? "" : " [" + mode_text_ + "]"));
   app.add_option("--matrix-size", size_text_, "the size the link matrix and its verdict use [the best]");
   app.add_option("--node-threshold", options.node_threshold,
                  "a node or link is SLOW below this fraction of the median [0.85]")
@@ -27,13 +27,12 @@ bool PairFlags::check() {
     throw UsageError(fmt::format("--node-threshold {:g}: a fraction in (0, 1]", options_.node_threshold));
   if (!size_text_.empty()) options_.matrix_size = parse_bytes(size_text_, "--matrix-size");
   if (mode_text_.empty()) {
-    if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs all, quick or rail");
+    if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
     return false;
   }
   options_.mode = pair_mode(mode_text_);
-  if (options_.matrix_size && options_.mode != PairMode::kAll && options_.mode != PairMode::kQuick &&
-      options_.mode != PairMode::kRail)
-    throw UsageError("--matrix-size needs --pairs all, quick or rail");
+  if (options_.matrix_size && !options_.mode.matrix())
+    throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
   return true;
 }
 

@@ -16,7 +16,7 @@ class App;
 namespace fabricbench {
 
 struct PairOptions {
-  PairMode mode = PairMode::kHalf;
+  PairMode mode;
   std::optional<std::uint64_t> matrix_size;  ///< the size the matrix and its verdict use; none: the best
   double node_threshold = 0.85;              ///< SLOW below this fraction of the median
 };

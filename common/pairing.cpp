@@ -12,12 +12,6 @@
 namespace fabricbench {
 namespace {
 
-constexpr std::pair<PairMode, const char*> kModeNames[] = {{PairMode::kHalf, "half"},
-                                                           {PairMode::kCrossNode, "cross-node"},
-                                                           {PairMode::kAll, "all"},
-                                                           {PairMode::kQuick, "quick"},
-                                                           {PairMode::kRail, "rail"}};
-
 RankPair ordered(int a, int b) { return {{std::min(a, b), std::max(a, b)}}; }
 
 // half / cross-node: position i with position i + n/2 of `order`.
@@ -28,15 +22,16 @@ std::vector<RankPair> halves(const std::vector<int>& order) {
   return round;
 }
 
-std::vector<RankPair> split_pairs(PairMode mode, const std::vector<std::string>& host_of_rank) {
+std::vector<RankPair> split_pairs(const PairMode& mode, const std::vector<std::string>& host_of_rank) {
   const int ranks = static_cast<int>(host_of_rank.size());
   if (ranks < 2 || ranks % 2 != 0)
-    throw UsageError(fmt::format("--pairs {} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs "
-                                 "(rank i with rank i + k); got {}",
-                                 pair_mode_name(mode), ranks));
+    throw UsageError(
+        fmt::format("--pairs {} needs an even number of ranks: -np 2 for one pair, -np 2k for k pairs "
+                    "(rank i with rank i + k); got {}",
+                    mode.name, ranks));
   std::vector<int> order(static_cast<std::size_t>(ranks));
   std::iota(order.begin(), order.end(), 0);
-  if (mode == PairMode::kCrossNode) {
+  if (mode.name == "cross-node") {
     std::map<std::string, int> per_host;
     for (const std::string& host : host_of_rank) ++per_host[host];
     const auto crowded = std::max_element(per_host.begin(), per_host.end(),
@@ -85,50 +80,6 @@ Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<i
 
 }  // namespace
 
-PairMode pair_mode(const std::string& name) {
-  for (const auto& [mode, spelling] : kModeNames)
-    if (name == spelling) return mode;
-  throw UsageError(fmt::format("--pairs: '{}' is not half, cross-node, all, quick or rail", name));
-}
-
-const char* pair_mode_name(PairMode mode) {
-  for (const auto& [m, spelling] : kModeNames)
-    if (m == mode) return spelling;
-  return "?";
-}
-
-std::vector<UnitRound> circle_rounds(int units) {
-  std::vector<UnitRound> rounds;
-  if (units < 2) return rounds;
-  // An odd count gets a phantom unit: whoever meets it sits the round out.
-  const int n = units % 2 == 0 ? units : units + 1;
-  const int fixed = n - 1;
-  for (int r = 0; r < n - 1; ++r) {
-    UnitRound round;
-    auto add = [&](int a, int b) {
-      if (a < units && b < units) round.push_back({std::min(a, b), std::max(a, b)});
-    };
-    add(r, fixed);
-    for (int k = 1; k < n / 2; ++k) add((r + k) % (n - 1), (r - k + n - 1) % (n - 1));
-    rounds.push_back(std::move(round));
-  }
-  return rounds;
-}
-
-std::vector<UnitRound> quick_rounds(int units) {
-  std::vector<UnitRound> rounds = circle_rounds(units);
-  if (rounds.empty()) return rounds;
-  rounds.resize(1);
-  if (units % 2 == 1) {
-    std::vector<bool> seen(static_cast<std::size_t>(units), false);
-    for (const UnitPair& p : rounds.front()) seen[static_cast<std::size_t>(p.a)] = seen[static_cast<std::size_t>(p.b)] = true;
-    const int bye = static_cast<int>(std::find(seen.begin(), seen.end(), false) - seen.begin());
-    const int partner = bye == 0 ? 1 : 0;
-    rounds.push_back({{std::min(partner, bye), std::max(partner, bye)}});
-  }
-  return rounds;
-}
-
 int Pairing::pair_of(std::size_t round, int rank) const {
   return pair_of_rank.at(round).at(static_cast<std::size_t>(rank));
 }
@@ -142,15 +93,16 @@ std::string Pairing::describe() const {
   if (matrix()) {
     std::size_t cells = 0;
     for (const auto& round : rounds) cells += round.size();
-    return fmt::format("--pairs {}: {} cells of {} units in {} round(s)", pair_mode_name(mode), cells, units.size(),
+    return fmt::format("--pairs {}: {} cells of {} units in {} round(s)", mode.name, cells, units.size(),
                        rounds.size());
   }
   std::string text;
-  for (const RankPair& p : rounds.front()) text += fmt::format("{}{}-{}", text.empty() ? "" : " ", p.ranks[0], p.ranks[1]);
+  for (const RankPair& p : rounds.front())
+    text += fmt::format("{}{}-{}", text.empty() ? "" : " ", p.ranks[0], p.ranks[1]);
   return text;
 }
 
-Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank,
+Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_of_rank,
                      const std::vector<int>& local_rank_of_rank) {
   Pairing pairing;
   pairing.mode = mode;
@@ -161,20 +113,22 @@ Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank
     const int count = static_cast<int>(units.names.size());
     // Two units make one cell: a slow one could be either end, and there is no median to judge by.
     if (count < 3)
-      throw UsageError(fmt::format("--pairs {} needs three nodes (or three ranks on one node) at least, got {}: with "
-                                   "two, a slow link cannot be told from a slow node; measure the pair without --pairs",
-                                   pair_mode_name(mode), count));
+      throw UsageError(
+          fmt::format("--pairs {} needs three nodes (or three ranks on one node) at least, got {}: with "
+                      "two, a slow link cannot be told from a slow node; measure the pair without --pairs",
+                      mode.name, count));
     std::size_t rails = 1;
-    if (mode == PairMode::kRail) {
+    if (mode.schedule->per_rail) {
       rails = units.ranks_by_local.front().size();
       for (std::size_t u = 0; u < units.ranks_by_local.size(); ++u)
         if (units.ranks_by_local[u].size() != rails)
-          throw UsageError(fmt::format("--pairs rail: {} has {} rank(s), {} has {}: give every node the same ranks "
-                                       "per node (--ntasks-per-node, --map-by ppr:G:node)",
-                                       units.names.front(), rails, units.names[u], units.ranks_by_local[u].size()));
+          throw UsageError(
+              fmt::format("--pairs {}: {} has {} rank(s), {} has {}: give every node the same ranks "
+                          "per node (--ntasks-per-node, --map-by ppr:G:node)",
+                          mode.name, units.names.front(), rails, units.names[u], units.ranks_by_local[u].size()));
     }
     pairing.units = units.names;
-    for (const UnitRound& unit_round : mode == PairMode::kQuick ? quick_rounds(count) : circle_rounds(count)) {
+    for (const UnitRound& unit_round : mode.schedule->rounds(count)) {
       std::vector<RankPair> round;
       for (const UnitPair& cell : unit_round)
         for (std::size_t g = 0; g < rails; ++g) {
@@ -183,7 +137,7 @@ Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank
           const bool swapped = pair.ranks[0] != units.ranks_by_local[static_cast<std::size_t>(cell.a)][g];
           pair.unit_a = swapped ? cell.b : cell.a;
           pair.unit_b = swapped ? cell.a : cell.b;
-          pair.rail = mode == PairMode::kRail ? static_cast<int>(g) : -1;
+          pair.rail = mode.schedule->per_rail ? static_cast<int>(g) : -1;
           round.push_back(pair);
         }
       pairing.rounds.push_back(std::move(round));

@@ -6,22 +6,20 @@
 //   all         every unordered pair of nodes once, in rounds of concurrent pairs (circle method);
 //   quick       one round in which every node is measured once: the smoke test;
 //   rail        as all, with local rank g of one node paired with local rank g of the other
-//               (GPU i <-> GPU i, HCA i <-> HCA i), every rail of a node pair at once.
+//               (GPU i <-> GPU i, HCA i <-> HCA i), every rail of a node pair at once;
+//   ring        every node with the next one (and the last with the first), in two or three rounds.
+// The matrix modes are schedules of unit pairs, one entry each in matrix_schedules.cpp.
 // Nodes are hosts as MPI sees them, never launcher variables. On a single node the matrix modes
 // pair its ranks instead (one node's HCAs against each other).
 #pragma once
 
 #include <array>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fabricbench {
-
-enum class PairMode { kHalf, kCrossNode, kAll, kQuick, kRail };
-
-/// "half" | "cross-node" | "all" | "quick" | "rail"; throws UsageError.
-PairMode pair_mode(const std::string& name);
-const char* pair_mode_name(PairMode mode);
 
 /// Two units (nodes) of a round, by index.
 struct UnitPair {
@@ -29,6 +27,27 @@ struct UnitPair {
   int b;
 };
 using UnitRound = std::vector<UnitPair>;
+
+/// A matrix schedule: which units (nodes) measure together in which round, no unit twice in a
+/// round. A new one is a function and one entry in matrix_schedules.cpp.
+struct MatrixSchedule {
+  std::string_view name;  ///< the --pairs word
+  std::string_view what;  ///< for --help
+  std::vector<UnitRound> (*rounds)(int units);
+  bool per_rail = false;  ///< local rank g of one node with local rank g of the other
+};
+std::span<const MatrixSchedule> matrix_schedules();
+
+/// What --pairs names: a split of the ranks (half, cross-node) or a matrix schedule.
+struct PairMode {
+  std::string name = "half";
+  const MatrixSchedule* schedule = nullptr;  ///< nullptr for half and cross-node
+  bool matrix() const { return schedule != nullptr; }
+};
+/// "half", "cross-node" or a matrix schedule's name; throws UsageError.
+PairMode pair_mode(const std::string& name);
+/// "half, cross-node, all, ..." for messages.
+std::string pair_mode_names();
 
 /// Every unordered pair of `units` exactly once, in rounds where no unit appears twice (the circle
 /// method: fix one unit, rotate the others): units - 1 rounds of units / 2 pairs when even, units
@@ -44,16 +63,16 @@ struct RankPair {
   std::array<int, 2> ranks;  ///< {initiator, target}, world ranks
   int unit_a = -1;           ///< matrix cell: the two units (-1 outside the matrix modes)
   int unit_b = -1;
-  int rail = -1;             ///< --pairs rail: the local rank of both ends
+  int rail = -1;  ///< --pairs rail: the local rank of both ends
 };
 
 struct Pairing {
-  PairMode mode = PairMode::kHalf;
-  std::vector<std::string> units;            ///< the matrix axes (matrix modes only)
-  std::vector<std::vector<RankPair>> rounds;  ///< half and cross-node: one round
+  PairMode mode;
+  std::vector<std::string> units;              ///< the matrix axes (matrix modes only)
+  std::vector<std::vector<RankPair>> rounds;   ///< half and cross-node: one round
   std::vector<std::vector<int>> pair_of_rank;  ///< [round][world rank]: index in the round, -1 idle
 
-  bool matrix() const { return mode == PairMode::kAll || mode == PairMode::kQuick || mode == PairMode::kRail; }
+  bool matrix() const { return mode.matrix(); }
   /// Index of `rank`'s pair in `round`, or -1 when it sits this round out.
   int pair_of(std::size_t round, int rank) const;
   /// 0 for the initiator, 1 for the target (`rank` must take part in `round`).
@@ -66,7 +85,7 @@ struct Pairing {
 /// the mode cannot be formed: an odd rank count for half and cross-node, a node holding more than
 /// half the ranks for cross-node, fewer than two units for the matrix modes, unequal ranks per
 /// node for rail.
-Pairing make_pairing(PairMode mode, const std::vector<std::string>& host_of_rank,
+Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_of_rank,
                      const std::vector<int>& local_rank_of_rank);
 
 }  // namespace fabricbench

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "common/watchdog.hpp"
@@ -147,8 +147,10 @@ PeerSurvey::~PeerSurvey() {
   register_timeout_explainer(nullptr);
   if (answerer_.joinable()) {
     const char stop = 0;
-    if (write(wake_[1], &stop, 1) == 1) answerer_.join();
-    else answerer_.detach();
+    if (write(wake_[1], &stop, 1) == 1)
+      answerer_.join();
+    else
+      answerer_.detach();
   }
   for (int fd : {socket_, wake_[0], wake_[1]})
     if (fd >= 0) close(fd);
@@ -162,7 +164,8 @@ void PeerSurvey::answer_queries() {
     if (fds[1].revents != 0) return;
     sockaddr_in from{};
     socklen_t length = sizeof from;
-    const ssize_t n = recvfrom(socket_, buffer.data(), buffer.size() - 1, 0, reinterpret_cast<sockaddr*>(&from), &length);
+    const ssize_t n =
+        recvfrom(socket_, buffer.data(), buffer.size() - 1, 0, reinterpret_cast<sockaddr*>(&from), &length);
     if (n <= 0) continue;
     buffer[static_cast<std::size_t>(n)] = '\0';
     int to_rank = -1, from_rank = -1;

@@ -24,14 +24,14 @@ class ProgressReporter final : public Reporter {
     ++done_;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     // A link matrix says which round and cell it is in; every run says how long is left.
-    const std::string what = row.round >= 0 ? fmt::format("round {}: {} - {} {}", row.round, row.host, row.peer_host,
-                                                          format_bytes(row.size_bytes))
-                                            : fmt::format("{} {} {}", row.dtype, format_bytes(row.size_bytes),
-                                                          row.placement);
-    const std::string left =
-        done_ < planned_ ? fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(done_) *
-                                                                    static_cast<double>(planned_ - done_))
-                         : std::string();
+    const std::string what =
+        row.round >= 0
+            ? fmt::format("round {}: {} - {} {}", row.round, row.host, row.peer_host, format_bytes(row.size_bytes))
+            : fmt::format("{} {} {}", row.dtype, format_bytes(row.size_bytes), row.placement);
+    const std::string left = done_ < planned_
+                                 ? fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(done_) *
+                                                                            static_cast<double>(planned_ - done_))
+                                 : std::string();
     fmt::print(stderr, "\r\033[K[{}/{}] {} done, {:.1f} s elapsed{}", done_, planned_, what, elapsed, left);
     std::fflush(stderr);
   }

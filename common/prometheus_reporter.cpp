@@ -33,8 +33,11 @@ class PrometheusReporter final : public Reporter {
       doc_.gauge("fabricbench_algbw_bytes_per_second", "Algorithm bandwidth (bytes / time), mean over the samples.",
                  labels, row.algbw_mean_bytes_per_s);
     const char* help = "Seconds per operation after the rank reduction, by statistic over the samples.";
-    for (const auto& [statistic, value] : {std::pair{"mean", row.time_s.mean}, {"median", row.time_s.median},
-                                          {"min", row.time_s.min}, {"p99", row.time_s.p99}, {"max", row.time_s.max}})
+    for (const auto& [statistic, value] : {std::pair{"mean", row.time_s.mean},
+                                           {"median", row.time_s.median},
+                                           {"min", row.time_s.min},
+                                           {"p99", row.time_s.p99},
+                                           {"max", row.time_s.max}})
       doc_.gauge("fabricbench_operation_time_seconds", help, prom::with(labels, "statistic", statistic), value);
     if (row.wrong >= 0)
       doc_.gauge("fabricbench_wrong_elements", "Result elements (verbs: bytes) that failed the data check.", labels,
@@ -51,8 +54,8 @@ class PrometheusReporter final : public Reporter {
     doc_.gauge("fabricbench_run_complete", "1 when the run finished, 0 when a timeout stopped it.", run,
                totals.ended_by.empty() ? 1 : 0);
     const bool failed = totals.summary.failed() || totals.wrong_total > 0 || !totals.ended_by.empty();
-    doc_.gauge("fabricbench_run_failed", "1 when wrong data, a FAIL verdict or a timeout gives the run exit code 1 or 3.",
-               run, failed ? 1 : 0);
+    doc_.gauge("fabricbench_run_failed",
+               "1 when wrong data, a FAIL verdict or a timeout gives the run exit code 1 or 3.", run, failed ? 1 : 0);
     for (const RunVerdict& verdict : totals.summary.verdicts)
       doc_.gauge("fabricbench_verdict", "The run's verdicts: 1 for the word each subject got (PASS, WARN, FAIL, ...).",
                  prom::with(prom::with(run, "subject", verdict.subject), "verdict", verdict.word), 1);

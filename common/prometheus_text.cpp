@@ -84,16 +84,16 @@ std::string nccl_function_name(const std::string& collective) {
 
 Labels labels_of(const ResultRow& row) {
   Labels labels = {{"benchmark", row.benchmark},
-                         {"backend", row.backend},
-                         {"collective", row.collective},
-                         {"coll", nccl_function_name(row.collective)},
-                         {"memory", row.memory},
-                         {"dtype", row.dtype},
-                         {"op", row.op},
-                         {"placement", row.placement},
-                         {"coll_msg_size_bytes", std::to_string(row.size_bytes)},
-                         {"n_ranks", std::to_string(row.ranks)},
-                         {"nnodes", std::to_string(row.hosts)}};
+                   {"backend", row.backend},
+                   {"collective", row.collective},
+                   {"coll", nccl_function_name(row.collective)},
+                   {"memory", row.memory},
+                   {"dtype", row.dtype},
+                   {"op", row.op},
+                   {"placement", row.placement},
+                   {"coll_msg_size_bytes", std::to_string(row.size_bytes)},
+                   {"n_ranks", std::to_string(row.ranks)},
+                   {"nnodes", std::to_string(row.hosts)}};
   if (row.root >= 0) labels.emplace_back("root", std::to_string(row.root));
   if (row.pair >= 0) labels.emplace_back("pair", std::to_string(row.pair));
   if (row.round >= 0) labels.emplace_back("round", std::to_string(row.round));

@@ -27,9 +27,9 @@ struct RunTotals {
   std::int64_t wrong_total = 0;  ///< -1 when nothing was checked
   std::size_t rows = 0;
   double wall_seconds = 0;
-  std::string end_time;    ///< ISO 8601 UTC
+  std::string end_time;  ///< ISO 8601 UTC
   RunSummary summary;
-  std::string ended_by;    ///< "" for a run that finished; else why it stopped (a timeout's diagnosis)
+  std::string ended_by;  ///< "" for a run that finished; else why it stopped (a timeout's diagnosis)
 };
 
 class Reporter {

@@ -34,11 +34,11 @@ void narrow(T& out, const FieldValue& value) {
     return;
   } else {
     std::visit(
-      [&out](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string> == std::is_same_v<V, std::string>) out = static_cast<T>(v);
-      },
-      value);
+        [&out](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string> == std::is_same_v<V, std::string>) out = static_cast<T>(v);
+        },
+        value);
   }
 }
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -40,14 +40,14 @@ struct ResultRow {
   int ranks = 0;
   int hosts = 0;
   std::string rank_reduction;
-  std::uint64_t samples = 0;  ///< timed samples kept
-  std::uint64_t batch = 1;    ///< operations per sample (>1 when one op is below timer resolution)
-  std::string stop_reason;    ///< iterations | noise | max-time
-  std::uint64_t runs = 1;     ///< runs whose figures this row combines (a baseline built from several runs)
+  std::uint64_t samples = 0;   ///< timed samples kept
+  std::uint64_t batch = 1;     ///< operations per sample (>1 when one op is below timer resolution)
+  std::string stop_reason;     ///< iterations | noise | max-time
+  std::uint64_t runs = 1;      ///< runs whose figures this row combines (a baseline built from several runs)
   double between_run_rsd = 0;  ///< relative stdev of the row's median time across those runs; 0: unknown
-  Summary time_s;             ///< seconds per operation, after the rank reduction
-  int slowest_rank = -1;      ///< the rank whose timed samples took longest (-1: not measured)
-  std::string slowest_host;   ///< that rank's host: on a multi-node run, the node holding the others back
+  Summary time_s;              ///< seconds per operation, after the rank reduction
+  int slowest_rank = -1;       ///< the rank whose timed samples took longest (-1: not measured)
+  std::string slowest_host;    ///< that rank's host: on a multi-node run, the node holding the others back
   double algbw_mean_bytes_per_s = 0;
   double busbw_mean_bytes_per_s = 0;
   double algbw_median_bytes_per_s = 0;
@@ -63,8 +63,8 @@ struct ResultRow {
   /// --samples: every timed sample kept (seconds per operation, after the rank reduction); JSON
   /// only ("samples_s"), so a verdict or another statistic can be recomputed without re-running.
   std::vector<double> sample_seconds;
-  KeyValues settings;       ///< backend settings requested; "k=v;k=v" in the files
-  KeyValues tags;           ///< user labels from --tag; "k=v;k=v" in the files
+  KeyValues settings;  ///< backend settings requested; "k=v;k=v" in the files
+  KeyValues tags;      ///< user labels from --tag; "k=v;k=v" in the files
 };
 
 using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;

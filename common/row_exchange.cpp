@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/row_exchange.hpp"
 
-
 namespace fabricbench {
 namespace {
 

@@ -142,7 +142,8 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);
     if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
-    m.seconds_per_operation = take_samples(samples, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
+    m.seconds_per_operation =
+        take_samples(samples, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
@@ -156,7 +157,8 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   std::size_t round = StopRule::kMinSamples;
   double measured = 0;
   while (true) {
-    std::vector<double> fresh = take_samples(round, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
+    std::vector<double> fresh =
+        take_samples(round, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);
     for (double s : fresh) measured += s * static_cast<double>(m.batch);
     m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
     m.summary = summarize(m.seconds_per_operation);

@@ -70,9 +70,9 @@ double clock_resolution_seconds();
 /// samples, so only the first carries the launch of its first call).
 using RunSamples = std::function<std::vector<double>(int batch, int samples)>;
 
-/// Runs the plan over the ranks of `group`. `run_batch(n)` runs n operations back to back, waits for them and returns this
-/// rank's elapsed seconds; `run_samples`, where given, takes the timed samples instead. Every
-/// rank must call with the same plan. `watchdog` guards the MPI waits of the loop itself.
+/// Runs the plan over the ranks of `group`. `run_batch(n)` runs n operations back to back, waits for them and returns
+/// this rank's elapsed seconds; `run_samples`, where given, takes the timed samples instead. Every rank must call with
+/// the same plan. `watchdog` guards the MPI waits of the loop itself.
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                     Watchdog& watchdog, const RunSamples& run_samples = {});
 

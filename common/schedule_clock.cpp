@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/schedule_clock.hpp"
 
-
 namespace fabricbench {
 
 ScheduleClock::ScheduleClock() : start_(Clock::now()) {}

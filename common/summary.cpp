@@ -27,7 +27,8 @@ SeriesFigures series_figures(std::vector<ResultRow> rows) {
   SeriesFigures f;
   f.rows = rows.size();
   if (rows.empty()) return f;
-  std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.size_bytes < b.size_bytes; });
+  std::sort(rows.begin(), rows.end(),
+            [](const ResultRow& a, const ResultRow& b) { return a.size_bytes < b.size_bytes; });
   f.small_message_size = rows.front().size_bytes;
   f.small_message_time_s = rows.front().time_s.mean;
   for (const ResultRow& r : rows)
@@ -95,7 +96,8 @@ nlohmann::json to_json(const RunSummary& s) {
   }
   if (!s.slowest_host_rows.empty()) j["slowest_host_rows"] = s.slowest_host_rows;
   j["verdicts"] = nlohmann::json::array();
-  for (const RunVerdict& v : s.verdicts) j["verdicts"].push_back({{"subject", v.subject}, {"word", v.word}, {"lines", v.lines}});
+  for (const RunVerdict& v : s.verdicts)
+    j["verdicts"].push_back({{"subject", v.subject}, {"word", v.word}, {"lines", v.lines}});
   if (s.settings_swept) {
     j["not_honoured"] = nlohmann::json::array();
     for (const SettingMismatch& m : s.not_honoured)
@@ -139,10 +141,12 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
     std::string others;
     for (std::size_t i = 1; i < counts.size(); ++i)
       others += fmt::format("{}{} {}", others.empty() ? "; then " : ", ", counts[i].second, counts[i].first);
-    fmt::print(out, "# Slowest node          : {} in {} of {} rows{}\n", counts[0].second, counts[0].first, rows, others);
+    fmt::print(out, "# Slowest node          : {} in {} of {} rows{}\n", counts[0].second, counts[0].first, rows,
+               others);
   }
   if (s.memory) {
-    std::string line = fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB", s.memory->peak_rss_bytes / 1048576);
+    std::string line =
+        fmt::format("# Memory (rank 0)       : host peak RSS {:.1f} MiB", s.memory->peak_rss_bytes / 1048576);
     if (const auto& gpu = s.memory->gpu)
       line += fmt::format(", GPU {} in use {:.1f} MiB (buffers {:.1f} MiB, {:.1f} MiB before the run)", gpu->index,
                           gpu->used_bytes / 1048576, gpu->buffer_bytes / 1048576, gpu->used_at_start_bytes / 1048576);

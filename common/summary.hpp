@@ -48,7 +48,7 @@ struct Headline {
 /// One judgement of the run. `word` is PASS, WARN or FAIL, or a word that says no judgement was
 /// possible (UNKNOWN, NOMINAL); only FAIL fails the run.
 struct RunVerdict {
-  std::string subject;             ///< "line rate", "NCCL path"
+  std::string subject;  ///< "line rate", "NCCL path"
   std::string word;
   std::vector<std::string> lines;  ///< why, one finding per line
   bool failed() const { return word == "FAIL"; }
@@ -75,7 +75,7 @@ struct MemoryAtEnd {
 };
 
 struct RunSummary {
-  std::optional<Headline> headline;                     ///< none for no rows
+  std::optional<Headline> headline;                      ///< none for no rows
   std::map<std::string, std::size_t> slowest_host_rows;  ///< multi-node rows only: host -> rows it was slowest in
   std::vector<RunVerdict> verdicts;
   bool settings_swept = false;  ///< --algo/--proto given: not_honoured was looked for

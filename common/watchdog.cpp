@@ -2,12 +2,11 @@
 #include "common/watchdog.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-
-#include <unistd.h>
 
 #include "common/error.hpp"
 
@@ -105,17 +104,19 @@ void report_and_exit(const std::string& line) noexcept {
 }
 
 void Watchdog::expire(double waited_seconds, const std::string& activity) const {
-  report_and_exit(fmt::format("{} timeout: {} did not finish within {:g} s (waited {:.1f} s). A peer "
-                              "rank is stuck or dead, or the fabric stalled: check the other ranks' "
-                              "messages and the hosts' health; raise -T if the operation is legitimately "
-                              "this slow.",
-                              label_, activity, timeout_seconds_, waited_seconds));
+  report_and_exit(
+      fmt::format("{} timeout: {} did not finish within {:g} s (waited {:.1f} s). A peer "
+                  "rank is stuck or dead, or the fabric stalled: check the other ranks' "
+                  "messages and the hosts' health; raise -T if the operation is legitimately "
+                  "this slow.",
+                  label_, activity, timeout_seconds_, waited_seconds));
 }
 
 void Watchdog::expire_after_peer(int rank, double waited_seconds, const std::string& activity) const {
-  report_and_exit(fmt::format("{} timeout: rank {} timed out and asked after this one, which had waited {:.1f} s in "
-                              "{}: ending here too, with what this rank holds saved.",
-                              label_, rank, waited_seconds, activity));
+  report_and_exit(
+      fmt::format("{} timeout: rank {} timed out and asked after this one, which had waited {:.1f} s in "
+                  "{}: ending here too, with what this rank holds saved.",
+                  label_, rank, waited_seconds, activity));
 }
 
 }  // namespace fabricbench

@@ -22,8 +22,8 @@ namespace fabricbench {
 
 /// What an explainer found: text for the timeout line, and the ranks that did not answer.
 struct TimeoutExplanation {
-  std::string text;               ///< "" for nothing to add
-  std::vector<int> silent_ranks;  ///< world ranks that stopped answering: the likely culprits
+  std::string text;                             ///< "" for nothing to add
+  std::vector<int> silent_ranks;                ///< world ranks that stopped answering: the likely culprits
   std::map<int, std::string> activity_of_rank;  ///< what each rank that answered (and this one) waits in
   /// How long each rank that answered had waited in it (seconds; negative: busy, not waiting).
   std::map<int, double> waiting_seconds_of_rank;

@@ -54,8 +54,8 @@ void check_filter(std::vector<Finding>& out, const std::map<std::string, std::st
   const std::string list = present.empty() ? "none" : join(present);
   if (!f.exclude && !missing.empty())
     out.push_back({"nccl-env", Status::kFail,
-                   fmt::format("{}={} names {} {} this node does not have (present: {})", variable, found->second,
-                               what, join(missing), list),
+                   fmt::format("{}={} names {} {} this node does not have (present: {})", variable, found->second, what,
+                               join(missing), list),
                    fmt::format("fix {} or unset it; NCCL would fall back (IB: to sockets)", variable)});
   else
     out.push_back({"nccl-env", f.exclude && !missing.empty() ? Status::kWarn : Status::kPass,
@@ -85,10 +85,12 @@ void check_gpus(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpus) {
     r.findings.push_back({"gpus", Status::kWarn, "no NVIDIA GPU on the PCI bus",
                           "a GPU node should list its GPUs in lspci -d 10de:; check the BIOS / passthrough"});
   else if (driver.empty())
-    r.findings.push_back({"gpus", Status::kFail, fmt::format("{} GPU(s) ({}) but no NVIDIA driver loaded", gpus.size(), join(names)),
+    r.findings.push_back({"gpus", Status::kFail,
+                          fmt::format("{} GPU(s) ({}) but no NVIDIA driver loaded", gpus.size(), join(names)),
                           "install / load the driver (modprobe nvidia; nvidia-smi)"});
   else
-    r.findings.push_back({"gpus", Status::kPass, fmt::format("{} GPU(s): {}; driver {}", gpus.size(), join(names), driver), ""});
+    r.findings.push_back(
+        {"gpus", Status::kPass, fmt::format("{} GPU(s): {}; driver {}", gpus.size(), join(names), driver), ""});
 }
 
 // RoCE: NCCL needs a RoCE v2 GID with an IPv4 address (or NCCL_IB_GID_INDEX naming one).
@@ -107,11 +109,14 @@ void check_roce_gids(const SysTree& t, const RdmaPort& found, const std::map<std
     out.push_back({"roce-gid", Status::kFail, fmt::format("{} port {}: no RoCE v2 GID with an IPv4 address", dev, port),
                    "give the port's netdev an IPv4 address (show_gids lists the table)"});
   else
-    out.push_back({"roce-gid", Status::kPass, fmt::format("{} port {}: RoCE v2 IPv4 GID index(es) {}", dev, port, join(v2)), ""});
-  if (auto wanted = env.find("NCCL_IB_GID_INDEX"); wanted != env.end() && std::find(v2.begin(), v2.end(), wanted->second) == v2.end())
-    out.push_back({"nccl-env", Status::kFail,
-                   fmt::format("NCCL_IB_GID_INDEX={} is not a RoCE v2 IPv4 GID of {} port {}", wanted->second, dev, port),
-                   v2.empty() ? "fix the GID table first" : fmt::format("use one of {} or unset it", join(v2))});
+    out.push_back(
+        {"roce-gid", Status::kPass, fmt::format("{} port {}: RoCE v2 IPv4 GID index(es) {}", dev, port, join(v2)), ""});
+  if (auto wanted = env.find("NCCL_IB_GID_INDEX");
+      wanted != env.end() && std::find(v2.begin(), v2.end(), wanted->second) == v2.end())
+    out.push_back(
+        {"nccl-env", Status::kFail,
+         fmt::format("NCCL_IB_GID_INDEX={} is not a RoCE v2 IPv4 GID of {} port {}", wanted->second, dev, port),
+         v2.empty() ? "fix the GID table first" : fmt::format("use one of {} or unset it", join(v2))});
 }
 
 void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env, const std::vector<RdmaPort>& ports,
@@ -125,7 +130,8 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
     const std::string &state = found.state, &phys = found.phys_state, &rate = found.rate, &layer = found.link_layer;
     const bool up = found.link_up();
     if (found.active() && up)
-      out.push_back({"rdma-port", Status::kPass, fmt::format("{}: {}, {}, {}, {}", found.name(), state, phys, rate, layer), ""});
+      out.push_back(
+          {"rdma-port", Status::kPass, fmt::format("{}: {}, {}, {}, {}", found.name(), state, phys, rate, layer), ""});
     else
       out.push_back({"rdma-port", Status::kFail, fmt::format("{}: {}, {} ({})", found.name(), state, phys, layer),
                      up ? "link up but not ACTIVE: InfiniBand needs a subnet manager (opensm / the switch's SM)"
@@ -152,7 +158,8 @@ void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
   const std::string kernel = t.text("/proc/sys/kernel/osrelease").value_or("");
   if (!kernel.empty()) r.facts["kernel"] = kernel;
   if (!gpus || !hcas) {
-    r.findings.push_back({"gdr", Status::kInfo, "GPUDirect RDMA not applicable (needs both GPUs and an RDMA device)", ""});
+    r.findings.push_back(
+        {"gdr", Status::kInfo, "GPUDirect RDMA not applicable (needs both GPUs and an RDMA device)", ""});
     return;
   }
   if (t.exists("/sys/module/nvidia_peermem")) {
@@ -161,11 +168,13 @@ void check_gdr(const SysTree& t, NodeReport& r, bool gpus, bool hcas) {
   }
   const auto [major, minor] = kernel_version(kernel);
   if (major > 5 || (major == 5 && minor >= 12))
-    r.findings.push_back({"gdr", Status::kWarn, fmt::format("nvidia_peermem not loaded; kernel {} allows dma-buf", kernel),
-                          "modprobe nvidia-peermem, or rely on dma-buf (NCCL 2.13+; open kernel modules on some GPUs)"});
+    r.findings.push_back(
+        {"gdr", Status::kWarn, fmt::format("nvidia_peermem not loaded; kernel {} allows dma-buf", kernel),
+         "modprobe nvidia-peermem, or rely on dma-buf (NCCL 2.13+; open kernel modules on some GPUs)"});
   else
-    r.findings.push_back({"gdr", Status::kFail, fmt::format("nvidia_peermem not loaded and kernel {} has no dma-buf for RDMA", kernel),
-                          "modprobe nvidia-peermem (MLNX_OFED or the inbox module), else NCCL stages GPU data through host memory"});
+    r.findings.push_back(
+        {"gdr", Status::kFail, fmt::format("nvidia_peermem not loaded and kernel {} has no dma-buf for RDMA", kernel),
+         "modprobe nvidia-peermem (MLNX_OFED or the inbox module), else NCCL stages GPU data through host memory"});
 }
 
 void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpus,
@@ -185,8 +194,9 @@ void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpu
     r.findings.push_back({"affinity", close ? Status::kPass : Status::kWarn,
                           fmt::format("GPU {} (NUMA {}) nearest RDMA device {} (NUMA {}): {}", g.bdf, g.numa, best_name,
                                       best_hca->numa, best),
-                          close ? "" : "no NIC behind the GPU's PCIe switch: NCCL's default NCCL_NET_GDR_LEVEL (PXB) turns "
-                                       "GDR off here; check the slot layout or raise NCCL_NET_GDR_LEVEL knowingly"});
+                          close ? ""
+                                : "no NIC behind the GPU's PCIe switch: NCCL's default NCCL_NET_GDR_LEVEL (PXB) turns "
+                                  "GDR off here; check the slot layout or raise NCCL_NET_GDR_LEVEL knowingly"});
     // Bridges between the two: where ACS would turn peer-to-peer traffic around.
     for (const std::string& b : pci_chain(g.path)) bridges.insert(b);
     for (const std::string& b : pci_chain(best_hca->path)) bridges.insert(b);
@@ -201,12 +211,17 @@ void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpu
     if (control > 0 && (control & 0x0c)) redirecting.push_back(fmt::format("{} (ACSCtl {:#06x})", b, control));
   }
   if (!redirecting.empty())
-    r.findings.push_back({"acs", Status::kFail, fmt::format("PCIe ACS redirects peer-to-peer traffic on {}", join(redirecting)),
-                          "disable ACS on those bridges (BIOS, or setpci ECAP_ACS+6.w=0 at boot): GDR traffic now crosses the root complex"});
+    r.findings.push_back({"acs", Status::kFail,
+                          fmt::format("PCIe ACS redirects peer-to-peer traffic on {}", join(redirecting)),
+                          "disable ACS on those bridges (BIOS, or setpci ECAP_ACS+6.w=0 at boot): GDR traffic now "
+                          "crosses the root complex"});
   else if (unreadable)
-    r.findings.push_back({"acs", Status::kInfo, "PCIe extended config space not readable (run fb_doctor as root to check ACS)", ""});
+    r.findings.push_back(
+        {"acs", Status::kInfo, "PCIe extended config space not readable (run fb_doctor as root to check ACS)", ""});
   else if (!bridges.empty())
-    r.findings.push_back({"acs", Status::kPass, fmt::format("no ACS redirection on the {} bridge(s) between GPUs and NICs", bridges.size()), ""});
+    r.findings.push_back({"acs", Status::kPass,
+                          fmt::format("no ACS redirection on the {} bridge(s) between GPUs and NICs", bridges.size()),
+                          ""});
 }
 
 void check_iommu(const SysTree& t, NodeReport& r) {
@@ -261,7 +276,8 @@ NodeReport inspect_node(const SysTree& tree, const std::map<std::string, std::st
   check_gpus(tree, r, gpus);
   check_rdma(tree, environment, r.ports, r.findings);
   check_port_rates(r.ports, r.findings);
-  r.counters = context.counters ? *context.counters : CounterWindow{read_port_counters(tree), {}, 0, "one reading asked for", {}};
+  r.counters = context.counters ? *context.counters
+                                : CounterWindow{read_port_counters(tree), {}, 0, "one reading asked for", {}};
   r.link_errors = error_rates(r.counters);
   check_link_errors(r.counters, r.link_errors, r.findings);
   check_firmware(tree, r.findings, r.facts);
@@ -303,11 +319,13 @@ std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes) {
       by_value[v == n.facts.end() ? "(none)" : v->second].push_back(n.host);
     }
     if (by_value.size() == 1) {
-      out.push_back({"same-" + item, Status::kPass, fmt::format("{} {} on all {} nodes", item, by_value.begin()->first, nodes.size()), ""});
+      out.push_back({"same-" + item, Status::kPass,
+                     fmt::format("{} {} on all {} nodes", item, by_value.begin()->first, nodes.size()), ""});
       continue;
     }
     std::string detail;
-    for (const auto& [value, hosts] : by_value) detail += fmt::format("{}{} on {}", detail.empty() ? "" : "; ", value, join(hosts));
+    for (const auto& [value, hosts] : by_value)
+      detail += fmt::format("{}{} on {}", detail.empty() ? "" : "; ", value, join(hosts));
     // A kernel or HCA firmware that differs is worth knowing; a driver or NCCL that differs breaks jobs.
     const bool firmware = item == "hca firmware";
     out.push_back({"same-" + item, item == "kernel" || firmware ? Status::kWarn : Status::kFail,
@@ -325,17 +343,26 @@ std::vector<Finding> compare_nodes(const std::vector<NodeReport>& nodes) {
 nlohmann::json to_json(const NodeReport& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const Finding& f : r.findings)
-    findings.push_back({{"check", f.check}, {"status", status_name(f.status)}, {"detail", f.detail}, {"remedy", f.remedy}});
+    findings.push_back(
+        {{"check", f.check}, {"status", status_name(f.status)}, {"detail", f.detail}, {"remedy", f.remedy}});
   nlohmann::json ports = nlohmann::json::array();
   for (const RdmaPort& p : r.ports)
-    ports.push_back({{"device", p.device}, {"port", p.port}, {"state", p.state}, {"phys_state", p.phys_state},
-                     {"rate", p.rate}, {"link_layer", p.link_layer}});
+    ports.push_back({{"device", p.device},
+                     {"port", p.port},
+                     {"state", p.state},
+                     {"phys_state", p.phys_state},
+                     {"rate", p.rate},
+                     {"link_layer", p.link_layer}});
   nlohmann::json errors = nlohmann::json::array();
   for (const PortErrorRate& e : r.link_errors)
-    errors.push_back({{"port", e.port}, {"errors", e.errors}, {"per_hour", e.per_hour}, {"rising", e.rising},
-                      {"saturated", e.saturated}, {"seconds", r.counters.seconds}});
-  return {{"host", r.host},          {"facts", r.facts},       {"findings", findings},
-          {"ports", ports},          {"link_errors", errors},  {"topology", to_json(r.topology)}};
+    errors.push_back({{"port", e.port},
+                      {"errors", e.errors},
+                      {"per_hour", e.per_hour},
+                      {"rising", e.rising},
+                      {"saturated", e.saturated},
+                      {"seconds", r.counters.seconds}});
+  return {{"host", r.host}, {"facts", r.facts},      {"findings", findings},
+          {"ports", ports}, {"link_errors", errors}, {"topology", to_json(r.topology)}};
 }
 
 std::string json_text(const nlohmann::json& value, int indent) {
@@ -348,13 +375,17 @@ NodeReport report_from_json(const nlohmann::json& j) {
   r.facts = j.value("facts", std::map<std::string, std::string>{});
   for (const auto& f : j.value("findings", nlohmann::json::array())) {
     const std::string s = f.value("status", std::string());
-    const Status status = s == "PASS" ? Status::kPass : s == "WARN" ? Status::kWarn : s == "FAIL" ? Status::kFail : Status::kInfo;
-    r.findings.push_back({f.value("check", std::string()), status, f.value("detail", std::string()), f.value("remedy", std::string())});
+    const Status status = s == "PASS"   ? Status::kPass
+                          : s == "WARN" ? Status::kWarn
+                          : s == "FAIL" ? Status::kFail
+                                        : Status::kInfo;
+    r.findings.push_back(
+        {f.value("check", std::string()), status, f.value("detail", std::string()), f.value("remedy", std::string())});
   }
   for (const auto& p : j.value("ports", nlohmann::json::array()))
-    r.ports.push_back({p.value("device", std::string()), p.value("port", std::string()), p.value("state", std::string()),
-                       p.value("phys_state", std::string()), p.value("rate", std::string()),
-                       p.value("link_layer", std::string())});
+    r.ports.push_back({p.value("device", std::string()), p.value("port", std::string()),
+                       p.value("state", std::string()), p.value("phys_state", std::string()),
+                       p.value("rate", std::string()), p.value("link_layer", std::string())});
   r.topology = topology_from_json(j.value("topology", nlohmann::json::object()));
   return r;
 }

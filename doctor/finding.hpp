@@ -10,7 +10,7 @@ enum class Status { kPass, kInfo, kWarn, kFail };
 const char* status_name(Status status);
 
 struct Finding {
-  std::string check;   ///< "gpus", "rdma-port", "acs"...
+  std::string check;  ///< "gpus", "rdma-port", "acs"...
   Status status = Status::kInfo;
   std::string detail;  ///< what was found
   std::string remedy;  ///< what to do ("" for PASS/INFO)

@@ -30,7 +30,8 @@ constexpr double kFastestGbps = 100000;  // any rate in the rules, GB/s or Gb/s
 double whole(const std::string& value, const std::string& what, double lowest, double highest) {
   const double n = parse_number(value, what, NumberRange{});
   // The bounds written out in full: NumberRange writes 2147483647 as 2.14748e+09.
-  if (n < lowest || n > highest) throw UsageError(fmt::format("{}: '{}' is out of range (must be {:.0f} to {:.0f})", what, value, lowest, highest));
+  if (n < lowest || n > highest)
+    throw UsageError(fmt::format("{}: '{}' is out of range (must be {:.0f} to {:.0f})", what, value, lowest, highest));
   if (n != std::floor(n)) throw UsageError(fmt::format("{}: '{}' is not a whole number", what, value));
   return n;
 }
@@ -69,24 +70,24 @@ const std::vector<std::pair<const char*, RuleSetter>>& rule_keys() {
   static const std::vector<std::pair<const char*, RuleSetter>> kKeys = {
       {"gpus", [](HealthRules& r, const std::string& v, const std::string& w) { r.gpus = count(v, w); }},
       {"hcas", [](HealthRules& r, const std::string& v, const std::string& w) { r.hcas = count(v, w); }},
-      {"min_port_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_port_gbps = rate(v, w); }},
-      {"min_busbw_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_busbw_gbps = rate(v, w); }},
-      {"min_copy_gbps", [](HealthRules& r, const std::string& v, const std::string& w) { r.min_copy_gbps = rate(v, w); }},
+      {"min_port_gbps",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_port_gbps = rate(v, w); }},
+      {"min_busbw_gbps",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_busbw_gbps = rate(v, w); }},
+      {"min_copy_gbps",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_copy_gbps = rate(v, w); }},
       {"min_loopback_gbps",
        [](HealthRules& r, const std::string& v, const std::string& w) { r.min_loopback_gbps = rate(v, w); }},
-      {"require_gdr", [](HealthRules& r, const std::string& v, const std::string& w) { r.require_gdr = yes_or_no(v, w); }},
-      {"min_pcie_width",
-       [](HealthRules& r, const std::string& v, const std::string& w) {
-         r.min_pcie_width = static_cast<int>(whole(v, w, 1, 32));
-       }},
-      {"min_pcie_gen",
-       [](HealthRules& r, const std::string& v, const std::string& w) {
-         r.min_pcie_gen = static_cast<int>(whole(v, w, 1, 7));
-       }},
-      {"min_max_map_count",
-       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_max_map_count = whole(v, w, 0, kMostCount); }},
-      {"min_open_files",
-       [](HealthRules& r, const std::string& v, const std::string& w) { r.min_open_files = whole(v, w, 0, kMostCount); }},
+      {"require_gdr",
+       [](HealthRules& r, const std::string& v, const std::string& w) { r.require_gdr = yes_or_no(v, w); }},
+      {"min_pcie_width", [](HealthRules& r, const std::string& v,
+                            const std::string& w) { r.min_pcie_width = static_cast<int>(whole(v, w, 1, 32)); }},
+      {"min_pcie_gen", [](HealthRules& r, const std::string& v,
+                          const std::string& w) { r.min_pcie_gen = static_cast<int>(whole(v, w, 1, 7)); }},
+      {"min_max_map_count", [](HealthRules& r, const std::string& v,
+                               const std::string& w) { r.min_max_map_count = whole(v, w, 0, kMostCount); }},
+      {"min_open_files", [](HealthRules& r, const std::string& v,
+                            const std::string& w) { r.min_open_files = whole(v, w, 0, kMostCount); }},
       {"max_link_errors_per_hour",
        [](HealthRules& r, const std::string& v, const std::string& w) {
          r.max_link_errors_per_hour = parse_number(v, w, NumberRange::between(0, 1e12));
@@ -146,11 +147,13 @@ void judge_ports(const std::vector<RdmaPort>& ports, const HealthRules& rules, s
     int active = 0;
     for (const RdmaPort& p : ports) active += p.active() && p.link_up();
     if (active >= *rules.hcas)
-      checks.push_back({"hca-count", Status::kPass, fmt::format("{} RDMA port(s) ACTIVE/LinkUp, {} expected", active, *rules.hcas), ""});
+      checks.push_back({"hca-count", Status::kPass,
+                        fmt::format("{} RDMA port(s) ACTIVE/LinkUp, {} expected", active, *rules.hcas), ""});
     else
-      checks.push_back({"hca-count", Status::kFail,
-                        fmt::format("{} of {} RDMA port(s) ACTIVE/LinkUp, expected {}", active, ports.size(), *rules.hcas),
-                        "ibstat on the node: a port down (cable, switch port) or a driver that did not load"});
+      checks.push_back(
+          {"hca-count", Status::kFail,
+           fmt::format("{} of {} RDMA port(s) ACTIVE/LinkUp, expected {}", active, ports.size(), *rules.hcas),
+           "ibstat on the node: a port down (cable, switch port) or a driver that did not load"});
   }
   if (rules.min_port_gbps) {
     for (const RdmaPort& p : ports) {
@@ -184,7 +187,8 @@ std::vector<HealthCheck> judge_node(const SysTree& tree, const NodeReport& repor
     if (found == *rules.gpus)
       checks.push_back({"gpu-count", Status::kPass, fmt::format("{} GPU(s), as expected", found), ""});
     else
-      checks.push_back({"gpu-count", Status::kFail, fmt::format("{} GPU(s) on the PCI bus, expected {}", found, *rules.gpus),
+      checks.push_back({"gpu-count", Status::kFail,
+                        fmt::format("{} GPU(s) on the PCI bus, expected {}", found, *rules.gpus),
                         "a GPU fell off the bus or is hidden: lspci -d 10de:, dmesg for Xid / AER, reseat or replace"});
   }
   judge_ports(rdma_ports(tree), rules, checks);

@@ -16,17 +16,17 @@ namespace fabricbench::doctor {
 
 /// What a node must have. Unset items are not judged (the doctor's findings still are).
 struct HealthRules {
-  std::optional<int> gpus;               ///< GPUs on the PCI bus
-  std::optional<int> hcas;               ///< RDMA ports ACTIVE and LinkUp
-  std::optional<double> min_port_gbps;   ///< every port's rate at least this
-  std::optional<double> min_busbw_gbps;  ///< all_reduce over every local GPU, plateau busbw (GB/s)
-  std::optional<double> min_copy_gbps;   ///< each GPU's pinned host<->GPU copy, each direction (GB/s)
+  std::optional<int> gpus;                  ///< GPUs on the PCI bus
+  std::optional<int> hcas;                  ///< RDMA ports ACTIVE and LinkUp
+  std::optional<double> min_port_gbps;      ///< every port's rate at least this
+  std::optional<double> min_busbw_gbps;     ///< all_reduce over every local GPU, plateau busbw (GB/s)
+  std::optional<double> min_copy_gbps;      ///< each GPU's pinned host<->GPU copy, each direction (GB/s)
   std::optional<double> min_loopback_gbps;  ///< each active port's loopback RDMA write (Gb/s)
-  bool require_gdr = false;              ///< the doctor's GPUDirect RDMA finding must PASS
-  std::optional<int> min_pcie_width;     ///< every PCIe link of the GPUs and HCAs up to the root port, lanes
-  std::optional<int> min_pcie_gen;       ///< the same links' generation (an idle GPU's link: what both ends allow)
-  std::optional<double> min_max_map_count;         ///< vm.max_map_count
-  std::optional<double> min_open_files;            ///< the soft open-files limit
+  bool require_gdr = false;                 ///< the doctor's GPUDirect RDMA finding must PASS
+  std::optional<int> min_pcie_width;        ///< every PCIe link of the GPUs and HCAs up to the root port, lanes
+  std::optional<int> min_pcie_gen;          ///< the same links' generation (an idle GPU's link: what both ends allow)
+  std::optional<double> min_max_map_count;  ///< vm.max_map_count
+  std::optional<double> min_open_files;     ///< the soft open-files limit
   std::optional<double> max_link_errors_per_hour;  ///< each port's error counters together, over the counter window
 };
 
@@ -47,7 +47,7 @@ std::string read_rules_file(const std::string& path);
 bool needs_rdma(const HealthRules& rules);
 
 struct HealthCheck {
-  std::string name;    ///< "rdma-port", "gpu-count", "all_reduce", "doctor:memlock"...
+  std::string name;  ///< "rdma-port", "gpu-count", "all_reduce", "doctor:memlock"...
   Status status = Status::kPass;
   std::string detail;
   std::string remedy;  ///< "" for PASS/INFO

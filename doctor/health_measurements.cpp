@@ -19,9 +19,10 @@ constexpr const char* kPcieRemedy =
 
 void judge_gpu_copy(const GpuCopyResult& copy, const HealthRules& rules, std::vector<HealthCheck>& checks) {
   if (!copy.failure.empty() || copy.gpus.empty()) {
-    checks.push_back({"gpu-copy", Status::kFail,
-                      "GPU copy bandwidth could not be measured: " + (copy.failure.empty() ? "no GPU reported" : copy.failure),
-                      "run fb_micro_cuda_copy by hand; see its message (a GPU that cannot copy is unusable)"});
+    checks.push_back(
+        {"gpu-copy", Status::kFail,
+         "GPU copy bandwidth could not be measured: " + (copy.failure.empty() ? "no GPU reported" : copy.failure),
+         "run fb_micro_cuda_copy by hand; see its message (a GPU that cannot copy is unusable)"});
     return;
   }
   std::vector<double> to_gpu, to_host;
@@ -32,16 +33,16 @@ void judge_gpu_copy(const GpuCopyResult& copy, const HealthRules& rules, std::ve
   const double median_to_gpu = median_of(to_gpu), median_to_host = median_of(to_host);
   const bool compare = copy.gpus.size() > 1;
   for (const GpuCopy& g : copy.gpus) {
-    const std::string what = fmt::format("GPU {} ({}): host->GPU {:.1f} GB/s, GPU->host {:.1f} GB/s, on-GPU {:.0f} GB/s",
-                                         g.gpu, g.pci_address, g.host_to_gpu_gbps, g.gpu_to_host_gbps, g.on_gpu_gbps);
+    const std::string what =
+        fmt::format("GPU {} ({}): host->GPU {:.1f} GB/s, GPU->host {:.1f} GB/s, on-GPU {:.0f} GB/s", g.gpu,
+                    g.pci_address, g.host_to_gpu_gbps, g.gpu_to_host_gbps, g.on_gpu_gbps);
     const double slower = std::min(g.host_to_gpu_gbps, g.gpu_to_host_gbps);
     if (rules.min_copy_gbps && slower < *rules.min_copy_gbps) {
-      checks.push_back({"gpu-copy", Status::kFail, fmt::format("{}, below {:g} GB/s", what, *rules.min_copy_gbps),
-                        kPcieRemedy});
+      checks.push_back(
+          {"gpu-copy", Status::kFail, fmt::format("{}, below {:g} GB/s", what, *rules.min_copy_gbps), kPcieRemedy});
       continue;
     }
-    const double fraction =
-        std::min(g.host_to_gpu_gbps / median_to_gpu, g.gpu_to_host_gbps / median_to_host);
+    const double fraction = std::min(g.host_to_gpu_gbps / median_to_gpu, g.gpu_to_host_gbps / median_to_host);
     if (compare && fraction < kGpuCopyOutlierFraction) {
       checks.push_back({"gpu-copy", Status::kFail,
                         fmt::format("{}: {:.2f} x the node's median (host->GPU {:.1f}, GPU->host {:.1f} GB/s)", what,
@@ -85,7 +86,8 @@ void judge_loopback(const NodeMeasurements& measured, const HealthRules& rules, 
     else if (p.line_rate_gbps > 0)
       what += fmt::format(" ({:.2f} x its {:g} Gb/s line rate)", p.gbps / p.line_rate_gbps, p.line_rate_gbps);
     if (rules.min_loopback_gbps && p.gbps < *rules.min_loopback_gbps)
-      checks.push_back({"hca-loopback", Status::kFail, fmt::format("{}, below {:g} Gb/s", what, *rules.min_loopback_gbps),
+      checks.push_back({"hca-loopback", Status::kFail,
+                        fmt::format("{}, below {:g} Gb/s", what, *rules.min_loopback_gbps),
                         "the HCA or its PCIe link is slow: lspci -vv LnkSta of the HCA, mlxlink, firmware"});
     else
       checks.push_back({"hca-loopback", rules.min_loopback_gbps ? Status::kPass : Status::kInfo, what, ""});
@@ -97,14 +99,14 @@ void judge_all_reduce(const AllReduceResult& r, const HealthRules& rules, std::v
     checks.push_back({"all_reduce", Status::kFail, "could not be measured: " + r.failure,
                       "run fb_all_reduce --backend nccl -g all by hand; see its message"});
   else if (rules.min_busbw_gbps && r.plateau_busbw_gbps < *rules.min_busbw_gbps)
-    checks.push_back({"all_reduce", Status::kFail,
-                      fmt::format("busbw {:.1f} GB/s over the local GPUs, below {:g}", r.plateau_busbw_gbps,
-                                  *rules.min_busbw_gbps),
-                      "NVLink/PCIe degraded: nvidia-smi nvlink -s, nvidia-smi topo -m, fb_doctor"});
+    checks.push_back(
+        {"all_reduce", Status::kFail,
+         fmt::format("busbw {:.1f} GB/s over the local GPUs, below {:g}", r.plateau_busbw_gbps, *rules.min_busbw_gbps),
+         "NVLink/PCIe degraded: nvidia-smi nvlink -s, nvidia-smi topo -m, fb_doctor"});
   else
-    checks.push_back({"all_reduce", rules.min_busbw_gbps ? Status::kPass : Status::kInfo,
-                      fmt::format("busbw {:.1f} GB/s over the local GPUs ({:.1f} s)", r.plateau_busbw_gbps, r.wall_seconds),
-                      ""});
+    checks.push_back(
+        {"all_reduce", rules.min_busbw_gbps ? Status::kPass : Status::kInfo,
+         fmt::format("busbw {:.1f} GB/s over the local GPUs ({:.1f} s)", r.plateau_busbw_gbps, r.wall_seconds), ""});
 }
 
 }  // namespace fabricbench::doctor

@@ -45,9 +45,9 @@ struct PortLoopback {
   int port = 1;
   double gbps = 0;
   double line_rate_gbps = 0;
-  bool nominal_rate = false;      ///< Soft-RoCE: the rate is no wire speed
+  bool nominal_rate = false;  ///< Soft-RoCE: the rate is no wire speed
   std::uint64_t wrong_bytes = 0;
-  std::string failure;            ///< non-empty: the loopback could not run (refused, stuck HCA)
+  std::string failure;  ///< non-empty: the loopback could not run (refused, stuck HCA)
 };
 
 /// What fb_health measured; an unset item was not measured (a recorded tree, no GPU, no port).

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "common/error.hpp"
@@ -138,7 +138,9 @@ GpuCopyResult probe_gpu_copy(double seconds) {
       const double bytes_per_second = check_number(bench.at("bytes_per_second").get<double>(),
                                                    benchmark + ": bytes_per_second", NumberRange::at_least(0));
       const double gbps = bytes_per_second / 1e9;
-      (m[1] == "h2d_pinned" ? gpu.host_to_gpu_gbps : m[1] == "d2h_pinned" ? gpu.gpu_to_host_gbps : gpu.on_gpu_gbps) = gbps;
+      (m[1] == "h2d_pinned"   ? gpu.host_to_gpu_gbps
+       : m[1] == "d2h_pinned" ? gpu.gpu_to_host_gbps
+                              : gpu.on_gpu_gbps) = gbps;
     }
     for (auto& [index, gpu] : by_gpu) result.gpus.push_back(gpu);
     if (result.gpus.empty()) result.failure = "fb_micro_cuda_copy reported no GPU";
@@ -151,9 +153,11 @@ GpuCopyResult probe_gpu_copy(double seconds) {
 AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
   AllReduceResult result;
   // The child's own watchdog (-T) fires after the launch's kill: the budget is the one bound.
-  std::vector<std::string> arguments = {"--backend", "nccl", "-g", std::to_string(gpus), "-b", "64M", "-e", "1G",
-                                        "-f", "4", "-n", "10", "-w", "3", "-T", fmt::format("{:.0f}", seconds + 5),
-                                        "--json", "{json}"};
+  std::vector<std::string> arguments = {"--backend", "nccl",  "-g", std::to_string(gpus),
+                                        "-b",        "64M",   "-e", "1G",
+                                        "-f",        "4",     "-n", "10",
+                                        "-w",        "3",     "-T", fmt::format("{:.0f}", seconds + 5),
+                                        "--json",    "{json}"};
   if (inject_hang) arguments.insert(arguments.end(), {"--inject-fault", "hang:0"});
   const ChildRun run = run_child("fb_all_reduce", arguments, fmt::format("fb_all_reduce over {} GPU(s)", gpus), seconds,
                                  kLeastSeconds + 2);

@@ -57,22 +57,25 @@ void check_memlock(const SysTree& t, bool judged, const std::string& vantage, st
   try {
     bytes = limit_value(limit->soft, "Max locked memory");
   } catch (const UsageError& e) {
-    out.push_back({"memlock", judged ? Status::kWarn : Status::kInfo, e.what(), judged ? "check ulimit -l on the node" : ""});
+    out.push_back(
+        {"memlock", judged ? Status::kWarn : Status::kInfo, e.what(), judged ? "check ulimit -l on the node" : ""});
     return;
   }
   const std::string& soft = limit->soft;
   if (bytes >= kLeastMemlockBytes)
-    out.push_back({"memlock", Status::kPass, with_vantage(fmt::format("max locked memory {} bytes", soft), vantage), ""});
+    out.push_back(
+        {"memlock", Status::kPass, with_vantage(fmt::format("max locked memory {} bytes", soft), vantage), ""});
   else if (!judged)
     out.push_back({"memlock", Status::kInfo,
-                   with_vantage(fmt::format("max locked memory {} bytes, {} (only RDMA registrations lock memory)", soft,
-                                            kNotJudged),
+                   with_vantage(fmt::format("max locked memory {} bytes, {} (only RDMA registrations lock memory)",
+                                            soft, kNotJudged),
                                 vantage),
                    ""});
   else
-    out.push_back({"memlock", Status::kFail,
-                   with_vantage(fmt::format("max locked memory {} bytes: RDMA registrations will fail", soft), vantage),
-                   "memlock unlimited in /etc/security/limits.conf (and PropagateResourceLimits / LimitMEMLOCK for Slurm)"});
+    out.push_back(
+        {"memlock", Status::kFail,
+         with_vantage(fmt::format("max locked memory {} bytes: RDMA registrations will fail", soft), vantage),
+         "memlock unlimited in /etc/security/limits.conf (and PropagateResourceLimits / LimitMEMLOCK for Slurm)"});
 }
 
 std::optional<double> max_map_count(const SysTree& t, std::string& why_not) {
@@ -103,13 +106,14 @@ void check_max_map_count(const SysTree& t, bool judged, std::vector<Finding>& ou
   else if (!judged)
     out.push_back({"max-map-count", Status::kInfo, fmt::format("vm.max_map_count {:.0f}, {}", *count, kNotJudged), ""});
   else
-    out.push_back({"max-map-count", Status::kWarn,
-                   fmt::format("vm.max_map_count {:.0f}, below {:.0f}: a process with many queue pairs and registered "
-                               "buffers runs out of memory maps (ibv_reg_mr: Cannot allocate memory)",
-                               *count, kAdvisedMaxMapCount),
-                   fmt::format("sysctl -w vm.max_map_count={:.0f} and keep it in /etc/sysctl.d/ (what UCX's maintainers "
-                               "advise for that error, openucx/ucx#6264); fb_health's min_max_map_count makes it a rule",
-                               kAdvisedMaxMapCount)});
+    out.push_back(
+        {"max-map-count", Status::kWarn,
+         fmt::format("vm.max_map_count {:.0f}, below {:.0f}: a process with many queue pairs and registered "
+                     "buffers runs out of memory maps (ibv_reg_mr: Cannot allocate memory)",
+                     *count, kAdvisedMaxMapCount),
+         fmt::format("sysctl -w vm.max_map_count={:.0f} and keep it in /etc/sysctl.d/ (what UCX's maintainers "
+                     "advise for that error, openucx/ucx#6264); fb_health's min_max_map_count makes it a rule",
+                     kAdvisedMaxMapCount)});
 }
 
 void check_open_files(const SysTree& t, bool judged, const std::string& vantage, std::vector<Finding>& out) {
@@ -120,7 +124,8 @@ void check_open_files(const SysTree& t, bool judged, const std::string& vantage,
     soft = limit_value(limit->soft, "Max open files");
     hard = limit_value(limit->hard, "Max open files");
   } catch (const UsageError& e) {
-    out.push_back({"open-files", judged ? Status::kWarn : Status::kInfo, e.what(), judged ? "check ulimit -n on the node" : ""});
+    out.push_back(
+        {"open-files", judged ? Status::kWarn : Status::kInfo, e.what(), judged ? "check ulimit -n on the node" : ""});
     return;
   }
   const std::string now = fmt::format("open files: soft limit {}, hard limit {}", limit->soft, limit->hard);
@@ -136,13 +141,14 @@ void check_open_files(const SysTree& t, bool judged, const std::string& vantage,
                                 vantage),
                    ""});
   else
-    out.push_back({"open-files", Status::kWarn,
-                   with_vantage(fmt::format("{}, below {:.0f}: a large job's sockets, verbs contexts and CUDA IPC handles "
-                                            "(a file descriptor each) can run out (Too many open files)",
-                                            now, kAdvisedOpenFiles),
-                                vantage),
-                   "nofile 1048576 in /etc/security/limits.conf, and LimitNOFILE for slurmd (job steps inherit its "
-                   "hard limit); fb_health's min_open_files makes it a rule"});
+    out.push_back(
+        {"open-files", Status::kWarn,
+         with_vantage(fmt::format("{}, below {:.0f}: a large job's sockets, verbs contexts and CUDA IPC handles "
+                                  "(a file descriptor each) can run out (Too many open files)",
+                                  now, kAdvisedOpenFiles),
+                      vantage),
+         "nofile 1048576 in /etc/security/limits.conf, and LimitNOFILE for slurmd (job steps inherit its "
+         "hard limit); fb_health's min_open_files makes it a rule"});
 }
 
 /// "HugePages_Total:       0" -> "0"; "" when the line is absent.
@@ -161,23 +167,26 @@ std::string meminfo_value(const std::string& meminfo, const std::string& key) {
 void check_hugepages(const SysTree& t, const std::string& vantage, std::vector<Finding>& out) {
   const auto meminfo = t.text("/proc/meminfo");
   if (!meminfo) {
-    out.push_back({"hugepages", Status::kInfo, t.live() ? "/proc/meminfo cannot be read" : "/proc/meminfo is not in the recorded tree", ""});
+    out.push_back({"hugepages", Status::kInfo,
+                   t.live() ? "/proc/meminfo cannot be read" : "/proc/meminfo is not in the recorded tree", ""});
     return;
   }
-  const std::string total = meminfo_value(*meminfo, "HugePages_Total"), free = meminfo_value(*meminfo, "HugePages_Free");
+  const std::string total = meminfo_value(*meminfo, "HugePages_Total"),
+                    free = meminfo_value(*meminfo, "HugePages_Free");
   const std::string size = meminfo_value(*meminfo, "Hugepagesize");
   std::string transparent = t.text("/sys/kernel/mm/transparent_hugepage/enabled").value_or("");
   if (const auto open = transparent.find('['), close = transparent.find(']');
       open != std::string::npos && close != std::string::npos && close > open)
     transparent = transparent.substr(open + 1, close - open - 1);
-  out.push_back({"hugepages", Status::kInfo,
-                 with_vantage(fmt::format("hugepages: {} reserved ({} each), {} free; transparent hugepages: {} (libraries "
-                                          "that ask for hugepages, such as UCX's huge allocator, fall back to normal "
-                                          "pages without them)",
-                                          total.empty() ? "?" : total, size.empty() ? "?" : size,
-                                          free.empty() ? "?" : free, transparent.empty() ? "?" : transparent),
-                              vantage),
-                 ""});
+  out.push_back(
+      {"hugepages", Status::kInfo,
+       with_vantage(fmt::format("hugepages: {} reserved ({} each), {} free; transparent hugepages: {} (libraries "
+                                "that ask for hugepages, such as UCX's huge allocator, fall back to normal "
+                                "pages without them)",
+                                total.empty() ? "?" : total, size.empty() ? "?" : size, free.empty() ? "?" : free,
+                                transparent.empty() ? "?" : transparent),
+                    vantage),
+       ""});
 }
 
 }  // namespace
@@ -206,13 +215,16 @@ void judge_kernel_rules(const SysTree& tree, const HealthRules& rules, std::vect
     const auto count = max_map_count(tree, why_not);
     const double least = *rules.min_max_map_count;
     if (!count)
-      checks.push_back({"max-map-count", Status::kFail, fmt::format("min_max_map_count = {:.0f}, but {}", least, why_not),
+      checks.push_back({"max-map-count", Status::kFail,
+                        fmt::format("min_max_map_count = {:.0f}, but {}", least, why_not),
                         "read it with sysctl vm.max_map_count on the node"});
     else if (*count < least)
-      checks.push_back({"max-map-count", Status::kFail, fmt::format("vm.max_map_count {:.0f}, below {:.0f}", *count, least),
+      checks.push_back({"max-map-count", Status::kFail,
+                        fmt::format("vm.max_map_count {:.0f}, below {:.0f}", *count, least),
                         fmt::format("sysctl -w vm.max_map_count={:.0f} and keep it in /etc/sysctl.d/", least)});
     else
-      checks.push_back({"max-map-count", Status::kPass, fmt::format("vm.max_map_count {:.0f}, at least {:.0f}", *count, least), ""});
+      checks.push_back(
+          {"max-map-count", Status::kPass, fmt::format("vm.max_map_count {:.0f}, at least {:.0f}", *count, least), ""});
   }
   if (rules.min_open_files) {
     const double least = *rules.min_open_files;
@@ -228,10 +240,12 @@ void judge_kernel_rules(const SysTree& tree, const HealthRules& rules, std::vect
       checks.push_back({"open-files", Status::kFail, fmt::format("min_open_files = {:.0f}, but {}", least, why_not),
                         "check ulimit -n on the node"});
     else if (*soft < least)
-      checks.push_back({"open-files", Status::kFail, fmt::format("open files soft limit {}, below {:.0f}", limit->soft, least),
+      checks.push_back({"open-files", Status::kFail,
+                        fmt::format("open files soft limit {}, below {:.0f}", limit->soft, least),
                         "nofile in /etc/security/limits.conf, LimitNOFILE for slurmd"});
     else
-      checks.push_back({"open-files", Status::kPass, fmt::format("open files soft limit {}, at least {:.0f}", limit->soft, least), ""});
+      checks.push_back({"open-files", Status::kPass,
+                        fmt::format("open files soft limit {}, at least {:.0f}", limit->soft, least), ""});
   }
 }
 

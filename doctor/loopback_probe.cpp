@@ -21,7 +21,8 @@ std::vector<PortLoopback> probe_loopback(const std::vector<RdmaPort>& ports, dou
     PortLoopback p;
     p.device = port.device;
     try {
-      p.port = static_cast<int>(parse_number(port.port, fmt::format("{} port", port.device), NumberRange::between(1, 255)));
+      p.port =
+          static_cast<int>(parse_number(port.port, fmt::format("{} port", port.device), NumberRange::between(1, 255)));
     } catch (const UsageError& e) {
       p.failure = e.what();  // a port folder sysfs would not name so
       measured.push_back(p);

@@ -223,7 +223,7 @@ Listener::Listener(const std::string& address, int port, std::string& error) {
   socklen_t size = sizeof where;
   ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&where), &size);
   port_ = ntohs(where.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(&where)->sin_port
-                                          : reinterpret_cast<const sockaddr_in6*>(&where)->sin6_port);
+                                           : reinterpret_cast<const sockaddr_in6*>(&where)->sin6_port);
   fd_ = s.release();
   error.clear();
 }

@@ -118,7 +118,8 @@ std::string pcie_generation(double gts) {
 
 void check_pcie_links(const std::vector<PcieLink>& links, std::vector<Finding>& out) {
   if (links.empty()) {
-    out.push_back({"pcie-link", Status::kInfo, "no NVIDIA GPU or RDMA device with a PCI function: no PCIe link to check", ""});
+    out.push_back(
+        {"pcie-link", Status::kInfo, "no NVIDIA GPU or RDMA device with a PCI function: no PCIe link to check", ""});
     return;
   }
   std::vector<std::string> unreadable, fine;
@@ -178,7 +179,8 @@ template <class Judge>
 void judge_links(const std::vector<PcieLink>& links, const std::string& name, const std::string& rule, Judge judge,
                  std::vector<HealthCheck>& checks) {
   if (links.empty()) {
-    checks.push_back({name, Status::kFail, fmt::format("no PCIe link of a GPU or RDMA device to judge against {}", rule),
+    checks.push_back({name, Status::kFail,
+                      fmt::format("no PCIe link of a GPU or RDMA device to judge against {}", rule),
                       fmt::format("a GPU or HCA is missing from the PCI bus (lspci), or drop {} from the rules of a "
                                   "node without them",
                                   rule)});
@@ -201,7 +203,8 @@ void judge_links(const std::vector<PcieLink>& links, const std::string& name, co
       ++met;
   }
   if (met == links.size())
-    checks.push_back({name, Status::kPass, fmt::format("all {} PCIe link(s) of the GPUs and RDMA devices meet {}", met, rule), ""});
+    checks.push_back(
+        {name, Status::kPass, fmt::format("all {} PCIe link(s) of the GPUs and RDMA devices meet {}", met, rule), ""});
 }
 
 }  // namespace
@@ -209,24 +212,31 @@ void judge_links(const std::vector<PcieLink>& links, const std::string& name, co
 void judge_pcie_rules(const std::vector<PcieLink>& links, const HealthRules& rules, std::vector<HealthCheck>& checks) {
   if (const auto least = rules.min_pcie_width) {
     const std::string rule = fmt::format("min_pcie_width = {}", *least);
-    judge_links(links, "pcie-width", rule, [&](const PcieLink& l) {
-      if (l.width >= *least) return std::string();
-      return fmt::format("{}: x{:g} (both ends allow x{:g}), below {}", link_name(l), l.width, l.max_width, rule);
-    }, checks);
+    judge_links(
+        links, "pcie-width", rule,
+        [&](const PcieLink& l) {
+          if (l.width >= *least) return std::string();
+          return fmt::format("{}: x{:g} (both ends allow x{:g}), below {}", link_name(l), l.width, l.max_width, rule);
+        },
+        checks);
   }
   if (const auto least = rules.min_pcie_gen) {
     const std::string rule = fmt::format("min_pcie_gen = {}", *least);
     const double least_gts = std::vector<double>{0, 2.5, 5, 8, 16, 32, 64, 128}.at(static_cast<std::size_t>(*least));
-    judge_links(links, "pcie-gen", rule, [&](const PcieLink& l) {
-      // An idle GPU's link is at 2.5 GT/s whatever it trained to: judge what both ends allow, and
-      // leave the trained speed to the copy test (min_copy_gbps), which puts traffic on it.
-      const double judged = idle_gpu_speed(l) ? l.max_gts : l.gts;
-      if (judged >= least_gts * 0.99) return std::string();
-      if (idle_gpu_speed(l))
-        return fmt::format("{}: idle at {}, and both ends allow only {}, below {}", link_name(l), speed(l.gts),
-                           speed(l.max_gts), rule);
-      return fmt::format("{}: {} (both ends allow {}), below {}", link_name(l), speed(l.gts), speed(l.max_gts), rule);
-    }, checks);
+    judge_links(
+        links, "pcie-gen", rule,
+        [&](const PcieLink& l) {
+          // An idle GPU's link is at 2.5 GT/s whatever it trained to: judge what both ends allow, and
+          // leave the trained speed to the copy test (min_copy_gbps), which puts traffic on it.
+          const double judged = idle_gpu_speed(l) ? l.max_gts : l.gts;
+          if (judged >= least_gts * 0.99) return std::string();
+          if (idle_gpu_speed(l))
+            return fmt::format("{}: idle at {}, and both ends allow only {}, below {}", link_name(l), speed(l.gts),
+                               speed(l.max_gts), rule);
+          return fmt::format("{}: {} (both ends allow {}), below {}", link_name(l), speed(l.gts), speed(l.max_gts),
+                             rule);
+        },
+        checks);
   }
 }
 

@@ -20,12 +20,12 @@ struct HealthCheck;
 
 /// One PCIe link: between a port (root port or switch downstream port) and the device below it.
 struct PcieLink {
-  std::string upper;     ///< the port above ("" when the device hangs off the host bridge, as in a VM)
-  std::string lower;     ///< the device below: a GPU, an HCA, or a switch's upstream port
-  std::string leads_to;  ///< the GPUs and RDMA devices behind it: "GPU 0000:19:00.0, mlx5_0"
+  std::string upper;          ///< the port above ("" when the device hangs off the host bridge, as in a VM)
+  std::string lower;          ///< the device below: a GPU, an HCA, or a switch's upstream port
+  std::string leads_to;       ///< the GPUs and RDMA devices behind it: "GPU 0000:19:00.0, mlx5_0"
   bool lower_is_end = false;  ///< `lower` is the GPU or HCA itself, not a bridge
   bool gpu_below = false;
-  bool readable = false;  ///< the current width and speed could be read
+  bool readable = false;              ///< the current width and speed could be read
   double width = 0, gts = 0;          ///< as trained now: lanes, GT/s
   double max_width = 0, max_gts = 0;  ///< the most both ends allow
 };

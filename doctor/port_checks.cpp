@@ -35,11 +35,13 @@ std::vector<RdmaPort> rdma_ports(const SysTree& t) {
 
 // Widths from the InfiniBand Architecture Specification's PortCounters attribute.
 const std::vector<ErrorCounter>& error_counters() {
-  static const std::vector<ErrorCounter> kCounters = {
-      {"symbol_error", 16},          {"link_error_recovery", 8},
-      {"link_downed", 8},            {"port_rcv_errors", 16},
-      {"port_rcv_remote_physical_errors", 16}, {"local_link_integrity_errors", 4},
-      {"excessive_buffer_overrun_errors", 4}};
+  static const std::vector<ErrorCounter> kCounters = {{"symbol_error", 16},
+                                                      {"link_error_recovery", 8},
+                                                      {"link_downed", 8},
+                                                      {"port_rcv_errors", 16},
+                                                      {"port_rcv_remote_physical_errors", 16},
+                                                      {"local_link_integrity_errors", 4},
+                                                      {"excessive_buffer_overrun_errors", 4}};
   return kCounters;
 }
 
@@ -106,18 +108,19 @@ void check_link_errors(const CounterWindow& w, const std::vector<PortErrorRate>&
   if (w.before.empty()) return;  // no port with counters: the rdma findings say what there is
   if (!w.after) {
     const auto totals = nonzero(w.before);
-    out.push_back({"link-errors", Status::kInfo,
-                   fmt::format("error counters of {} port(s) read once ({}), so no rate; since they were last cleared: {}",
-                               w.before.size(), w.how, totals.empty() ? "all zero" : join_at_most(totals, 8)),
-                   ""});
+    out.push_back(
+        {"link-errors", Status::kInfo,
+         fmt::format("error counters of {} port(s) read once ({}), so no rate; since they were last cleared: {}",
+                     w.before.size(), w.how, totals.empty() ? "all zero" : join_at_most(totals, 8)),
+         ""});
     return;
   }
   std::size_t steady = 0;
   for (const PortErrorRate& r : rates) {
     if (!r.rising.empty())
       out.push_back({"link-errors", Status::kWarn,
-                     fmt::format("{}: {} in {:.1f} s ({}): {:.0f} errors/hour", r.port, join(r.rising), w.seconds, w.how,
-                                 r.per_hour),
+                     fmt::format("{}: {} in {:.1f} s ({}): {:.0f} errors/hour", r.port, join(r.rising), w.seconds,
+                                 w.how, r.per_hour),
                      kCableRemedy});
     if (!r.saturated.empty())
       out.push_back({"link-errors", Status::kWarn,
@@ -139,8 +142,8 @@ void check_port_rates(const std::vector<RdmaPort>& ports, std::vector<Finding>& 
     if (p.active() && p.link_up() && p.gbps() > 0) by_layer[p.link_layer].push_back(&p);
   for (const auto& [layer, active] : by_layer) {
     if (active.size() < 2) continue;  // nothing on this node to compare it with
-    const RdmaPort* fastest = *std::max_element(active.begin(), active.end(),
-                                                [](const RdmaPort* a, const RdmaPort* b) { return a->gbps() < b->gbps(); });
+    const RdmaPort* fastest = *std::max_element(
+        active.begin(), active.end(), [](const RdmaPort* a, const RdmaPort* b) { return a->gbps() < b->gbps(); });
     std::size_t slower = 0;
     for (const RdmaPort* p : active) {
       if (p->gbps() >= fastest->gbps()) continue;
@@ -175,7 +178,8 @@ void check_firmware(const SysTree& t, std::vector<Finding>& out, std::map<std::s
     if (versions.size() == 1)
       out.push_back({"hca-firmware", Status::kPass, fmt::format("{}: firmware {}", kind, parts.front()), ""});
     else
-      out.push_back({"hca-firmware", Status::kWarn, fmt::format("{} devices differ in firmware: {}", kind, join(parts, "; ")),
+      out.push_back({"hca-firmware", Status::kWarn,
+                     fmt::format("{} devices differ in firmware: {}", kind, join(parts, "; ")),
                      "flash one firmware on every device of a kind (mlxfwmanager, mstflint): versions differ in "
                      "features and fixes"});
   }
@@ -221,8 +225,9 @@ void judge_link_error_rule(const CounterWindow& w, const HealthRules& rules, std
   const std::string rule = fmt::format("max_link_errors_per_hour = {:g}", most);
   if (w.before.empty() || !w.after) {
     checks.push_back({"link-errors", Status::kFail,
-                      w.before.empty() ? fmt::format("no RDMA port error counters to judge against {}", rule)
-                                       : fmt::format("error counters read once ({}): no rate to judge against {}", w.how, rule),
+                      w.before.empty()
+                          ? fmt::format("no RDMA port error counters to judge against {}", rule)
+                          : fmt::format("error counters read once ({}): no rate to judge against {}", w.how, rule),
                       "read them twice (--counter-interval above 0; a recorded tree needs its ROOT.later snapshot), or "
                       "drop the rule on a node without HCAs"});
     return;
@@ -230,20 +235,21 @@ void judge_link_error_rule(const CounterWindow& w, const HealthRules& rules, std
   std::size_t met = 0;
   const std::vector<PortErrorRate> rates = error_rates(w);
   if (rates.empty()) {
-    checks.push_back({"link-errors", Status::kFail,
-                      fmt::format("no port had error counters in both readings ({}): no rate to judge against {}", w.how, rule),
-                      "check that the port counters are readable on the node (/sys/class/infiniband/*/ports/*/counters)"});
+    checks.push_back(
+        {"link-errors", Status::kFail,
+         fmt::format("no port had error counters in both readings ({}): no rate to judge against {}", w.how, rule),
+         "check that the port counters are readable on the node (/sys/class/infiniband/*/ports/*/counters)"});
     return;
   }
   for (const PortErrorRate& r : rates) {
     if (!r.saturated.empty())
-      checks.push_back({"link-errors", Status::kFail, fmt::format("{}: {}: a saturated counter shows no new error", r.port,
-                                                                  join(r.saturated)),
+      checks.push_back({"link-errors", Status::kFail,
+                        fmt::format("{}: {}: a saturated counter shows no new error", r.port, join(r.saturated)),
                         "clear the port's counters (perfquery -x) so new errors show"});
     else if (r.per_hour > most)
       checks.push_back({"link-errors", Status::kFail,
-                        fmt::format("{}: {} in {:.1f} s: {:.0f} errors/hour, above {}", r.port, join(r.rising), w.seconds,
-                                    r.per_hour, rule),
+                        fmt::format("{}: {} in {:.1f} s: {:.0f} errors/hour, above {}", r.port, join(r.rising),
+                                    w.seconds, r.per_hour, rule),
                         kCableRemedy});
     else
       ++met;

@@ -57,8 +57,8 @@ struct CounterWindow {
 
 /// One port's errors over the window.
 struct PortErrorRate {
-  std::string port;                    ///< "mlx5_0 port 1"
-  double errors = 0;                   ///< added over the window, every error counter together
+  std::string port;   ///< "mlx5_0 port 1"
+  double errors = 0;  ///< added over the window, every error counter together
   double per_hour = 0;
   std::vector<std::string> rising;     ///< "symbol_error 12 -> 40"
   std::vector<std::string> saturated;  ///< "symbol_error at 65535"

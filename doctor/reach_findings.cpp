@@ -16,13 +16,15 @@ namespace {
 std::string remedy_for(const Attempt& a) {
   const std::string where = a.to.empty() ? a.address : a.to;
   if (a.error.starts_with("connection refused"))
-    return fmt::format("nothing listens on {}:{} on {}: start the job's service there, or free the port (ss -ltnp "
-                       "'sport = :{}' shows who holds it)",
-                       a.address, a.port, where, a.port);
+    return fmt::format(
+        "nothing listens on {}:{} on {}: start the job's service there, or free the port (ss -ltnp "
+        "'sport = :{}' shows who holds it)",
+        a.address, a.port, where, a.port);
   if (a.error.starts_with("no answer"))
-    return fmt::format("a firewall drops the packets or {} is down: its firewall (nft list ruleset), the switch's "
-                       "ACLs, ping {}",
-                       where, a.address);
+    return fmt::format(
+        "a firewall drops the packets or {} is down: its firewall (nft list ruleset), the switch's "
+        "ACLs, ping {}",
+        where, a.address);
   if (a.error.starts_with("unresolved"))
     return "the rendezvous host does not resolve on those nodes: DNS or /etc/hosts";
   return fmt::format("routing: ip route get {} on the nodes named; the interface and subnet NCCL_SOCKET_IFNAME names",
@@ -32,18 +34,20 @@ std::string remedy_for(const Attempt& a) {
 void listen_notes(const Reachability& reach, const ReachPlan& plan, std::vector<Finding>& out) {
   for (const PeerCard& c : reach.cards) {
     const std::vector<std::pair<std::string, std::string>> states = {
-        {c.peer_port_state, plan.peer_port ? fmt::format("{}:{} (--peer-port)", c.chosen.address, *plan.peer_port) : ""},
-        {c.rendezvous_state,
-         plan.rendezvous ? fmt::format("{}:{} ({})", plan.rendezvous->host, plan.rendezvous->port, plan.rendezvous->source)
-                         : ""}};
+        {c.peer_port_state,
+         plan.peer_port ? fmt::format("{}:{} (--peer-port)", c.chosen.address, *plan.peer_port) : ""},
+        {c.rendezvous_state, plan.rendezvous ? fmt::format("{}:{} ({})", plan.rendezvous->host, plan.rendezvous->port,
+                                                           plan.rendezvous->source)
+                                             : ""}};
     for (const auto& [state, what] : states) {
       if (state.empty() || state.starts_with("listening")) continue;
       const bool taken = state.starts_with("taken");
       out.push_back({"reach", taken ? Status::kInfo : Status::kWarn,
-                     taken ? fmt::format("{}: {} is taken by another process, so fb_doctor could not listen there in the "
-                                         "job's place; if it is not the job's own service, the job cannot bind it",
-                                         c.host, what)
-                           : fmt::format("{}: fb_doctor could not listen on {}: {}", c.host, what, state),
+                     taken
+                         ? fmt::format("{}: {} is taken by another process, so fb_doctor could not listen there in the "
+                                       "job's place; if it is not the job's own service, the job cannot bind it",
+                                       c.host, what)
+                         : fmt::format("{}: fb_doctor could not listen on {}: {}", c.host, what, state),
                      taken ? "" : "run fb_doctor as the job's user, or pick a port the job may bind"});
     }
   }
@@ -79,8 +83,8 @@ void connection_findings(const Reachability& reach, const ReachPlan& plan, std::
   for (const auto& [key, entry] : failed) {
     const Attempt& a = entry.first;
     out.push_back({"reach", Status::kFail,
-                   fmt::format("{}{}:{} ({}) cannot be reached from {}", a.to.empty() ? "" : a.to + " ", a.address, a.port,
-                               a.what, join_at_most(entry.second, 8)),
+                   fmt::format("{}{}:{} ({}) cannot be reached from {}", a.to.empty() ? "" : a.to + " ", a.address,
+                               a.port, a.what, join_at_most(entry.second, 8)),
                    remedy_for(a)});
   }
   listen_notes(reach, plan, out);
@@ -113,7 +117,8 @@ void resolution_findings(const Reachability& reach, std::vector<Finding>& out) {
   for (const auto& [name, own] : addresses) {
     std::map<std::string, std::vector<std::string>> by_answer;  // answer -> nodes giving it
     for (const ReachResult& r : reach.results)
-      if (const auto found = r.resolved.find(name); found != r.resolved.end()) by_answer[found->second].push_back(r.host);
+      if (const auto found = r.resolved.find(name); found != r.resolved.end())
+        by_answer[found->second].push_back(r.host);
     if (by_answer.empty()) continue;
     const std::string& answer = by_answer.begin()->first;
     if (by_answer.size() > 1) {
@@ -127,18 +132,19 @@ void resolution_findings(const Reachability& reach, std::vector<Finding>& out) {
     } else if (!resolved(answer)) {
       nowhere.push_back(name), nowhere_why = answer;
     } else if (!own_address(answer, own)) {
-      out.push_back({"resolve", Status::kFail,
-                     fmt::format("{} resolves to {} on every node, not an address of {} ({})", name, answer, name,
-                                 join(own)),
-                     "fix the name's DNS record or /etc/hosts line on every node"});
+      out.push_back(
+          {"resolve", Status::kFail,
+           fmt::format("{} resolves to {} on every node, not an address of {} ({})", name, answer, name, join(own)),
+           "fix the name's DNS record or /etc/hosts line on every node"});
       failed = true;
     } else {
       alike.push_back(fmt::format("{} {}", name, answer));
     }
   }
   if (!nowhere.empty())
-    out.push_back({"resolve", Status::kWarn, fmt::format("no node resolves {}: {}", join_at_most(nowhere, 8), nowhere_why),
-                   "add the nodes to DNS or /etc/hosts: a job that names hosts (MASTER_ADDR, a hostfile) cannot start"});
+    out.push_back(
+        {"resolve", Status::kWarn, fmt::format("no node resolves {}: {}", join_at_most(nowhere, 8), nowhere_why),
+         "add the nodes to DNS or /etc/hosts: a job that names hosts (MASTER_ADDR, a hostfile) cannot start"});
   if (!failed && nowhere.empty() && !alike.empty())
     out.push_back({"resolve", Status::kPass,
                    fmt::format("every node resolves the {} node name(s) alike, each to an address of its own: {}",
@@ -180,9 +186,9 @@ void interface_findings(const Reachability& reach, std::vector<Finding>& out) {
       bad = true;
     }
   if (bad || where.empty()) return;
-  out.push_back({"oob-interface", all_named ? Status::kPass : Status::kInfo,
-                 fmt::format("out-of-band addresses ({}): {}", reach.cards.front().chosen.source, join_at_most(where, 8)),
-                 ""});
+  out.push_back(
+      {"oob-interface", all_named ? Status::kPass : Status::kInfo,
+       fmt::format("out-of-band addresses ({}): {}", reach.cards.front().chosen.source, join_at_most(where, 8)), ""});
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ bool nccl_names(const std::string& filter, const std::string& name) {
   const bool exact = list.starts_with("=");
   if (exact) list.erase(0, 1);
   bool listed = false;
-  for (const std::string& item : split(list, ','))
-    listed = listed || (exact ? name == item : name.starts_with(item));
+  for (const std::string& item : split(list, ',')) listed = listed || (exact ? name == item : name.starts_with(item));
   return exclude ? !listed : listed;
 }
 
@@ -47,7 +46,8 @@ bool mpi_names(const std::string& filter, const Interface& i) {
     } catch (const UsageError&) {
       continue;
     }
-    if (::inet_pton(AF_INET, item.substr(0, slash).c_str(), &net) != 1 || ::inet_pton(AF_INET, i.address.c_str(), &address) != 1)
+    if (::inet_pton(AF_INET, item.substr(0, slash).c_str(), &net) != 1 ||
+        ::inet_pton(AF_INET, i.address.c_str(), &address) != 1)
       continue;
     const std::uint32_t mask = bits == 0 ? 0 : htonl(~std::uint32_t{0} << (32 - bits));
     if ((net.s_addr & mask) == (address.s_addr & mask)) return true;
@@ -80,11 +80,13 @@ std::optional<Endpoint> rendezvous_of(const std::string& flag, const std::map<st
   const std::string address = variable(env, "MASTER_ADDR"), port = variable(env, "MASTER_PORT");
   if (!address.empty() && !port.empty())
     return parse_endpoint(address + ":" + port, "MASTER_ADDR/MASTER_PORT", "MASTER_ADDR/MASTER_PORT");
-  if (const std::string id = variable(env, "NCCL_COMM_ID"); !id.empty()) return parse_endpoint(id, "NCCL_COMM_ID", "NCCL_COMM_ID");
+  if (const std::string id = variable(env, "NCCL_COMM_ID"); !id.empty())
+    return parse_endpoint(id, "NCCL_COMM_ID", "NCCL_COMM_ID");
   return std::nullopt;
 }
 
-ChosenInterface choose_interface(const std::vector<Interface>& interfaces, const std::map<std::string, std::string>& env) {
+ChosenInterface choose_interface(const std::vector<Interface>& interfaces,
+                                 const std::map<std::string, std::string>& env) {
   const Interface* found = nullptr;
   std::string source;
   if (const std::string nccl = variable(env, "NCCL_SOCKET_IFNAME"); !nccl.empty()) {
@@ -111,21 +113,24 @@ std::string interface_mismatch(const std::vector<Interface>& interfaces, const s
   if (nccl.empty() || chosen.name.empty()) return {};
   std::vector<std::string> notes;
   const std::string mpi = variable(env, "OMPI_MCA_oob_tcp_if_include");
-  if (const Interface* oob = mpi.empty() ? nullptr : first_up(interfaces, [&](const Interface& i) { return mpi_names(mpi, i); });
+  if (const Interface* oob =
+          mpi.empty() ? nullptr : first_up(interfaces, [&](const Interface& i) { return mpi_names(mpi, i); });
       oob && oob->name != chosen.name)
     notes.push_back(fmt::format("MPI's out-of-band (OMPI_MCA_oob_tcp_if_include={}) runs on {} ({})", mpi, oob->name,
                                 oob->address));
   for (const std::string& address : split(own_answer, ',')) {
     const std::string trimmed = trim(address);
-    const auto local = std::find_if(interfaces.begin(), interfaces.end(), [&](const Interface& i) { return i.address == trimmed; });
+    const auto local =
+        std::find_if(interfaces.begin(), interfaces.end(), [&](const Interface& i) { return i.address == trimmed; });
     if (local == interfaces.end() || local->name == chosen.name) continue;
     notes.push_back(fmt::format("the host name {} resolves to {} on {}", host, trimmed, local->name));
     break;
   }
   if (notes.empty()) return {};
-  return fmt::format("{}, while NCCL_SOCKET_IFNAME={} names {} ({}): a rendezvous by host name or MPI's own traffic and "
-                     "NCCL's bootstrap take different networks",
-                     join(notes, "; "), nccl, chosen.name, chosen.address);
+  return fmt::format(
+      "{}, while NCCL_SOCKET_IFNAME={} names {} ({}): a rendezvous by host name or MPI's own traffic and "
+      "NCCL's bootstrap take different networks",
+      join(notes, "; "), nccl, chosen.name, chosen.address);
 }
 
 }  // namespace fabricbench::doctor
@@ -166,7 +171,8 @@ NodeSide prepare(const std::string& host, const ReachPlan& plan, const std::map<
   if (!resolved(side.rendezvous_answer)) return side;
   for (const std::string& address : split(side.rendezvous_answer, ',')) {
     const std::string a = trim(address);
-    if (std::none_of(interfaces.begin(), interfaces.end(), [&](const Interface& i) { return i.address == a; })) continue;
+    if (std::none_of(interfaces.begin(), interfaces.end(), [&](const Interface& i) { return i.address == a; }))
+      continue;
     side.rendezvous = Listener(a, plan.rendezvous->port, error);
     side.card.rendezvous_state = listen_state(side.rendezvous, error);
     break;
@@ -180,12 +186,13 @@ std::vector<Attempt> attempts_of(const NodeSide& side, const std::vector<PeerCar
   std::vector<Attempt> attempts;
   for (const PeerCard& c : cards) {
     if (c.host == side.card.host || c.chosen.address.empty()) continue;
-    if (c.listener_port > 0) attempts.push_back({c.host, c.chosen.address, c.listener_port, "fb_doctor's listener", ""});
+    if (c.listener_port > 0)
+      attempts.push_back({c.host, c.chosen.address, c.listener_port, "fb_doctor's listener", ""});
     if (plan.peer_port) attempts.push_back({c.host, c.chosen.address, *plan.peer_port, "--peer-port", ""});
   }
   if (plan.rendezvous && side.card.rendezvous_state.empty()) {
-    const std::string what = fmt::format("rendezvous {}:{} ({})", plan.rendezvous->host, plan.rendezvous->port,
-                                         plan.rendezvous->source);
+    const std::string what =
+        fmt::format("rendezvous {}:{} ({})", plan.rendezvous->host, plan.rendezvous->port, plan.rendezvous->source);
     if (!resolved(side.rendezvous_answer)) {
       attempts.push_back({"", plan.rendezvous->host, plan.rendezvous->port, what, side.rendezvous_answer});
     } else {
@@ -222,7 +229,9 @@ ReachResult probe(const NodeSide& side, const std::vector<PeerCard>& cards, cons
   return r;
 }
 
-std::string dumped(const nlohmann::json& value) { return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dumped(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 nlohmann::json card_json(const PeerCard& c) {
   return {{"host", c.host},

@@ -34,9 +34,9 @@ struct Endpoint {
 Endpoint parse_endpoint(const std::string& text, const std::string& what, const std::string& source);
 
 struct ReachPlan {
-  double timeout_seconds = 2;           ///< each connect's and each name lookup's deadline
-  std::optional<Endpoint> rendezvous;   ///< every node connects to it
-  std::optional<int> peer_port;         ///< every node connects to every other node's address on it
+  double timeout_seconds = 2;          ///< each connect's and each name lookup's deadline
+  std::optional<Endpoint> rendezvous;  ///< every node connects to it
+  std::optional<int> peer_port;        ///< every node connects to every other node's address on it
 };
 
 /// The rendezvous from `flag` (--rendezvous), else MASTER_ADDR and MASTER_PORT, else NCCL_COMM_ID
@@ -51,13 +51,15 @@ struct ChosenInterface {
 /// NCCL_SOCKET_IFNAME (NCCL's rules: prefixes, ^ to exclude, = for exact names), else
 /// OMPI_MCA_oob_tcp_if_include (names or IPv4 subnets), else what NCCL picks by default (ib*
 /// first, then any interface up but docker* and loopback, loopback last).
-ChosenInterface choose_interface(const std::vector<Interface>& interfaces, const std::map<std::string, std::string>& environment);
+ChosenInterface choose_interface(const std::vector<Interface>& interfaces,
+                                 const std::map<std::string, std::string>& environment);
 
 /// Why this node's out-of-band traffic may take another network than NCCL_SOCKET_IFNAME: MPI's
 /// out-of-band interface, or the interface of the address the host name resolves to, is another
 /// one. "" when they agree or NCCL_SOCKET_IFNAME is unset.
-std::string interface_mismatch(const std::vector<Interface>& interfaces, const std::map<std::string, std::string>& environment,
-                               const ChosenInterface& chosen, const std::string& host, const std::string& own_answer);
+std::string interface_mismatch(const std::vector<Interface>& interfaces,
+                               const std::map<std::string, std::string>& environment, const ChosenInterface& chosen,
+                               const std::string& host, const std::string& own_answer);
 
 /// What a node publishes before the probes.
 struct PeerCard {
@@ -72,11 +74,11 @@ struct PeerCard {
 
 /// One connect from a node.
 struct Attempt {
-  std::string to;       ///< the node connected to ("" for a rendezvous outside the job)
+  std::string to;  ///< the node connected to ("" for a rendezvous outside the job)
   std::string address;
   int port = 0;
-  std::string what;     ///< "fb_doctor's listener", "--peer-port", "rendezvous (MASTER_ADDR/MASTER_PORT)"
-  std::string error;    ///< "" when it connected
+  std::string what;   ///< "fb_doctor's listener", "--peer-port", "rendezvous (MASTER_ADDR/MASTER_PORT)"
+  std::string error;  ///< "" when it connected
 };
 
 /// What a node found.

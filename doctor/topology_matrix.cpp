@@ -46,9 +46,10 @@ std::vector<std::string> matrix_lines(const TopologyMatrix& m) {
     for (const std::string& cell : m.cells.at(row)) line += fmt::format("{:<{}}", cell, width);
     lines.push_back(line + fmt::format("{:<6}{}", m.devices[row].numa, m.devices[row].bdf));
   }
-  lines.push_back("X itself; PIX one PCIe bridge between; PXB several bridges, no host bridge; PHB through a host "
-                  "bridge; NODE between host bridges of one NUMA node; SYS across NUMA nodes (the CPUs' "
-                  "interconnect). NVLink does not show in sysfs (nvidia-smi topo -m shows it as NV#).");
+  lines.push_back(
+      "X itself; PIX one PCIe bridge between; PXB several bridges, no host bridge; PHB through a host "
+      "bridge; NODE between host bridges of one NUMA node; SYS across NUMA nodes (the CPUs' "
+      "interconnect). NVLink does not show in sysfs (nvidia-smi topo -m shows it as NV#).");
   return lines;
 }
 

@@ -55,8 +55,7 @@ DmabufRange DmabufRange::export_range(const void* device_pointer, std::size_t by
     throw Error(fmt::format("dma-buf export of {:#x}: the range must start on a {} B page", address, kPage));
   DmabufRange range;
   range.size_ = (bytes + kPage - 1) / kPage * kPage;
-  const CUresult rc =
-      driver_entry_point()(&range.fd_, address, range.size_, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  const CUresult rc = driver_entry_point()(&range.fd_, address, range.size_, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
   if (rc != CUDA_SUCCESS) {
     range.fd_ = -1;
     throw Error(fmt::format(

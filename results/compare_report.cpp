@@ -18,9 +18,7 @@ std::string shown(Metric metric, double value) {
   return metric == Metric::kTime ? fmt::format("{:.2f} us", value * 1e6) : fmt::format("{:.3f} GB/s", value / 1e9);
 }
 
-std::string change_text(const RowComparison& r) {
-  return fmt::format("{:+.1f} %", (r.speedup - 1) * 100);
-}
+std::string change_text(const RowComparison& r) { return fmt::format("{:+.1f} %", (r.speedup - 1) * 100); }
 
 /// The change's interval at the run's confidence, or why there is none.
 std::string interval_text(const RowComparison& r) {
@@ -47,16 +45,19 @@ std::string model_line(const ReportInput& in) {
   for (const auto& [name, n] : statistics) used += fmt::format("{}{} ({} rows)", used.empty() ? "" : ", ", name, n);
   text += used.empty() ? "none" : used;
   if (kinds[Uncertainty::kBetweenRun] > 0)
-    text += fmt::format("; {} row(s) with the run-to-run spread (at least the typical {:.1f} %): Student's t on "
-                        "each row's own runs, up to +-{:.2f} standard errors",
-                        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.t);
+    text += fmt::format(
+        "; {} row(s) with the run-to-run spread (at least the typical {:.1f} %): Student's t on "
+        "each row's own runs, up to +-{:.2f} standard errors",
+        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.t);
   if (kinds[Uncertainty::kAssumedBetweenRun] > 0)
-    text += fmt::format("; {} row(s) of one run a side: each run's median given a run-to-run spread of its own "
-                        "samples' spread (at least {:g} %), the documented default; measure it instead with --repeat "
-                        "or a baseline of several runs (fb_compare --save-baseline NAME RUN1 RUN2 RUN3)",
-                        kinds[Uncertainty::kAssumedBetweenRun], kMinimumRunSpread * 100);
+    text += fmt::format(
+        "; {} row(s) of one run a side: each run's median given a run-to-run spread of its own "
+        "samples' spread (at least {:g} %), the documented default; measure it instead with --repeat "
+        "or a baseline of several runs (fb_compare --save-baseline NAME RUN1 RUN2 RUN3)",
+        kinds[Uncertainty::kAssumedBetweenRun], kMinimumRunSpread * 100);
   if (kinds[Uncertainty::kWithinRun] > 0)
-    text += fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
+    text +=
+        fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
   if (kinds[Uncertainty::kUnknown] > 0)
     text += fmt::format("; {} row(s) of uncertainty unknown (no samples in the file): judged on the threshold alone",
                         kinds[Uncertainty::kUnknown]);
@@ -71,16 +72,16 @@ std::string what(const ResultRow& r) {
 }
 
 std::string verdict_line(const Comparison& c) {
-  return fmt::format("{}: {} SLOWER, {} FASTER, {} SAME, {} UNSURE of {} matched rows", c.regression() ? "REGRESSION" : "OK",
-                     c.count(Verdict::kSlower), c.count(Verdict::kFaster), c.count(Verdict::kSame),
-                     c.count(Verdict::kUnsure), c.rows.size());
+  return fmt::format("{}: {} SLOWER, {} FASTER, {} SAME, {} UNSURE of {} matched rows",
+                     c.regression() ? "REGRESSION" : "OK", c.count(Verdict::kSlower), c.count(Verdict::kFaster),
+                     c.count(Verdict::kSame), c.count(Verdict::kUnsure), c.rows.size());
 }
 
 std::string geomean_line(const Comparison& c, const CompareOptions& o) {
-  return fmt::format("geometric mean new/baseline ({} better): {:.3f} over {} rows {}", "> 1",
-                     c.geomean_speedup, c.geomean_rows,
-                     c.geomean_over_all_sizes ? fmt::format("(no size reaches {}: all sizes)", format_bytes(o.cutoff_bytes))
-                                              : fmt::format("of {} and up", format_bytes(o.cutoff_bytes)));
+  return fmt::format(
+      "geometric mean new/baseline ({} better): {:.3f} over {} rows {}", "> 1", c.geomean_speedup, c.geomean_rows,
+      c.geomean_over_all_sizes ? fmt::format("(no size reaches {}: all sizes)", format_bytes(o.cutoff_bytes))
+                               : fmt::format("of {} and up", format_bytes(o.cutoff_bytes)));
 }
 
 /// Headline figures of the first series of a run (peak, plateau, 50 % / 90 % sizes, small-size time).
@@ -94,8 +95,8 @@ std::string figures_line(const StoredRun& run) {
     return fmt::format("{}: {:.2f} us at {}", series, f.small_message_time_s * 1e6, format_bytes(f.small_message_size));
   return fmt::format("{}: peak {:.2f} GB/s at {}, plateau {:.2f} GB/s from {}, 50 % of peak at {}, {:.2f} us at {}",
                      series, f.peak_busbw / 1e9, format_bytes(f.peak_size), f.plateau_busbw / 1e9,
-                     format_bytes(f.plateau_from_size), format_bytes(f.size_at_half_peak),
-                     f.small_message_time_s * 1e6, format_bytes(f.small_message_size));
+                     format_bytes(f.plateau_from_size), format_bytes(f.size_at_half_peak), f.small_message_time_s * 1e6,
+                     format_bytes(f.small_message_size));
 }
 
 std::string source(const StoredRun& run) {
@@ -117,8 +118,8 @@ void print_console(std::FILE* out, const ReportInput& in) {
       fmt::print(out, "# CONTEXT DIFFERS - {}: {} -> {}\n", d.item, d.base, d.fresh);
   }
   fmt::print(out, "# baseline {}\n#      new {}\n", figures_line(in.base), figures_line(in.fresh));
-  fmt::print(out, "#\n# {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>15}  {}\n", "size", "what", "metric", "baseline",
-             "new", "change", "interval", "verdict");
+  fmt::print(out, "#\n# {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>15}  {}\n", "size", "what", "metric",
+             "baseline", "new", "change", "interval", "verdict");
   for (const RowComparison& r : c.rows)
     fmt::print(out, "  {:>10}  {:<44} {:>6}  {:>14}  {:>14}  {:>8}  {:>15}  {}\n", format_bytes(r.base.size_bytes),
                what(r.base).substr(0, 44), metric_name(r.metric), shown(r.metric, r.base_value),
@@ -138,16 +139,19 @@ void print_console(std::FILE* out, const ReportInput& in) {
 std::string markdown_report(const ReportInput& in) {
   const Comparison& c = in.comparison;
   std::string md = fmt::format("### fabricbench comparison: {}\n\n", verdict_line(c));
-  md += fmt::format("- baseline: `{}`\n- new: `{}`\n- {}\n", source(in.base), source(in.fresh), geomean_line(c, in.options));
+  md += fmt::format("- baseline: `{}`\n- new: `{}`\n- {}\n", source(in.base), source(in.fresh),
+                    geomean_line(c, in.options));
   for (const ContextDifference& d : c.context_differences)
     md += fmt::format("- **context differs** - {}: `{}` -> `{}`\n", d.item, d.base, d.fresh);
   md += fmt::format("- {}\n", model_line(in));
-  md += "\n| size | what | metric | baseline | new | change | interval | verdict |\n|---:|---|---|---:|---:|---:|---:|---|\n";
+  md +=
+      "\n| size | what | metric | baseline | new | change | interval | verdict "
+      "|\n|---:|---|---|---:|---:|---:|---:|---|\n";
   for (const RowComparison& r : c.rows)
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", format_bytes(r.base.size_bytes), what(r.base),
-                      metric_name(r.metric), shown(r.metric, r.base_value), shown(r.metric, r.new_value),
-                      change_text(r), interval_text(r),
-                      r.verdict == Verdict::kSlower ? "**SLOWER**" : verdict_name(r.verdict));
+    md +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", format_bytes(r.base.size_bytes), what(r.base),
+                    metric_name(r.metric), shown(r.metric, r.base_value), shown(r.metric, r.new_value), change_text(r),
+                    interval_text(r), r.verdict == Verdict::kSlower ? "**SLOWER**" : verdict_name(r.verdict));
   return md;
 }
 
@@ -177,15 +181,15 @@ nlohmann::json json_report(const ReportInput& in) {
     const nlohmann::json base = row_to_json(r.base);
     for (const Column* column : identity_columns()) row[std::string(column->name)] = base[std::string(column->name)];
     row.update(nlohmann::json{{"metric", metric_name(r.metric)},
-                    {"baseline", r.base_value},
-                    {"new", r.new_value},
-                    {"speedup", r.speedup},
-                    {"statistic", r.statistic},
-                    {"uncertainty", uncertainty_name(r.uncertainty)},
-                    {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
-                    {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
-                    {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
-                    {"verdict", verdict_name(r.verdict)}});
+                              {"baseline", r.base_value},
+                              {"new", r.new_value},
+                              {"speedup", r.speedup},
+                              {"statistic", r.statistic},
+                              {"uncertainty", uncertainty_name(r.uncertainty)},
+                              {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
+                              {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
+                              {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
+                              {"verdict", verdict_name(r.verdict)}});
     rows.push_back(std::move(row));
   }
   nlohmann::json differences = nlohmann::json::array();

@@ -54,8 +54,8 @@ double beta_fraction(double a, double b, double x) {
   double h = d;
   for (int m = 1; m <= 300; ++m) {
     const double m2 = 2.0 * m;
-    for (const double term : {m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
-                              -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))}) {
+    for (const double term :
+         {m * (b - m) * x / ((a + m2 - 1) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))}) {
       d = 1 + term * d;
       d = 1 / (std::abs(d) < kTiny ? kTiny : d);
       c = 1 + term / c;
@@ -70,8 +70,8 @@ double beta_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                                b * std::log1p(-x));
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
   return x < (a + 1) / (a + b + 2) ? front * beta_fraction(a, b, x) / a : 1 - front * beta_fraction(b, a, 1 - x) / b;
 }
 
@@ -91,7 +91,8 @@ bool keeps_mean_spread(const ResultRow& r) { return r.samples >= 2 && r.time_s.s
 
 double relative_error(const ResultRow& r, bool median) {
   const double n = std::sqrt(static_cast<double>(r.samples));
-  return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n : r.time_s.stdev / r.time_s.mean / n;
+  return median ? kMedianEfficiency * kMadToSigma * r.time_s.mad / r.time_s.median / n
+                : r.time_s.stdev / r.time_s.mean / n;
 }
 
 double fraction_of_percent(double percent, const char* flag) {

@@ -33,7 +33,7 @@ struct CompareOptions {
   /// Run-wide confidence: an unchanged run is called SLOWER or FASTER anywhere with a chance of at
   /// most 1 - confidence (the per-row level is corrected for the number of rows compared).
   double confidence = 0.95;
-  double fixed_sigmas = 0;  ///< > 0: this many standard errors instead of the confidence (--noise-sigmas)
+  double fixed_sigmas = 0;               ///< > 0: this many standard errors instead of the confidence (--noise-sigmas)
   std::uint64_t cutoff_bytes = 1 << 20;  ///< the summary's geometric mean covers sizes from here up
   bool match_tags = false;               ///< tags (user labels) usually differ between runs: ignored by default
   bool ignore_settings = false;
@@ -44,9 +44,9 @@ struct CompareOptions {
 
 /// What the uncertainty of one row's change was made of.
 enum class Uncertainty {
-  kUnknown,     ///< a file without samples (nccl-tests, perftest): no confidence can be stated
-  kWithinRun,   ///< the standard errors of the two rows' statistics only (--within-run-only)
-  kBetweenRun,  ///< also the baseline's measured run-to-run spread
+  kUnknown,            ///< a file without samples (nccl-tests, perftest): no confidence can be stated
+  kWithinRun,          ///< the standard errors of the two rows' statistics only (--within-run-only)
+  kBetweenRun,         ///< also the baseline's measured run-to-run spread
   kAssumedBetweenRun,  ///< one run a side: the documented default run-to-run spread (kDefaultRunSpread)
 };
 
@@ -69,10 +69,10 @@ struct RowComparison {
   Metric metric = Metric::kBusbw;
   std::string statistic = "mean";  ///< median (robust to preempted samples) when both rows keep a MAD
   double base_value = 0, new_value = 0;
-  double speedup = 1;  ///< > 1: the new run is better (more bandwidth, less time)
+  double speedup = 1;         ///< > 1: the new run is better (more bandwidth, less time)
   double standard_error = 0;  ///< of ln(speedup): the combined relative uncertainty
   Uncertainty uncertainty = Uncertainty::kUnknown;
-  double low = 1, high = 1;   ///< the speedup's interval at the run's confidence (= speedup when unknown)
+  double low = 1, high = 1;  ///< the speedup's interval at the run's confidence (= speedup when unknown)
   Verdict verdict = Verdict::kSame;
 };
 
@@ -126,14 +126,14 @@ double two_sided_t(double alpha, double df);
 /// Standard errors of ln(speedup) for one matched pair of rows, and which statistic they hold
 /// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev).
 /// Where either row holds several runs (a baseline, or --repeat) their run-to-run spread is
-/// combined ((runs - 1) degrees of freedom a side); `pooled_spread` (the comparison's typical spread: the median over such rows, 0: none)
-/// is its floor, so a row whose few runs happened to agree is not trusted beyond the run's
-/// typical spread.
+/// combined ((runs - 1) degrees of freedom a side); `pooled_spread` (the comparison's typical spread: the median over
+/// such rows, 0: none) is its floor, so a row whose few runs happened to agree is not trusted beyond the run's typical
+/// spread.
 struct RowUncertainty {
   std::string statistic = "mean";
   double standard_error = 0;
   Uncertainty kind = Uncertainty::kUnknown;
-  double spread = 0;          ///< between-run: the row's own pooled relative spread of one run
+  double spread = 0;              ///< between-run: the row's own pooled relative spread of one run
   double degrees_of_freedom = 0;  ///< between-run: of `spread` ((runs - 1) summed over both rows)
 };
 RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, double pooled_spread = 0,

@@ -39,11 +39,16 @@ void split(const std::vector<double>& y, double floor, std::size_t lo, std::size
     const Segment before = segment_of(y, lo, k), after = segment_of(y, k, hi);
     const double scatter = std::max(std::sqrt((before.squares + after.squares) / static_cast<double>(n - 2)), floor);
     const double shift = after.mean - before.mean;
-    const double t = std::abs(shift) / (scatter * std::sqrt(1.0 / static_cast<double>(before.n) +
-                                                            1.0 / static_cast<double>(after.n)));
+    const double t = std::abs(shift) /
+                     (scatter * std::sqrt(1.0 / static_cast<double>(before.n) + 1.0 / static_cast<double>(after.n)));
     const double speedup = std::exp(higher_is_better ? shift : -shift);
     if (!std::isfinite(t) || std::abs(speedup - 1) <= threshold || t <= critical || (best && t <= best->t)) continue;
-    best = ChangePoint{k, std::exp(before.mean), std::exp(after.mean), speedup, t, critical,
+    best = ChangePoint{k,
+                       std::exp(before.mean),
+                       std::exp(after.mean),
+                       speedup,
+                       t,
+                       critical,
                        speedup < 1 ? Verdict::kSlower : Verdict::kFaster};
   }
   if (!best) return;
@@ -106,9 +111,10 @@ std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, con
 
 History build_history(std::vector<StoredRun> runs, const HistoryOptions& options) {
   if (runs.size() < 3)
-    throw UsageError(fmt::format("fb_history needs 3 runs or more to tell a change from the scatter (got {}); two "
-                                 "runs: fb_compare BASELINE NEW",
-                                 runs.size()));
+    throw UsageError(
+        fmt::format("fb_history needs 3 runs or more to tell a change from the scatter (got {}); two "
+                    "runs: fb_compare BASELINE NEW",
+                    runs.size()));
   History h;
   if (!options.keep_order) {
     const std::vector<StoredRun> given = runs;
@@ -178,8 +184,7 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
   }
   if (h.series.empty())
     throw UsageError("the runs have no series and size in common: different benchmarks, collectives or rank counts?");
-  if (left_out > 0)
-    h.notes.push_back(fmt::format("{} series size(s) left out: not measured in every run", left_out));
+  if (left_out > 0) h.notes.push_back(fmt::format("{} series size(s) left out: not measured in every run", left_out));
   const double alpha = 1 - options.confidence;
   for (HistorySeries& s : h.series) {
     std::vector<double> logs;

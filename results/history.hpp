@@ -39,19 +39,19 @@ const std::vector<SizeBucket>& size_buckets();
 /// One level change of a series: the first run of the new level (index into History::runs).
 struct ChangePoint {
   std::size_t run = 0;
-  double before = 0, after = 0;  ///< the two segments' figures (geometric means), in the metric's unit
-  double speedup = 1;            ///< > 1: better after (more bandwidth, less time)
-  double t = 0, critical = 0;    ///< the split's statistic and the value it had to pass
+  double before = 0, after = 0;      ///< the two segments' figures (geometric means), in the metric's unit
+  double speedup = 1;                ///< > 1: better after (more bandwidth, less time)
+  double t = 0, critical = 0;        ///< the split's statistic and the value it had to pass
   Verdict verdict = Verdict::kSame;  ///< SLOWER or FASTER
 };
 
 struct HistorySeries {
-  std::string name;    ///< "all_reduce float sum out-of-place (16 ranks)"
-  std::string bucket;  ///< a size bucket's name
+  std::string name;                  ///< "all_reduce float sum out-of-place (16 ranks)"
+  std::string bucket;                ///< a size bucket's name
   std::vector<std::uint64_t> sizes;  ///< the sizes it averages: those every run measured
   Metric metric = Metric::kBusbw;
-  std::vector<double> values;   ///< per run: geometric mean over `sizes` (B/s, or s for time)
-  std::vector<double> errors;   ///< per run: relative standard error of that figure
+  std::vector<double> values;        ///< per run: geometric mean over `sizes` (B/s, or s for time)
+  std::vector<double> errors;        ///< per run: relative standard error of that figure
   std::vector<ChangePoint> changes;  ///< by run
 };
 

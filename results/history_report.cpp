@@ -32,8 +32,9 @@ std::string change_text(const History& h, const HistorySeries& s, const ChangePo
 }  // namespace
 
 void print_history(std::FILE* out, const History& h, const HistoryOptions& options) {
-  fmt::print(out, "# fb_history: {} runs, oldest first; per series a figure per size bucket (geometric mean of the "
-                  "sizes every run measured; median sample where the run kept it)\n",
+  fmt::print(out,
+             "# fb_history: {} runs, oldest first; per series a figure per size bucket (geometric mean of the "
+             "sizes every run measured; median sample where the run kept it)\n",
              h.runs.size());
   for (std::size_t i = 0; i < h.runs.size(); ++i)
     fmt::print(out, "#   {:>3}  {}  {}{}\n", i + 1, h.runs[i].start_time.empty() ? "-" : h.runs[i].start_time,

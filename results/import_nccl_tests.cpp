@@ -20,9 +20,9 @@ namespace {
 /// Anything else in a real log (NCCL INFO lines, mpirun and Slurm banners, /usr/bin/time) is not
 /// the table.
 bool is_table_row(const std::vector<std::string>& fields) {
-  static const std::set<std::string> kTypes{"int8",   "uint8",  "int32",    "uint32", "int64",  "uint64",
-                                            "half",   "float",  "double",   "bfloat16", "f8e4m3", "f8e5m2",
-                                            "fp8_e4m3", "fp8_e5m2", "char", "int", "uint"};
+  static const std::set<std::string> kTypes{"int8",     "uint8",    "int32",  "uint32",   "int64",  "uint64",
+                                            "half",     "float",    "double", "bfloat16", "f8e4m3", "f8e5m2",
+                                            "fp8_e4m3", "fp8_e5m2", "char",   "int",      "uint"};
   return fields.size() >= 5 && kTypes.count(fields[2]) > 0;
 }
 
@@ -45,9 +45,9 @@ struct Placement {
   std::int64_t wrong = -1;
 };
 
-ResultRow make_row(const std::string& program, const std::string& collective, std::uint64_t size,
-                   std::uint64_t count, const std::string& type, const std::string& redop, int root,
-                   const char* placement, const Placement& p, int ranks, int hosts, std::uint64_t iterations) {
+ResultRow make_row(const std::string& program, const std::string& collective, std::uint64_t size, std::uint64_t count,
+                   const std::string& type, const std::string& redop, int root, const char* placement,
+                   const Placement& p, int ranks, int hosts, std::uint64_t iterations) {
   ResultRow r;
   r.benchmark = program.empty() ? "nccl-tests" : program;
   r.backend = "nccl";
@@ -194,7 +194,8 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
   for (const auto& result : document["results"]) {
     const auto root_text = result.value("root", std::string("-1"));
     const auto root_words = whitespace_fields(root_text);
-    const int root = static_cast<int>(whole_field(root_words.empty() ? "-1" : root_words[0], -1, 1 << 30, "root", name));
+    const int root =
+        static_cast<int>(whole_field(root_words.empty() ? "-1" : root_words[0], -1, 1 << 30, "root", name));
     for (const char* key : {"out_of_place", "in_place"}) {
       if (!result.contains(key) || !result[key].is_object()) continue;
       const auto& body = result[key];
@@ -203,15 +204,15 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
       p.algbw = body.value("alg_bw", 0.0);
       p.busbw = body.value("bus_bw", 0.0);
       p.wrong = json_whole(body, "nwrong", -1, 0, kMaxCount, name);
-      run.rows.push_back(make_row(program, collective,
-                                  static_cast<std::uint64_t>(json_whole(result, "size", 0, 0, kMaxCount, name)),
-                                  static_cast<std::uint64_t>(json_whole(result, "count", 0, 0, kMaxCount, name)),
-                                  result.value("type", std::string()), result.value("redop", std::string()), root,
-                                  key == std::string("out_of_place") ? "out-of-place" : "in-place", p, ranks,
-                                  host_count, iterations));
+      run.rows.push_back(
+          make_row(program, collective, static_cast<std::uint64_t>(json_whole(result, "size", 0, 0, kMaxCount, name)),
+                   static_cast<std::uint64_t>(json_whole(result, "count", 0, 0, kMaxCount, name)),
+                   result.value("type", std::string()), result.value("redop", std::string()), root,
+                   key == std::string("out_of_place") ? "out-of-place" : "in-place", p, ranks, host_count, iterations));
     }
   }
-  add_context(run, program, ranks, hosts, gpu, static_cast<long>(json_whole(document, "nccl_version", 0, 0, 1e9, name)));
+  add_context(run, program, ranks, hosts, gpu,
+              static_cast<long>(json_whole(document, "nccl_version", 0, 0, 1e9, name)));
   run.context["source_format"] = fmt::format("nccl-tests JSON v{}", version);
   return run;
 }

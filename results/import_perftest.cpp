@@ -177,13 +177,15 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
     if (line.find("Mtu") != std::string::npos) mtu = value_after(line, "Mtu");
     if (fields[0] == "#bytes") {
       latency = line.find("t_min") != std::string::npos;
-      std::string this_unit = latency ? "usec" : (line.find("[Gb/sec]") != std::string::npos ? "Gb/sec"
-                                                 : line.find("[MB/sec]") != std::string::npos ? "MB/sec"
-                                                                                               : "");
-      if (this_unit.empty()) throw InputError(fmt::format("{} line {}: unknown perftest unit in '{}'", name, number, line));
+      std::string this_unit = latency ? "usec"
+                                      : (line.find("[Gb/sec]") != std::string::npos   ? "Gb/sec"
+                                         : line.find("[MB/sec]") != std::string::npos ? "MB/sec"
+                                                                                      : "");
+      if (this_unit.empty())
+        throw InputError(fmt::format("{} line {}: unknown perftest unit in '{}'", name, number, line));
       if (!unit.empty() && unit != this_unit)
-        throw InputError(fmt::format("{} line {}: mixed units ({} after {}): one run per file", name, number,
-                                     this_unit, unit));
+        throw InputError(
+            fmt::format("{} line {}: mixed units ({} after {}): one run per file", name, number, this_unit, unit));
       unit = this_unit;
       unit_bytes = unit == "Gb/sec" ? kGbitBytes : kMiBBytes;
       in_table = true;
@@ -201,7 +203,8 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
     }
     if (!kind) throw InputError(fmt::format("{}: no perftest test title before the table", name));
     if (kind->latency != latency)
-      throw InputError(fmt::format("{}: a {} table under the title '{}'", name, latency ? "latency" : "bandwidth", title));
+      throw InputError(
+          fmt::format("{}: a {} table under the title '{}'", name, latency ? "latency" : "bandwidth", title));
     const std::string where = fmt::format("{} line {}", name, number);
     if (fields.size() != (latency ? 9u : 5u))
       throw InputError(fmt::format("{}: {} fields, not a perftest result line (truncated?)", where, fields.size()));
@@ -248,7 +251,7 @@ StoredRun import_perftest_json(const nlohmann::json& document, const std::string
   ResultRow r = base_row(kind, size, settings_of(text("Device"), text("Number_of_qps"), text("Mtu")));
   std::string unit = "usec";
   if (kind.latency) {
-    const double us[7] = {number("t_min"),   number("t_max"),         number("t_typical"),       number("t_avg"),
+    const double us[7] = {number("t_min"),   number("t_max"),         number("t_typical"),      number("t_avg"),
                           number("t_stdev"), number("percentile_99"), number("percentile_99.9")};
     set_latency(r, us, iterations);
   } else {
@@ -259,8 +262,10 @@ StoredRun import_perftest_json(const nlohmann::json& document, const std::string
       return bytes_per_s > 0 && average > 0 && std::abs(std::log(average * unit_bytes / bytes_per_s)) < std::log(1.5);
     };
     double unit_bytes = 0;
-    if (fits(kGbitBytes)) unit_bytes = kGbitBytes, unit = "Gb/sec";
-    else if (fits(kMiBBytes)) unit_bytes = kMiBBytes, unit = "MB/sec";
+    if (fits(kGbitBytes))
+      unit_bytes = kGbitBytes, unit = "Gb/sec";
+    else if (fits(kMiBBytes))
+      unit_bytes = kMiBBytes, unit = "MB/sec";
     else
       throw InputError(fmt::format(
           "{}: BW_average {:g} matches neither Gb/sec nor MB/sec against MsgRate x MsgSize ({:g} B/s): mixed or "

@@ -3,10 +3,10 @@
 // tests and fuzzers). Each throws InputError naming `name` when the text is not what it claims.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <cstdint>
 #include <vector>
 
 #include "results/run_file.hpp"

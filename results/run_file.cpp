@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
-#include <limits>
 #include <type_traits>
 
 #include "common/reporter.hpp"
@@ -54,8 +54,7 @@ Format detect(std::string_view text, const nlohmann::json* document) {
     if (document->contains("benchmarks") && document->contains("context")) return Format::kGoogleBenchmarkJson;
     if (document->contains("results") && (document->contains("config") || document->contains("nccl_version")))
       return Format::kNcclTestsJson;
-    if (document->contains("results") && document->contains("test_info"))
-      return Format::kPerftestJson;
+    if (document->contains("results") && document->contains("test_info")) return Format::kPerftestJson;
     return Format::kAuto;
   }
   if (text.starts_with("schema_version,")) return Format::kFabricbenchCsv;
@@ -69,8 +68,8 @@ int schema_version_of(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number_integer()) throw InputError(fmt::format("{}: schema_version is not a number", name));
   const int version = value.get<int>();
   if (version > kSchemaVersion)
-    throw InputError(fmt::format("{}: schema version {} is newer than this build reads ({}): update fabricbench",
-                                 name, version, kSchemaVersion));
+    throw InputError(fmt::format("{}: schema version {} is newer than this build reads ({}): update fabricbench", name,
+                                 version, kSchemaVersion));
   if (version < 1) throw InputError(fmt::format("{}: schema version {} does not exist", name, version));
   return version;
 }
@@ -93,7 +92,7 @@ nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const
   if (std::holds_alternative<std::string>(kind)) return cell;
   if (std::holds_alternative<double>(kind)) {
     if (cell == "nan" || cell == "-nan") return nullptr;  // a statistic with no value (the JSON's null)
-    return number_field(cell, where, "");                // refuses inf: no figure is infinite
+    return number_field(cell, where, "");                 // refuses inf: no figure is infinite
   }
   const char* end = cell.data() + cell.size();
   if (std::holds_alternative<std::int64_t>(kind)) {
@@ -129,7 +128,8 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
   const std::vector<std::string> header = csv_split(line);
   for (const char* required : {"schema_version", "benchmark", "collective", "size_bytes", "time_mean_s"})
     if (std::find(header.begin(), header.end(), required) == header.end())
-      throw InputError(fmt::format("{}: the CSV header lacks the '{}' column: not a fabricbench result", name, required));
+      throw InputError(
+          fmt::format("{}: the CSV header lacks the '{}' column: not a fabricbench result", name, required));
   int version = -1;
   std::size_t number = 1;
   while (next_csv_record(lines, line)) {
@@ -147,8 +147,8 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
     }
     const int row_version = schema_version_of(row["schema_version"], where);
     if (version >= 0 && row_version != version)
-      throw InputError(fmt::format("{}: schema version {} after rows of version {}: mixed files?", where,
-                                   row_version, version));
+      throw InputError(
+          fmt::format("{}: schema version {} after rows of version {}: mixed files?", where, row_version, version));
     version = row_version;
     run.rows.push_back(row_from_json(row, version, where));
   }
@@ -157,8 +157,8 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
 
 /// A JSON value as the kind of the column's own values (`kind`), checked: an integer column
 /// holding a float, or one out of the column's range, would be undefined to convert.
-FieldValue field_from_json(const Column& column, const FieldValue& kind, const nlohmann::json& value,
-                           const char* key, const std::string& where) {
+FieldValue field_from_json(const Column& column, const FieldValue& kind, const nlohmann::json& value, const char* key,
+                           const std::string& where) {
   try {
     if (std::holds_alternative<std::string>(kind)) return value.get<std::string>();
     if (std::holds_alternative<double>(kind)) return value.get<double>();
@@ -218,8 +218,7 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
       throw InputError(fmt::format("{}: '{}' is {:g}: not a time, rate or spread", where, column.name, *number));
   }
   if (const auto samples = row.find("samples_s"); samples != row.end() && !samples->is_null()) {
-    if (!samples->is_array())
-      throw InputError(fmt::format("{}: 'samples_s' is not a list of seconds", where));
+    if (!samples->is_array()) throw InputError(fmt::format("{}: 'samples_s' is not a list of seconds", where));
     for (const nlohmann::json& s : *samples) {
       if (!s.is_number() || !(s.get<double>() >= 0))
         throw InputError(fmt::format("{}: 'samples_s' holds {} where a time in seconds belongs", where, s.dump()));

@@ -12,7 +12,8 @@
 #                              fake cluster, clang and libFuzzer (scripts/fuzz.sh), node_exporter,
 #                              promtool and Chromium (--prom and report tests)
 # Exit 0 when everything works (after installing what was missing); 2 when something is still
-# missing: one line each, saying what and how to provide it.
+# missing: one line each, saying what and how to provide it. A test bed's tool that cannot be
+# installed (a GPU box without package network) is named and does not fail: that bed skips visibly.
 # CUDA and NCCL are never installed here: they come from NVIDIA's packages where GPUs are; the
 # build leaves the NCCL backend out without them and says so.
 set -euo pipefail
@@ -27,16 +28,18 @@ for option in "$@"; do
   esac
 done
 
-# missing[i] is "what|package": the capability in words and the Debian package that provides it.
-missing=()
+# missing[i] is "what|package": the capability in words and the Debian package that provides it;
+# beds_missing[i] the same for what only a test bed runs.
+missing=() beds_missing=()
 need() { missing+=("$1|$2"); }
+need_for_bed() { beds_missing+=("$1|$2"); }
 
 version_at_least() {  # have want: dotted versions
   [[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" == "$2" ]]
 }
 
 check_tools() {
-  missing=()
+  missing=() beds_missing=()
   if command -v cmake >/dev/null; then
     cmake_version=$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')
     version_at_least "${cmake_version:-0}" 3.25 || need "CMake >= 3.25 (found ${cmake_version:-unknown})" cmake
@@ -59,7 +62,7 @@ check_tools() {
   if ((tests)); then
     local tool package
     while read -r tool package; do
-      command -v "$tool" >/dev/null || need "$tool (test beds)" "$package"
+      command -v "$tool" >/dev/null || need_for_bed "$tool (test beds)" "$package"
     done <<'TOOLS'
 qemu-system-x86_64 qemu-system-x86
 busybox busybox-static
@@ -77,11 +80,12 @@ clang++ clang
 prometheus-node-exporter prometheus-node-exporter
 promtool prometheus
 chromium chromium
+clang-format clang-format
 TOOLS
     # libFuzzer's runtime comes apart from clang on Debian.
     if command -v clang++ >/dev/null && ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
          clang++ -fsanitize=fuzzer -x c++ - -o /dev/null >/dev/null 2>&1; then
-      need "libFuzzer (clang -fsanitize=fuzzer)" libclang-rt-dev
+      need_for_bed "libFuzzer (clang -fsanitize=fuzzer)" libclang-rt-dev
     fi
   fi
   # The libraries, found by CMake the way the build finds them (only once CMake itself works).
@@ -104,14 +108,21 @@ TOOLS
   return 0
 }
 
-check_tools
-if ((${#missing[@]} == 0)); then
-  echo "setup: everything fabricbench needs$( ((tests)) && echo " (with the test beds)") works here"
+# Where nothing is missing: 0, naming the beds' tools this machine lacks.
+done_if_complete() {
+  ((${#missing[@]} == 0)) || return 0
+  for entry in "${beds_missing[@]}"; do
+    echo "setup: not here: ${entry%%|*}: the beds that use it skip visibly (apt-get install ${entry#*|})" >&2
+  done
+  echo "setup: everything fabricbench needs$( ((tests)) && echo " (with the test beds$( ((${#beds_missing[@]})) && echo " that can run here"))") works here"
   exit 0
-fi
+}
+
+check_tools
+((${#beds_missing[@]} == 0)) && done_if_complete
 
 packages=()
-for entry in "${missing[@]}"; do read -r -a names <<<"${entry#*|}"; packages+=("${names[@]}"); done
+for entry in "${missing[@]}" "${beds_missing[@]}"; do read -r -a names <<<"${entry#*|}"; packages+=("${names[@]}"); done
 mapfile -t packages < <(printf '%s\n' "${packages[@]}" | sort -u)
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then command -v sudo >/dev/null && sudo_cmd=(sudo -n); fi
@@ -124,10 +135,7 @@ if ((install)) && command -v apt-get >/dev/null && { [[ $(id -u) -eq 0 ]] || (($
     echo "setup: apt-get could not install them (no package network?)" >&2
   fi
 fi
-if ((${#missing[@]} == 0)); then
-  echo "setup: everything fabricbench needs$( ((tests)) && echo " (with the test beds)") works here"
-  exit 0
-fi
+done_if_complete
 for entry in "${missing[@]}"; do
   echo "setup: missing: ${entry%%|*}: install Debian/Ubuntu's ${entry#*|} (apt-get install ${entry#*|}) or put one on PATH" >&2
 done

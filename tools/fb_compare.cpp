@@ -62,9 +62,10 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
       throw UsageError(fmt::format("--save-baseline: {} is the file of a run that did not finish", path));
     StoredRun run = load_run(path);
     if (run.format != Format::kFabricbenchJson && run.format != Format::kFabricbenchCsv)
-      throw UsageError(fmt::format("--save-baseline: {} is {} output, not a fabricbench run; import it first "
-                                   "(fb_import {} --json RUN.json)",
-                                   path, format_name(run.format), path));
+      throw UsageError(
+          fmt::format("--save-baseline: {} is {} output, not a fabricbench run; import it first "
+                      "(fb_import {} --json RUN.json)",
+                      path, format_name(run.format), path));
     if (!run.complete)
       throw UsageError(fmt::format("--save-baseline: {} is a run that did not finish (\"complete\": false)", path));
     runs.push_back(std::move(run));
@@ -106,9 +107,10 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
     std::printf("baseline '%s' saved in %s (%zu rows, centre and run-to-run spread of %zu runs)\n", name.c_str(),
                 baseline_folder().c_str(), document["rows"].size(), runs.size());
   else
-    std::printf("baseline '%s' saved in %s (%zu rows from %s; one run: no run-to-run spread, give several runs for "
-                "it)\n",
-                name.c_str(), baseline_folder().c_str(), document["rows"].size(), paths.front().c_str());
+    std::printf(
+        "baseline '%s' saved in %s (%zu rows from %s; one run: no run-to-run spread, give several runs for "
+        "it)\n",
+        name.c_str(), baseline_folder().c_str(), document["rows"].size(), paths.front().c_str());
   return kExitOk;
 }
 
@@ -182,8 +184,9 @@ int run(int argc, char** argv) {
   // A run that did not finish is judged on the rows it has, and says so first.
   for (const StoredRun* run : {&base, &fresh})
     if (!run->complete)
-      std::printf("# note: %s is a run that did not finish (\"complete\": false): only its finished rows are compared\n",
-                  run->path.c_str());
+      std::printf(
+          "# note: %s is a run that did not finish (\"complete\": false): only its finished rows are compared\n",
+          run->path.c_str());
   print_console(stdout, input);
   if (!markdown_path.empty()) write_file(markdown_path, markdown_report(input));
   if (!csv_path.empty()) write_file(csv_path, csv_report(input));
@@ -196,5 +199,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
-  return run_tool("fb_compare", [&] { return run(argc, argv); }, kExitUsage);
+  return run_tool(
+      "fb_compare", [&] { return run(argc, argv); }, kExitUsage);
 }

@@ -35,13 +35,15 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name) [/]");
   app.add_option("--json", o.json_path, "write every node's findings, topology and reachability as JSON here");
   app.add_flag("--topology", o.topology, "print each node's GPU/RDMA-device matrix (PIX/PXB/PHB/NODE/SYS, NUMA nodes)");
-  app.add_option("--counter-interval", o.counter_interval,
-                 "seconds between the two readings of the RDMA ports' error counters on a live node, 0 to 3600; 0 reads "
-                 "once (a recorded tree uses ROOT.later) [2]")
+  app.add_option(
+         "--counter-interval", o.counter_interval,
+         "seconds between the two readings of the RDMA ports' error counters on a live node, 0 to 3600; 0 reads "
+         "once (a recorded tree uses ROOT.later) [2]")
       ->check(number_in(NumberRange::between(0, 3600)));
   app.add_option("--rendezvous", o.rendezvous,
                  "HOST:PORT every node must reach (the job's rendezvous) [MASTER_ADDR:MASTER_PORT, else NCCL_COMM_ID]");
-  app.add_option("--peer-port", o.peer_port, "a port every node must reach on every other node's out-of-band address, 1 to 65535")
+  app.add_option("--peer-port", o.peer_port,
+                 "a port every node must reach on every other node's out-of-band address, 1 to 65535")
       ->check(number_in(NumberRange::between(1, 65535)));
   app.add_option("--reach-timeout", o.reach_timeout, "seconds each connect and name lookup may take, 0.1 to 60 [2]")
       ->check(number_in(NumberRange::between(0.1, 60)));
@@ -56,7 +58,8 @@ void print_findings(const std::vector<Finding>& findings, std::map<Status, int>&
 }
 
 /// This node's report as JSON text: the counters read twice, then every check.
-std::string inspect_this_node(const Options& o, const std::string& host, const std::map<std::string, std::string>& env) {
+std::string inspect_this_node(const Options& o, const std::string& host,
+                              const std::map<std::string, std::string>& env) {
   const std::string root = expand_host(o.root, host);
   const SysTree tree(root);
   const CounterWindowReader counters(tree, root, o.counter_interval);
@@ -100,19 +103,21 @@ int report(const Options& o, const std::vector<std::string>& reports, const Reac
   for (const NodeReport& node : nodes) {
     if (!o.topology) break;
     const std::vector<std::string> lines = matrix_lines(node.topology);
-    fmt::print("## {} topology{}\n", node.host, lines.empty() ? ": no NVIDIA GPU or RDMA device with a PCI function" : "");
+    fmt::print("## {} topology{}\n", node.host,
+               lines.empty() ? ": no NVIDIA GPU or RDMA device with a PCI function" : "");
     for (const std::string& line : lines) fmt::print("  {}\n", line);
   }
-  fmt::print("# {} PASS, {} INFO, {} WARN, {} FAIL\n", counts[Status::kPass], counts[Status::kInfo], counts[Status::kWarn],
-             counts[Status::kFail]);
+  fmt::print("# {} PASS, {} INFO, {} WARN, {} FAIL\n", counts[Status::kPass], counts[Status::kInfo],
+             counts[Status::kWarn], counts[Status::kFail]);
   if (!o.json_path.empty()) write_json(o.json_path, nodes, across, reach);
   return counts[Status::kFail] > 0 ? 1 : kExitOk;
 }
 
 int run(const std::string& program, int argc, char** argv, const Topology& topology, ControlPlane& world) {
-  CLI::App app("fb_doctor: preflight checks of GPUs, RDMA, GPUDirect, PCIe links, kernel limits, NCCL settings and "
-               "reachability between the nodes.",
-               program);
+  CLI::App app(
+      "fb_doctor: preflight checks of GPUs, RDMA, GPUDirect, PCIe links, kernel limits, NCCL settings and "
+      "reachability between the nodes.",
+      program);
   Options o;
   add_options(app, o);
   const std::map<std::string, std::string> env = doctor_environment();
@@ -124,7 +129,8 @@ int run(const std::string& program, int argc, char** argv, const Topology& topol
     const std::string mine = expand_host(o.root, topology.host);
     if (!std::filesystem::is_directory(mine))
       throw UsageError(fmt::format("--root {}: no such folder on {}", mine, topology.host));
-    plan = {o.reach_timeout, rendezvous_of(o.rendezvous, env), o.peer_port > 0 ? std::optional(o.peer_port) : std::nullopt};
+    plan = {o.reach_timeout, rendezvous_of(o.rendezvous, env),
+            o.peer_port > 0 ? std::optional(o.peer_port) : std::nullopt};
   } catch (const UsageError& e) {
     error = e.what();
   }
@@ -137,7 +143,7 @@ int run(const std::string& program, int argc, char** argv, const Topology& topol
   const bool inspecting = topology.local_rank == 0;  // one inspection per node
   const std::string mine = inspecting ? inspect_this_node(o, topology.host, env) : "";
   const Reachability reach = check_reachability(inspecting, topology.host, plan, env,
-                                                  [&world](const std::string& bytes) { return world.all_gather(bytes); });
+                                                [&world](const std::string& bytes) { return world.all_gather(bytes); });
   const std::vector<std::string> reports = world.gather(mine, 0);
   return topology.rank == 0 ? report(o, reports, reach, plan, topology.size) : kExitOk;
 }

@@ -61,14 +61,19 @@ std::string to_prom(const std::string& host_given, const std::vector<HealthCheck
   const std::string host = valid_utf8(host_given);
   prom::Exposition doc;
   const Status worst = overall(checks);
-  doc.gauge("fabricbench_health_status", "fb_health's verdict for the node: 0 OK, 1 WARN, 2 FAIL.", {{"hostname", host}},
-            worst == Status::kFail ? 2 : worst == Status::kWarn ? 1 : 0);
+  doc.gauge("fabricbench_health_status", "fb_health's verdict for the node: 0 OK, 1 WARN, 2 FAIL.",
+            {{"hostname", host}},
+            worst == Status::kFail   ? 2
+            : worst == Status::kWarn ? 1
+                                     : 0);
   std::map<std::string, int> seen;  // a check may repeat (one per port): number them
   for (const HealthCheck& c : checks) {
     const int n = seen[c.name]++;
     doc.gauge("fabricbench_health_check", "1 for each check, labelled with its status and what it found.",
-              {{"hostname", host}, {"check", n ? fmt::format("{}#{}", c.name, n) : c.name},
-               {"status", status_name(c.status)}, {"detail", valid_utf8(c.detail)}},
+              {{"hostname", host},
+               {"check", n ? fmt::format("{}#{}", c.name, n) : c.name},
+               {"status", status_name(c.status)},
+               {"detail", valid_utf8(c.detail)}},
               1);
   }
   doc.gauge("fabricbench_health_wall_seconds", "How long the check took.", {{"hostname", host}}, seconds);
@@ -96,13 +101,16 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
       "fb_health");
   app.get_formatter()->column_width(30);
   Options o;
-  app.add_option("--rules", o.rules_path,
-                 "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
-                 "require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, max_link_errors_per_hour");
-  app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
+  app.add_option(
+      "--rules", o.rules_path,
+      "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
+      "require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, max_link_errors_per_hour");
+  app.add_option("--root", o.root,
+                 "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
   app.add_option("--json", o.json_path, "write every check as JSON here");
   app.add_option("--prom", o.prom_path, "write the verdict and every check in Prometheus text format here");
-  app.add_option("--budget", o.budget, "seconds the whole check may take; what is left when a step starts bounds it [45]")
+  app.add_option("--budget", o.budget,
+                 "seconds the whole check may take; what is left when a step starts bounds it [45]")
       ->check(number_in(NumberRange::between(1, 3600)));
   app.add_option("--counter-interval", o.counter_interval,
                  "seconds between the two readings of the RDMA ports' error counters (the measurements run in between; "
@@ -110,7 +118,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
       ->check(number_in(NumberRange::between(0, 3600)));
   app.add_option("--exit-codes", o.codes, "default or nagios [default]");
   app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]");
-  app.add_option("--inject-fault", o.fault, "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
+  app.add_option("--inject-fault", o.fault,
+                 "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return std::nullopt;
@@ -125,7 +134,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
 
 /// What fb_health measures on the live node, shortest first; the all_reduce gets what is left of
 /// the budget (`left`): a stuck step costs the later ones, never the verdict.
-NodeMeasurements measure(const SysTree& tree, const HealthRules& rules, const std::function<double()>& left, bool hang) {
+NodeMeasurements measure(const SysTree& tree, const HealthRules& rules, const std::function<double()>& left,
+                         bool hang) {
   const auto gpus = static_cast<int>(nvidia_gpu_addresses(tree).size());
   const bool live = tree.live();
   const std::string not_live = "--root reads a recorded tree, not this node";
@@ -151,7 +161,8 @@ int run(int argc, char** argv, bool& nagios) {
   const std::optional<Options> options = parse_options(argc, argv, nagios);
   if (!options) return 0;
   const Options& o = *options;
-  const HealthRules rules = o.rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(o.rules_path), o.rules_path);
+  const HealthRules rules =
+      o.rules_path.empty() ? HealthRules{} : parse_health_rules(read_rules_file(o.rules_path), o.rules_path);
   const std::string tree_root = expand_host(o.root, o.host);
   if (!std::filesystem::is_directory(tree_root)) throw UsageError(fmt::format("--root {}: no such folder", tree_root));
   if (!o.json_path.empty()) check_writable_path(o.json_path, "--json");
@@ -162,7 +173,8 @@ int run(int argc, char** argv, bool& nagios) {
   // The counters' two readings span the measurements: their traffic is on the ports meanwhile.
   const CounterWindowReader counters(tree, tree_root, std::min(o.counter_interval, o.budget / 4));
   const NodeMeasurements measured = measure(
-      tree, rules, [&] { return o.budget - std::chrono::duration<double>(Clock::now() - start).count(); }, !o.fault.empty());
+      tree, rules, [&] { return o.budget - std::chrono::duration<double>(Clock::now() - start).count(); },
+      !o.fault.empty());
   NodeContext context;
   context.rdma_required = needs_rdma(rules);
   context.vantage = tree.live() ? limits_vantage(env) : "";

@@ -76,5 +76,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
-  return run_tool("fb_history", [&] { return run(argc, argv); }, kExitUsage);
+  return run_tool(
+      "fb_history", [&] { return run(argc, argv); }, kExitUsage);
 }

@@ -63,5 +63,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_tool("fb_import", [&] { return run(argc, argv); }, kExitUsage);
+  return run_tool(
+      "fb_import", [&] { return run(argc, argv); }, kExitUsage);
 }

@@ -57,7 +57,8 @@ Variable parse_variable(const std::string& text) {
   const bool name_ok = (std::isalpha(static_cast<unsigned char>(v.name[0])) || v.name[0] == '_') &&
                        std::all_of(v.name.begin(), v.name.end(),
                                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-  if (!name_ok) throw UsageError(fmt::format("--var '{}': '{}' is not a variable name (letters, digits, _)", text, v.name));
+  if (!name_ok)
+    throw UsageError(fmt::format("--var '{}': '{}' is not a variable name (letters, digits, _)", text, v.name));
   std::string rest = text.substr(equals + 1);
   for (std::size_t start = 0; start <= rest.size();) {
     const std::size_t comma = std::min(rest.find(',', start), rest.size());
@@ -145,7 +146,8 @@ void print_side_by_side(const std::vector<std::string>& columns, const std::vect
 }
 
 int run(int argc, char** argv) {
-  CLI::App app("fb_sweep: one launch per combination of NCCL (or any) environment settings, results merged.", "fb_sweep");
+  CLI::App app("fb_sweep: one launch per combination of NCCL (or any) environment settings, results merged.",
+               "fb_sweep");
   app.get_formatter()->column_width(30);
   std::vector<std::string> variable_texts, launcher;
   std::string out_prefix;
@@ -248,8 +250,8 @@ int run(int argc, char** argv) {
   reporters.finish(totals);
   fmt::print("#\n");
   print_side_by_side(columns, by_column);
-  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), failed, merged.size(), csv_path,
-             json_path);
+  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), failed, merged.size(),
+             csv_path, json_path);
   if (failed == settings.size()) return kExitFailure;
   return failed > 0 ? 1 : kExitOk;
 }
@@ -257,5 +259,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_tool("fb_sweep", [&] { return run(argc, argv); }, kExitFailure);
+  return run_tool(
+      "fb_sweep", [&] { return run(argc, argv); }, kExitFailure);
 }

@@ -4,9 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
-
 #include <cstring>
+#include <random>
 
 #include "common/error.hpp"
 

@@ -51,16 +51,18 @@ class DirectGpuMemory final : public GpuBufferMemory {
     if (dmabuf_.fd() >= 0) {
       MemoryRegion mr(ibv_reg_dmabuf_mr(pd, 0, dmabuf_.size(), address, dmabuf_.fd(), access));
       if (!mr)
-        throw_errno(fmt::format("ibv_reg_dmabuf_mr of {} B of GPU {} memory (dma-buf fd {}): the RDMA driver must "
-                                "support dma-buf (rdma-core 34+, mlx5 on kernel 5.12+); try --mem cuda",
-                                dmabuf_.size(), gpu_, dmabuf_.fd()));
+        throw_errno(
+            fmt::format("ibv_reg_dmabuf_mr of {} B of GPU {} memory (dma-buf fd {}): the RDMA driver must "
+                        "support dma-buf (rdma-core 34+, mlx5 on kernel 5.12+); try --mem cuda",
+                        dmabuf_.size(), gpu_, dmabuf_.fd()));
       return mr;
     }
     MemoryRegion mr(ibv_reg_mr(pd, device_.data(), device_.size(), access));
     if (!mr)
-      throw_errno(fmt::format("ibv_reg_mr of {} B of GPU {} memory: is nvidia-peermem loaded? (lsmod | grep "
-                              "nvidia_peermem; modprobe nvidia-peermem) - or try --mem cuda-dmabuf",
-                              device_.size(), gpu_));
+      throw_errno(
+          fmt::format("ibv_reg_mr of {} B of GPU {} memory: is nvidia-peermem loaded? (lsmod | grep "
+                      "nvidia_peermem; modprobe nvidia-peermem) - or try --mem cuda-dmabuf",
+                      device_.size(), gpu_));
     return mr;
   }
   std::string describe() const override {

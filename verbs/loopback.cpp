@@ -44,9 +44,10 @@ class Writer {
       }
       completed += per_signal_ * static_cast<std::uint64_t>(poll());
       if (seconds_since(start_) > plan_.timeout_seconds)
-        throw TimeoutError(fmt::format("{} port {}: loopback writes stopped completing ({} of {} done after {:g} s): "
-                                       "the HCA is stuck (dmesg, mlxlink, a firmware reset)",
-                                       hca_.name, hca_.port.number, completed, messages, plan_.timeout_seconds));
+        throw TimeoutError(
+            fmt::format("{} port {}: loopback writes stopped completing ({} of {} done after {:g} s): "
+                        "the HCA is stuck (dmesg, mlxlink, a firmware reset)",
+                        hca_.name, hca_.port.number, completed, messages, plan_.timeout_seconds));
     }
   }
 

@@ -11,17 +11,17 @@ namespace fabricbench::verbs {
 
 struct LoopbackPlan {
   std::uint64_t message_bytes = 1 << 20;
-  std::uint32_t depth = 32;        ///< writes in flight
-  double seconds = 0.3;            ///< the timed part, after a warm-up of two depths of writes
-  double timeout_seconds = 5;      ///< the whole measurement; past it a TimeoutError
+  std::uint32_t depth = 32;    ///< writes in flight
+  double seconds = 0.3;        ///< the timed part, after a warm-up of two depths of writes
+  double timeout_seconds = 5;  ///< the whole measurement; past it a TimeoutError
 };
 
 struct LoopbackResult {
   std::uint64_t message_bytes = 0;
-  std::uint64_t messages = 0;      ///< timed writes
+  std::uint64_t messages = 0;  ///< timed writes
   double seconds = 0;
-  double gbps = 0;                 ///< payload Gb/s (1e9 bits), as perftest's --report_gbits
-  std::uint64_t wrong_bytes = 0;   ///< destination bytes that differ from the source after the run
+  double gbps = 0;                ///< payload Gb/s (1e9 bits), as perftest's --report_gbits
+  std::uint64_t wrong_bytes = 0;  ///< destination bytes that differ from the source after the run
 };
 
 /// Writes plan.message_bytes messages from a QP to a second QP on `hca`'s chosen port for

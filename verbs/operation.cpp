@@ -48,8 +48,8 @@ std::string_view operation_family(Operation operation) {
   return "?";
 }
 
-std::uint64_t count_pattern_mismatches(const MessageMemory& memory, std::size_t offset, int sender,
-                                       std::uint64_t bytes, std::uint64_t checked) {
+std::uint64_t count_pattern_mismatches(const MessageMemory& memory, std::size_t offset, int sender, std::uint64_t bytes,
+                                       std::uint64_t checked) {
   std::vector<std::uint8_t> received(bytes);
   memory.load(offset, received.data(), bytes);
   std::uint64_t wrong = 0;

@@ -90,8 +90,8 @@ std::string_view operation_family(Operation operation);
 
 /// Messages differing from the pattern `sender` wrote for `bytes`, compared over `checked` bytes
 /// loaded from `offset` of `memory`.
-std::uint64_t count_pattern_mismatches(const MessageMemory& memory, std::size_t offset, int sender,
-                                       std::uint64_t bytes, std::uint64_t checked);
+std::uint64_t count_pattern_mismatches(const MessageMemory& memory, std::size_t offset, int sender, std::uint64_t bytes,
+                                       std::uint64_t checked);
 /// Stores `role`'s pattern for `bytes` at `offset`.
 void store_pattern(MessageMemory& memory, std::size_t offset, int role, std::uint64_t bytes);
 

@@ -38,8 +38,8 @@ PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr
   try {
     mr_ = memory_.register_with(hca.pd.get(), access);
   } catch (...) {
-    rethrow_with_context(fmt::format("registering {} B of {} memory on {}", 2 * config.half_bytes,
-                                     memory_.describe(), hca.name));
+    rethrow_with_context(
+        fmt::format("registering {} B of {} memory on {}", 2 * config.half_bytes, memory_.describe(), hca.name));
   }
   const int depth = static_cast<int>(config.tx_depth) * config.qps;
   send_cq_.reset(ibv_create_cq(hca.context.get(), depth, nullptr, nullptr, 0));
@@ -103,9 +103,10 @@ void PairBenchmark::check_deadline(const char* waiting_for) {
   // Report and leave at once, without releasing the QPs: towards a peer that stopped answering,
   // tearing them down can block in the kernel (Soft-RoCE retrying to a receiver that never
   // reposts), which would turn this diagnosis into the very hang it reports.
-  report_and_exit(fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or "
-                              "the link dropped (check ibstat, the peer's messages); raise -T if this is expected.",
-                              config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name));
+  report_and_exit(
+      fmt::format("{} timeout: {} did not arrive within {:g} s on {}: the peer rank is dead or stuck, or "
+                  "the link dropped (check ibstat, the peer's messages); raise -T if this is expected.",
+                  config_.rank_label, waiting_for, config_.timeout_seconds, hca_.name));
 }
 
 int PairBenchmark::poll(ibv_cq* cq, ibv_wc* completions, int capacity) {

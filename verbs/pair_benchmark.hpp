@@ -5,7 +5,6 @@
 // checked is the operation's (verbs/operation.hpp).
 #pragma once
 
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,10 +31,10 @@ struct PairConfig {
 class PairBenchmark final : public PairSide {
  public:
   /// Both ranks of the pair call; `pair` holds exactly the two (rank 0 initiates). `memory`
-  /// (borrowed: one buffer serves every round of a matrix) holds 2 x half_bytes (a local half and a half the peer reaches); registers it, creates and
-  /// connects the QPs.
-  PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation,
-                MessageMemory& memory, ControlPlane& pair);
+  /// (borrowed: one buffer serves every round of a matrix) holds 2 x half_bytes (a local half and a half the peer
+  /// reaches); registers it, creates and connects the QPs.
+  PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation, MessageMemory& memory,
+                ControlPlane& pair);
 
   /// Writes this rank's pattern for `bytes` and clears what it will receive.
   void prepare(std::uint64_t bytes);

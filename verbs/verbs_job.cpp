@@ -13,11 +13,11 @@
 #include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
 #include "common/matrix_record.hpp"
-#include "common/pairing.hpp"
 #include "common/measured_row.hpp"
+#include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
-#include "common/schedule_clock.hpp"
 #include "common/sampling.hpp"
+#include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
 #include "verbs/device.hpp"
 #include "verbs/pair_benchmark.hpp"
@@ -54,9 +54,8 @@ SamplingPlan sampling_plan(const VerbsOptions& o, Metric metric) {
     plan.min_sample_seconds = std::max(1000 * clock_resolution_seconds(), 10e-6);
   }
   // A bandwidth sample must keep the pipeline full most of the time: several tx-depths of messages.
-  plan.min_batch = metric == Metric::kLatency
-                       ? 1
-                       : 4 * static_cast<std::uint64_t>(o.tx_depth) * static_cast<std::uint64_t>(o.qps);
+  plan.min_batch =
+      metric == Metric::kLatency ? 1 : 4 * static_cast<std::uint64_t>(o.tx_depth) * static_cast<std::uint64_t>(o.qps);
   if (o.duration_seconds) {  // -D: each size runs this long; never stop early on noise
     plan.max_noise = 0;
     plan.min_time_seconds = plan.max_time_seconds = *o.duration_seconds;
@@ -85,15 +84,19 @@ RunVerdict line_rate_verdict(const std::vector<ResultRow>& pair_rows, const Hca&
                                                                   best_of_pair.size(), pair, worst->size_bytes)
                                                     : fmt::format(" at {} B", worst->size_bytes);
   if (hca.port.nominal_rate)
-    return {"line rate", "NOMINAL",
-            {fmt::format("{} is a software device (rate {:g} Gb/s is not a wire speed), no verdict; {:.2f} Gb/s per pair{}",
-                         hca.name, hca.port.line_rate_gbps, gbps, which)}};
+    return {
+        "line rate",
+        "NOMINAL",
+        {fmt::format("{} is a software device (rate {:g} Gb/s is not a wire speed), no verdict; {:.2f} Gb/s per pair{}",
+                     hca.name, hca.port.line_rate_gbps, gbps, which)}};
   if (hca.port.line_rate_gbps <= 0)
-    return {"line rate", "FAIL",
+    return {"line rate",
+            "FAIL",
             {fmt::format("unknown line rate of {}: cannot judge {:.2f} Gb/s per pair{}", hca.name, gbps, which)}};
   const double percent = gbps / hca.port.line_rate_gbps * 100;
   const char* word = percent >= o.pass_percent ? "PASS" : percent >= o.warn_percent ? "WARN" : "FAIL";
-  return {"line rate", word,
+  return {"line rate",
+          word,
           {fmt::format("{:.2f} Gb/s per pair{} is {:.1f} % of {} port {}'s {:g} Gb/s (PASS >= {:g} %, WARN >= {:g} %)",
                        gbps, which, percent, hca.name, static_cast<int>(hca.port.number), hca.port.line_rate_gbps,
                        o.pass_percent, o.warn_percent)}};
@@ -129,9 +132,7 @@ class VerbsJob final : public Job {
       : plan_(std::move(plan)), hca_(std::move(hca)), memory_(std::move(memory)), topology_(topology), world_(world) {}
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
-  std::string connecting() const override {
-    return fmt::format("connecting the pairs of round 0 on {}", hca_.name);
-  }
+  std::string connecting() const override { return fmt::format("connecting the pairs of round 0 on {}", hca_.name); }
 
   void connect() override {
     memory_description_ = memory_->describe();
@@ -167,7 +168,8 @@ class VerbsJob final : public Job {
       header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
     header.context["repeat"] = o.outputs.repeat;
     std::size_t rows = 0;
-    for (const auto& round : pairing.rounds) rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
+    for (const auto& round : pairing.rounds)
+      rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
     header.planned_rows = plan_.sizes.size() * rows;
   }
 
@@ -255,15 +257,21 @@ class VerbsJob final : public Job {
     const int pair = plan_.pairing.pair_of(round, topology_.rank);
     pair_ = world_.split(pair, pair < 0 ? 0 : plan_.pairing.role_of(round, topology_.rank));
     if (pair < 0) return;  // sits this round out
-    const PairConfig config{plan_.metric,     plan_.half_bytes,  o.qps,
-                            static_cast<std::uint32_t>(o.tx_depth), o.bidirectional, mtu_enum(o.mtu),
-                            o.outputs.timeout_seconds,              topology_.label()};
+    const PairConfig config{plan_.metric,
+                            plan_.half_bytes,
+                            o.qps,
+                            static_cast<std::uint32_t>(o.tx_depth),
+                            o.bidirectional,
+                            mtu_enum(o.mtu),
+                            o.outputs.timeout_seconds,
+                            topology_.label()};
     bench_.emplace(hca_, config, make_operation(plan_.operation, o.atomic, plan_.metric, *memory_), *memory_, *pair_);
   }
 
   // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
   // them all. A rank sitting the round out only takes part in the gather.
-  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog, ScheduleClock& clock) {
+  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog,
+                                      ScheduleClock& clock) {
     const int pair = plan_.pairing.pair_of(round, topology_.rank);
     std::vector<ResultRow> mine;
     if (pair >= 0) {
@@ -365,7 +373,7 @@ class VerbsJob final : public Job {
   std::unique_ptr<MessageMemory> memory_;  // one buffer for every round
   const Topology& topology_;
   ControlPlane& world_;
-  std::unique_ptr<ControlPlane> pair_;     // this round's pair; null when sitting it out
+  std::unique_ptr<ControlPlane> pair_;  // this round's pair; null when sitting it out
   std::string word_;
   std::string memory_description_;
   std::optional<PairBenchmark> bench_;

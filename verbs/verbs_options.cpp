@@ -26,7 +26,8 @@ namespace {
 AtomicKind atomic_kind(const std::string& name) {
   if (name == "FETCH_AND_ADD" || name == "faa") return AtomicKind::kFetchAndAdd;
   if (name == "CMP_AND_SWAP" || name == "cas") return AtomicKind::kCompareAndSwap;
-  throw UsageError(fmt::format("-A/--atomic_type '{}': valid types are FETCH_AND_ADD (faa) and CMP_AND_SWAP (cas)", name));
+  throw UsageError(
+      fmt::format("-A/--atomic_type '{}': valid types are FETCH_AND_ADD (faa) and CMP_AND_SWAP (cas)", name));
 }
 
 }  // namespace
@@ -47,11 +48,12 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
                  "RDMA device (ibv_devices lists them); per local rank: mlx5_%l, or mlx5_0,mlx5_3,... [the first]");
   app.add_option("-i,--ib-port", o.port, "port of the device [1]");
   app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]");
-  auto* size_opt = app.add_option("-s,--size", size_text,
-                                  atomic ? "message size: an atomic is 8 B [8]"
-                                         : "one message size (K/M/G suffixes) [64K bw, 2 latency]");
+  auto* size_opt = app.add_option(
+      "-s,--size", size_text,
+      atomic ? "message size: an atomic is 8 B [8]" : "one message size (K/M/G suffixes) [64K bw, 2 latency]");
   if (atomic)
-    app.add_option("-A,--atomic_type", atomic_text, "FETCH_AND_ADD (faa) or CMP_AND_SWAP (cas), as perftest [FETCH_AND_ADD]");
+    app.add_option("-A,--atomic_type", atomic_text,
+                   "FETCH_AND_ADD (faa) or CMP_AND_SWAP (cas), as perftest [FETCH_AND_ADD]");
   app.add_flag("-a,--all", all_sizes, "all sizes from 2 B to 8 MiB, doubling (perftest's -a)");
   auto* min_opt = app.add_option("--minbytes", min_text, "sweep: smallest size");
   auto* max_opt = app.add_option("--maxbytes", max_text, "sweep: largest size");
@@ -151,8 +153,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation
   }
   o.memory = memory_kind(memory_text.empty() ? "host" : memory_text);
   if (atomic && o.memory == MemoryKind::kStaged)
-    throw UsageError("--mem staged: an atomic acts on the NIC's target memory, there is nothing to stage; use host, "
-                     "cuda or cuda-dmabuf");
+    throw UsageError(
+        "--mem staged: an atomic acts on the NIC's target memory, there is nothing to stage; use host, "
+        "cuda or cuda-dmabuf");
   pair_flags.check();
   output_flags.check(check_paths);
   return parsed;

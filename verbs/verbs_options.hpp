@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/output_options.hpp"
+#include "common/pair_options.hpp"
 #include "common/sizes.hpp"
 #include "verbs/pair_benchmark.hpp"
-#include "common/pair_options.hpp"
 
 namespace fabricbench::verbs {
 
@@ -27,14 +27,14 @@ struct VerbsOptions {
   int tx_depth = 128;
   bool bidirectional = false;
   int mtu = 4096;
-  bool report_mibs = false;  ///< --report-mibs; Gb/s otherwise
-  MemoryKind memory = MemoryKind::kHost;  ///< --mem / --use_cuda / --use_cuda_dmabuf
-  int gpu = -1;                           ///< --use_cuda=<gpu>; -1 = local rank modulo the GPU count
+  bool report_mibs = false;                      ///< --report-mibs; Gb/s otherwise
+  MemoryKind memory = MemoryKind::kHost;         ///< --mem / --use_cuda / --use_cuda_dmabuf
+  int gpu = -1;                                  ///< --use_cuda=<gpu>; -1 = local rank modulo the GPU count
   AtomicKind atomic = AtomicKind::kFetchAndAdd;  ///< -A (atomics only)
   double pass_percent = 90;
   double warn_percent = 70;
   std::optional<double> expect_gbps;  ///< --expect-gbps: the plateau gate on the slowest pair
-  OutputOptions outputs;  ///< --csv --json --tag --progress -T
+  OutputOptions outputs;              ///< --csv --json --tag --progress -T
 };
 
 struct ParsedVerbsCommandLine {

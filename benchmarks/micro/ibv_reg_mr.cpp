@@ -99,8 +99,7 @@ void reg_gpu_dmabuf(benchmark::State& state, const OpenedHca& hca) {
     return state.SkipWithError(e.what());
   }
   time_registrations(state, bytes, [&] {
-    return ibv_reg_dmabuf_mr(hca.pd(), 0, bytes, reinterpret_cast<std::uint64_t>(buffer.data()), range.fd(),
-                             kAccess);
+    return ibv_reg_dmabuf_mr(hca.pd(), 0, bytes, reinterpret_cast<std::uint64_t>(buffer.data()), range.fd(), kAccess);
   });
 }
 #endif

@@ -26,7 +26,8 @@ void mpi_allreduce_loop(benchmark::State& state) {
   std::vector<float> in(static_cast<std::size_t>(count), 1.0F), out(static_cast<std::size_t>(count), 0.0F);
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  for (int i = 0; i < kWarmupCalls; ++i) MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < kWarmupCalls; ++i)
+    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();

@@ -6,15 +6,21 @@ using namespace shapes;
 
 const Collective kAllGather{
     .name = "all_gather",
-    .count_for = per_rank_share, .buffers = gathered, .algbw_elements = count_times_ranks,
+    .count_for = per_rank_share,
+    .buffers = gathered,
+    .algbw_elements = count_times_ranks,
     .busbw_factor = ring_share,
     .source = {.from = SourceRule::From::kChunkOwner},
     .in_place_input_offset = own_chunk_offset,
-    .mpi = [](const MpiCall& c) {
-      FB_MPI_CHECK(MPI_Allgather(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
-      FB_NCCL_CHECK(ncclAllGather(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
-    .nccl_name = "ncclAllGather", .mpi_name = "MPI_Allgather", .nccl_function = "AllGather",
+    .mpi =
+        [](const MpiCall& c) {
+          FB_MPI_CHECK(MPI_Allgather(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm));
+        },
+    .nccl = FB_NCCL_ONLY(
+        [](const NcclCall& c) { FB_NCCL_CHECK(ncclAllGather(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
+    .nccl_name = "ncclAllGather",
+    .mpi_name = "MPI_Allgather",
+    .nccl_function = "AllGather",
 };
 
 }  // namespace fabricbench::collectives

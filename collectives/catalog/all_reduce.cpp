@@ -5,15 +5,22 @@ namespace fabricbench::collectives {
 using namespace shapes;
 
 const Collective kAllReduce{
-    .name = "all_reduce", .reduces = true,
-    .count_for = whole_buffer, .buffers = same, .algbw_elements = count_only,
+    .name = "all_reduce",
+    .reduces = true,
+    .count_for = whole_buffer,
+    .buffers = same,
+    .algbw_elements = count_only,
     .busbw_factor = [](int n) { return 2.0 * (n - 1) / n; },
     .source = {.from = SourceRule::From::kAllRanks},
-    .mpi = [](const MpiCall& c) {
-      FB_MPI_CHECK(MPI_Allreduce(c.in_or_in_place(), c.recv, c.count, c.type, c.op, c.comm)); },
-    .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
-      FB_NCCL_CHECK(ncclAllReduce(c.in, c.recv, c.count, c.type, c.op, c.comm, c.stream)); }),
-    .nccl_name = "ncclAllReduce", .mpi_name = "MPI_Allreduce", .nccl_function = "AllReduce",
+    .mpi =
+        [](const MpiCall& c) {
+          FB_MPI_CHECK(MPI_Allreduce(c.in_or_in_place(), c.recv, c.count, c.type, c.op, c.comm));
+        },
+    .nccl = FB_NCCL_ONLY(
+        [](const NcclCall& c) { FB_NCCL_CHECK(ncclAllReduce(c.in, c.recv, c.count, c.type, c.op, c.comm, c.stream)); }),
+    .nccl_name = "ncclAllReduce",
+    .mpi_name = "MPI_Allreduce",
+    .nccl_function = "AllReduce",
 };
 
 }  // namespace fabricbench::collectives

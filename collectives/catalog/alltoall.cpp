@@ -13,13 +13,17 @@ using namespace shapes;
 // count is the chunk for each peer; output chunk p is chunk `rank` of p's input.
 const Collective kAlltoall{
     .name = "alltoall",
-    .count_for = per_rank_share, .buffers = exchanged, .algbw_elements = count_times_ranks,
+    .count_for = per_rank_share,
+    .buffers = exchanged,
+    .algbw_elements = count_times_ranks,
     .busbw_factor = ring_share,
     .source = {.from = SourceRule::From::kChunkOwner, .own_chunk = true},
-    .mpi = [](const MpiCall& c) {
-      FB_MPI_CHECK(MPI_Alltoall(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm)); },
-    .nccl = FB_NCCL_2_28([](const NcclCall& c) {
-      FB_NCCL_CHECK(ncclAlltoAll(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
+    .mpi =
+        [](const MpiCall& c) {
+          FB_MPI_CHECK(MPI_Alltoall(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm));
+        },
+    .nccl = FB_NCCL_2_28(
+        [](const NcclCall& c) { FB_NCCL_CHECK(ncclAlltoAll(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
     .nccl_since = kNccl228,
     .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
@@ -27,8 +31,10 @@ const Collective kAlltoall{
         FB_NCCL_CHECK(ncclSend(c.in + peer * c.chunk_bytes, c.count, c.type, c.peer(peer), c.comm, c.stream));
         FB_NCCL_CHECK(ncclRecv(c.recv + peer * c.chunk_bytes, c.count, c.type, c.peer(peer), c.comm, c.stream));
       }
-      FB_NCCL_CHECK(ncclGroupEnd()); }),
-    .nccl_name = "ncclAlltoAll", .mpi_name = "MPI_Alltoall",
+      FB_NCCL_CHECK(ncclGroupEnd());
+    }),
+    .nccl_name = "ncclAlltoAll",
+    .mpi_name = "MPI_Alltoall",
     .nccl_in_place_defined = false,
 };
 

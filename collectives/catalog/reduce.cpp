@@ -5,16 +5,26 @@ namespace fabricbench::collectives {
 using namespace shapes;
 
 const Collective kReduce{
-    .name = "reduce", .reduces = true, .has_root = true,
-    .count_for = whole_buffer, .buffers = same, .algbw_elements = count_only, .busbw_factor = one,
+    .name = "reduce",
+    .reduces = true,
+    .has_root = true,
+    .count_for = whole_buffer,
+    .buffers = same,
+    .algbw_elements = count_only,
+    .busbw_factor = one,
     .source = {.from = SourceRule::From::kAllRanks},
     .output_on_root_only = true,
-    .mpi = [](const MpiCall& c) {  // MPI_IN_PLACE is for the root only
-      void* in = c.in_place && c.at_root() ? MPI_IN_PLACE : c.in;
-      FB_MPI_CHECK(MPI_Reduce(in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm)); },
+    .mpi =
+        [](const MpiCall& c) {  // MPI_IN_PLACE is for the root only
+          void* in = c.in_place && c.at_root() ? MPI_IN_PLACE : c.in;
+          FB_MPI_CHECK(MPI_Reduce(in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm));
+        },
     .nccl = FB_NCCL_ONLY([](const NcclCall& c) {
-      FB_NCCL_CHECK(ncclReduce(c.in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm, c.stream)); }),
-    .nccl_name = "ncclReduce", .mpi_name = "MPI_Reduce", .nccl_function = "Reduce",
+      FB_NCCL_CHECK(ncclReduce(c.in, c.recv, c.count, c.type, c.op, c.shape.root, c.comm, c.stream));
+    }),
+    .nccl_name = "ncclReduce",
+    .mpi_name = "MPI_Reduce",
+    .nccl_function = "Reduce",
 };
 
 }  // namespace fabricbench::collectives

@@ -9,24 +9,35 @@ namespace fabricbench::collectives {
 using namespace shapes;
 
 const Collective kScatter{
-    .name = "scatter", .has_root = true,
-    .count_for = per_rank_share, .buffers = scattered, .algbw_elements = count_times_ranks,
+    .name = "scatter",
+    .has_root = true,
+    .count_for = per_rank_share,
+    .buffers = scattered,
+    .algbw_elements = count_times_ranks,
     .busbw_factor = ring_share,
     .source = {.from = SourceRule::From::kRoot, .own_chunk = true},
-    .output = [](const Shape& s, bool in_place, Library) { return Span{in_place ? own_chunk_offset(s) : 0, s.count}; },
-    .mpi = [](const MpiCall& c) {
-      void* out = c.in_place && c.at_root() ? MPI_IN_PLACE : c.out;
-      FB_MPI_CHECK(MPI_Scatter(c.in, c.count, c.type, out, c.count, c.type, c.shape.root, c.comm)); },
+    .output =
+        [](const Shape& s, bool in_place, Library) {
+          return Span{in_place ? own_chunk_offset(s) : 0, s.count};
+        },
+    .mpi =
+        [](const MpiCall& c) {
+          void* out = c.in_place && c.at_root() ? MPI_IN_PLACE : c.out;
+          FB_MPI_CHECK(MPI_Scatter(c.in, c.count, c.type, out, c.count, c.type, c.shape.root, c.comm));
+        },
     .nccl = FB_NCCL_2_28([](const NcclCall& c) {
-      FB_NCCL_CHECK(ncclScatter(c.in, c.out, c.count, c.type, c.shape.root, c.comm, c.stream)); }),
+      FB_NCCL_CHECK(ncclScatter(c.in, c.out, c.count, c.type, c.shape.root, c.comm, c.stream));
+    }),
     .nccl_since = kNccl228,
     .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
       for (int r = 0; c.shape.rank == c.shape.root && r < c.shape.ranks; ++r)
         FB_NCCL_CHECK(ncclSend(c.in + r * c.chunk_bytes, c.count, c.type, c.peer(r), c.comm, c.stream));
       FB_NCCL_CHECK(ncclRecv(c.out, c.count, c.type, c.peer(c.shape.root), c.comm, c.stream));
-      FB_NCCL_CHECK(ncclGroupEnd()); }),
-    .nccl_name = "ncclScatter", .mpi_name = "MPI_Scatter",
+      FB_NCCL_CHECK(ncclGroupEnd());
+    }),
+    .nccl_name = "ncclScatter",
+    .mpi_name = "MPI_Scatter",
 };
 
 }  // namespace fabricbench::collectives

@@ -13,20 +13,26 @@ int previous(const Shape& s) { return (s.rank - 1 + s.ranks) % s.ranks; }
 // A ring shift: each rank sends to the next and receives from the previous.
 const Collective kSendrecv{
     .name = "sendrecv",
-    .count_for = whole_buffer, .buffers = same, .algbw_elements = count_only, .busbw_factor = one,
+    .count_for = whole_buffer,
+    .buffers = same,
+    .algbw_elements = count_only,
+    .busbw_factor = one,
     .source = {.from = SourceRule::From::kPrevious},
-    .mpi = [](const MpiCall& c) {
-      if (c.in_place)
-        FB_MPI_CHECK(MPI_Sendrecv_replace(c.recv, c.count, c.type, c.peer(next(c.shape)), kTag,
-                                          c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE));
-      else
-        FB_MPI_CHECK(MPI_Sendrecv(c.in, c.count, c.type, c.peer(next(c.shape)), kTag, c.recv, c.count, c.type,
-                                  c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE)); },
+    .mpi =
+        [](const MpiCall& c) {
+          if (c.in_place)
+            FB_MPI_CHECK(MPI_Sendrecv_replace(c.recv, c.count, c.type, c.peer(next(c.shape)), kTag,
+                                              c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE));
+          else
+            FB_MPI_CHECK(MPI_Sendrecv(c.in, c.count, c.type, c.peer(next(c.shape)), kTag, c.recv, c.count, c.type,
+                                      c.peer(previous(c.shape)), kTag, c.comm, MPI_STATUS_IGNORE));
+        },
     .nccl_p2p = FB_NCCL_ONLY([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGroupStart());
       FB_NCCL_CHECK(ncclSend(c.in, c.count, c.type, c.peer(next(c.shape)), c.comm, c.stream));
       FB_NCCL_CHECK(ncclRecv(c.recv, c.count, c.type, c.peer(previous(c.shape)), c.comm, c.stream));
-      FB_NCCL_CHECK(ncclGroupEnd()); }),
+      FB_NCCL_CHECK(ncclGroupEnd());
+    }),
     .mpi_name = "MPI_Sendrecv",
     .nccl_in_place_defined = false,
 };

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "gpu/cuda_check.hpp"
 #include "collectives/nccl/data_kernels.hpp"
 #include "collectives/pattern.hpp"
+#include "gpu/cuda_check.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -102,7 +102,6 @@ unsigned blocks_for(std::uint64_t elements) {
   const std::uint64_t wanted = (elements + kThreads - 1) / kThreads;
   return static_cast<unsigned>(wanted < 4096 ? (wanted ? wanted : 1) : 4096);
 }
-
 
 }  // namespace
 

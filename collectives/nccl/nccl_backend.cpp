@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cmath>
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -273,8 +273,7 @@ void NcclBackend::connect() {
   ncclUniqueId id{};
   if (!settings_.group) throw Error("an NCCL backend made to answer questions cannot connect");
   if (group_rank() == 0) FB_NCCL_CHECK(ncclGetUniqueId(&id));
-  const std::string root_id =
-      settings_.group->broadcast(std::string(reinterpret_cast<const char*>(&id), sizeof id), 0);
+  const std::string root_id = settings_.group->broadcast(std::string(reinterpret_cast<const char*>(&id), sizeof id), 0);
   std::memcpy(&id, root_id.data(), sizeof id);
   // Several GPUs in one process must join inside one group, or the first init waits for the rest.
   // Each handle is owned from the moment NCCL hands it out, so a failure part-way (a later init, the
@@ -370,8 +369,8 @@ NcclBackend::View NcclBackend::input_view(const Lane& lane, const CallSpec& call
 }
 
 NcclBackend::View NcclBackend::output_view(const Lane& lane, const CallSpec& call) const {
-  const Span span = output_span(*call.collective, shape_of(lane, call), call.placement == Placement::kInPlace,
-                                Library::kNccl);
+  const Span span =
+      output_span(*call.collective, shape_of(lane, call), call.placement == Placement::kInPlace, Library::kNccl);
   return {lane.recv.data() + window_offset_ + span.offset * size_of(call.dtype), span.elements};
 }
 
@@ -385,8 +384,8 @@ void NcclBackend::prepare(const CallSpec& call) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     FB_CUDA_CHECK(cudaMemsetAsync(lane.recv.data(), kPoisonByte, call_bytes, lane.stream.get()));
     const View in = input_view(lane, call);
-    const DataLayout layout{call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root,
-                            call.count};
+    const DataLayout layout{
+        call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root, call.count};
     fill_input_device(layout, in.data, 0, in.elements, lane.stream.get());
   }
   wait("filling the input");
@@ -570,8 +569,8 @@ std::uint64_t NcclBackend::count_wrong(const CallSpec& call) {
     Lane& lane = lanes_[i];
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     const View out = output_view(lane, call);
-    const DataLayout layout{call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root,
-                            call.count};
+    const DataLayout layout{
+        call.collective->source, call.dtype, call.op, call_rank(lane), ranks(), call.root, call.count};
     auto* counter = reinterpret_cast<unsigned long long*>(lane.wrong_counter.data());
     FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, lane.stream.get()));
     count_wrong_device(layout, out.data, out.elements, counter, lane.stream.get());

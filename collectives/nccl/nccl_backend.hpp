@@ -23,16 +23,16 @@ namespace fabricbench::collectives {
 enum class Timer { kEvents, kHost };
 
 struct NcclSettings {
-  Timer timer = Timer::kEvents;  ///< --timer
-  int gpus_per_process = 1;      ///< -g: lanes (GPU + communicator rank) per process
+  Timer timer = Timer::kEvents;        ///< --timer
+  int gpus_per_process = 1;            ///< -g: lanes (GPU + communicator rank) per process
   CacheMode cache = CacheMode::kCold;  ///< --cache: nccl-tests' moving windows, or one buffer
-  int gpu_offset = 0;            ///< first GPU = local rank * gpus_per_process + offset
-  int graph_iterations = 0;      ///< -G: >0 captures this many calls in a CUDA graph and replays it
-  double timeout_seconds = 300;  ///< -T: a wait past this aborts the communicators
-  bool observe_path = true;      ///< load the profiler plugin and capture the INFO log
-  std::string log_file;          ///< this rank's NCCL INFO log ("" = none captured)
-  bool log_is_temporary = false; ///< removed when the backend goes (no --json, no --nccl-logs)
-  std::string profiler_plugin;   ///< fabricbench's profiler plugin ("" = not built or not found)
+  int gpu_offset = 0;                  ///< first GPU = local rank * gpus_per_process + offset
+  int graph_iterations = 0;            ///< -G: >0 captures this many calls in a CUDA graph and replays it
+  double timeout_seconds = 300;        ///< -T: a wait past this aborts the communicators
+  bool observe_path = true;            ///< load the profiler plugin and capture the INFO log
+  std::string log_file;                ///< this rank's NCCL INFO log ("" = none captured)
+  bool log_is_temporary = false;       ///< removed when the backend goes (no --json, no --nccl-logs)
+  std::string profiler_plugin;         ///< fabricbench's profiler plugin ("" = not built or not found)
   /// The ranks of the communicator and the plane that agrees its unique id (null: a backend that
   /// only answers what it can do for `group_size` ranks).
   ControlPlane* group = nullptr;
@@ -173,7 +173,8 @@ class NcclBackend final : public Backend {
   int group_size() const { return settings_.group_size; }
   const Topology& topology_;
   std::streamoff log_start_ = 0;
-  std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start  // where this backend's part of the (per-process) NCCL log begins
+  std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start  // where this
+                                     // backend's part of the (per-process) NCCL log begins
   bool log_start_taken_ = false;
   NcclSettings settings_;
   std::vector<Lane> lanes_;
@@ -183,7 +184,7 @@ class NcclBackend final : public Backend {
   std::string log_path_;  // the log this rank reads ("" = none)
   std::string log_note_;  // why there is none
   PathObserver observer_;
-  int library_version_ = 0;  // ncclGetVersion of the library loaded
+  int library_version_ = 0;   // ncclGetVersion of the library loaded
   std::vector<int> members_;  // communicator ranks of the group the calls run on; empty: all
   BufferWindows windows_;
   std::uint64_t window_offset_ = 0;  // bytes: the window the views are made in now

@@ -97,9 +97,7 @@ std::string join(const std::set<std::string>& items) {
 
 }  // namespace
 
-int severity(const std::string& word) {
-  return word == "FAIL" ? 3 : word == "WARN" ? 2 : word == "OK" ? 1 : 0;
-}
+int severity(const std::string& word) { return word == "FAIL" ? 3 : word == "WARN" ? 2 : word == "OK" ? 1 : 0; }
 
 std::string transport_family(std::string_view via) {
   via = trim(via);
@@ -146,8 +144,7 @@ LogDigest digest_log(std::string_view text) {
       const auto at = m.find(" set by environment to ");
       std::string_view value = trim(m.substr(at + 23));
       // Integer settings are logged as "to 0.": the full stop ends NCCL's sentence, not the number.
-      if (value.size() > 1 && value.back() == '.' &&
-          value.find_first_not_of("-0123456789") == value.size() - 1)
+      if (value.size() > 1 && value.back() == '.' && value.find_first_not_of("-0123456789") == value.size() - 1)
         value.remove_suffix(1);
       d.environment[std::string(m.substr(0, at))] = std::string(value);
     } else {
@@ -219,7 +216,8 @@ PathVerdict judge_path(const std::vector<LogDigest>& ranks, int hosts) {
     return v;
   }
   auto has = [&](std::string_view prefix) {
-    return std::any_of(transports.begin(), transports.end(), [&](const std::string& t) { return starts_with(t, prefix); });
+    return std::any_of(transports.begin(), transports.end(),
+                       [&](const std::string& t) { return starts_with(t, prefix); });
   };
   if (hosts > 1) {
     if (has("NET/Socket") || networks.count("Socket"))
@@ -235,8 +233,9 @@ PathVerdict judge_path(const std::vector<LogDigest>& ranks, int hosts) {
                       join(hcas)),
           "WARN");
     else if (has("NET/"))
-      add(fmt::format("inter-node: {} via plugin '{}'", *std::find_if(transports.begin(), transports.end(),
-                                                                     [](const std::string& t) { return starts_with(t, "NET/"); }),
+      add(fmt::format("inter-node: {} via plugin '{}'",
+                      *std::find_if(transports.begin(), transports.end(),
+                                    [](const std::string& t) { return starts_with(t, "NET/"); }),
                       join(networks)),
           "OK");
     else
@@ -249,11 +248,11 @@ PathVerdict judge_path(const std::vector<LogDigest>& ranks, int hosts) {
   }
   if (has("P2P/"))
     add(fmt::format("intra-node: {}", join([&] {
-          std::set<std::string> p2p;
-          for (const std::string& t : transports)
-            if (starts_with(t, "P2P/")) p2p.insert(t);
-          return p2p;
-        }())),
+                      std::set<std::string> p2p;
+                      for (const std::string& t : transports)
+                        if (starts_with(t, "P2P/")) p2p.insert(t);
+                      return p2p;
+                    }())),
         "OK");
   else if (has("SHM"))
     add("intra-node: SHM only - GPUs cannot reach each other directly (NCCL_P2P_DISABLE? PCIe ACS? nvidia-smi topo -m)",

@@ -24,13 +24,13 @@ struct TuningChoice {
 
 /// One rank's log, digested.
 struct LogDigest {
-  std::string nccl_version;   ///< "2.28.9+cuda13.0"
-  std::string network;        ///< "IB", "Socket", a plugin's name; empty when no network was set up
+  std::string nccl_version;                ///< "2.28.9+cuda13.0"
+  std::string network;                     ///< "IB", "Socket", a plugin's name; empty when no network was set up
   std::vector<std::string> hcas;           ///< "mlx5_0:1/IB", "mlx5_1:1/RoCE"
   std::set<std::string> gdr_enabled_hcas;  ///< from "GPU Direct RDMA Enabled for HCA 0 'mlx5_0'"
   std::set<std::string> gdr_disabled_hcas;
-  std::string socket_interfaces;           ///< NET/Socket's or the OOB's interfaces
-  std::map<std::string, int> transports;   ///< "P2P/CUMEM", "NET/IB/GDRDMA", "SHM" -> connections seen
+  std::string socket_interfaces;                   ///< NET/Socket's or the OOB's interfaces
+  std::map<std::string, int> transports;           ///< "P2P/CUMEM", "NET/IB/GDRDMA", "SHM" -> connections seen
   std::map<std::string, std::string> environment;  ///< NCCL_ALGO -> Ring ("set by environment")
   std::vector<TuningChoice> tuning;
   std::size_t lines = 0;

@@ -51,7 +51,8 @@ ObservedPath PathObserver::observe(const std::string& function, std::uint64_t co
     std::vector<nccl_path::ProfilerRecord> records(256);
     const int n = d(records.data(), static_cast<int>(records.size()), &communicators_);
     for (int i = 0; i < n; ++i)
-      if (function == records[static_cast<std::size_t>(i)].function && records[static_cast<std::size_t>(i)].count == count) {
+      if (function == records[static_cast<std::size_t>(i)].function &&
+          records[static_cast<std::size_t>(i)].count == count) {
         const auto& r = records[static_cast<std::size_t>(i)];
         votes[{r.algorithm, r.protocol, r.channels}] += r.calls;
       }
@@ -66,8 +67,8 @@ ObservedPath PathObserver::observe(const std::string& function, std::uint64_t co
       if (t.function == function && t.bytes == count * element_bytes) ++votes[{t.algorithm, t.protocol, t.channels}];
   }
   if (votes.empty()) return {};
-  const auto best = std::max_element(votes.begin(), votes.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto best =
+      std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   const auto& [algorithm, protocol, channels] = best->first;
   return {algorithm, protocol, channels, source};
 }

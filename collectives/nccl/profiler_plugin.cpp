@@ -67,8 +67,7 @@ struct Choice {
   std::uint64_t calls = 0;
 
   bool is(const char* f, std::uint64_t n, const char* type, const char* algo, const char* proto, int ch) const {
-    return count == n && channels == ch && function == f && datatype == type && algorithm == algo &&
-           protocol == proto;
+    return count == n && channels == ch && function == f && datatype == type && algorithm == algo && protocol == proto;
   }
 };
 
@@ -124,8 +123,8 @@ ncclResult_t finalize(void*) { return kSuccess; }
 
 extern "C" {
 
-__attribute__((visibility("default"))) ProfilerV5 ncclProfiler_v5{"fabricbench", init, start_event, stop_event,
-                                                                   record_event_state, finalize};
+__attribute__((visibility("default")))
+ProfilerV5 ncclProfiler_v5{"fabricbench", init, start_event, stop_event, record_event_state, finalize};
 
 __attribute__((visibility("default"))) int fabricbench_profiler_drain(fabricbench::nccl_path::ProfilerRecord* out,
                                                                       int capacity, int* communicators) {

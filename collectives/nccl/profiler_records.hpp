@@ -8,10 +8,10 @@
 namespace fabricbench::nccl_path {
 
 struct ProfilerRecord {
-  char function[32];   ///< "AllReduce"
-  char datatype[24];   ///< "ncclFloat32"
-  char algorithm[24];  ///< "RING", "TREE", "NVLS"...
-  char protocol[16];   ///< "SIMPLE", "LL", "LL128"
+  char function[32];    ///< "AllReduce"
+  char datatype[24];    ///< "ncclFloat32"
+  char algorithm[24];   ///< "RING", "TREE", "NVLS"...
+  char protocol[16];    ///< "SIMPLE", "LL", "LL128"
   std::uint64_t count;  ///< elements of the call
   int channels;
   std::uint64_t calls;  ///< calls seen with this choice since the last drain

@@ -25,8 +25,8 @@ class NcclLikeBackend final : public Backend {
   std::string op_unsupported(ReduceOp) const override { return {}; }
   std::uint64_t max_count() const override { return 1ULL << 40; }
   bool has_form(const Collective& c, CallForm form) const override {
-    if (form == CallForm::kPointToPoint) return c.name == "alltoall" || c.name == "gather" || c.name == "scatter" ||
-                                                c.name == "sendrecv";
+    if (form == CallForm::kPointToPoint)
+      return c.name == "alltoall" || c.name == "gather" || c.name == "scatter" || c.name == "sendrecv";
     return c.name != "sendrecv" && version_ >= c.nccl_since;
   }
   std::string call_name(const Collective& c, CallForm form) const override {
@@ -74,16 +74,16 @@ TEST(CallForms, NcclsOwnCallWhereTheLibraryHasItGroupedSendsBefore228) {
 
 TEST(CallForms, BothFormsInOneRunMultiplyTheRows) {
   const NcclLikeBackend nccl(22803, 2);
-  const RunPlan plan =
-      make_run_plan(kAlltoall, small_sweep({CallForm::kLibrary, CallForm::kPointToPoint}), nccl);
+  const RunPlan plan = make_run_plan(kAlltoall, small_sweep({CallForm::kLibrary, CallForm::kPointToPoint}), nccl);
   ASSERT_EQ(plan.forms.size(), 2u);
   EXPECT_EQ(plan.planned_rows(), plan.points.size() * 2 /* placements */ * 2 /* forms */);
 }
 
 TEST(CallForms, AFormTheBackendCannotIssueIsAUsageErrorNamingWhy) {
   const NcclLikeBackend nccl228(22803, 2), nccl227(22703, 2);
-  EXPECT_NE(plan_error(kAllReduce, small_sweep({CallForm::kPointToPoint}), nccl228).find("all_reduce has no "
-                                                                                         "point-to-point form"),
+  EXPECT_NE(plan_error(kAllReduce, small_sweep({CallForm::kPointToPoint}), nccl228)
+                .find("all_reduce has no "
+                      "point-to-point form"),
             std::string::npos);
   EXPECT_NE(plan_error(kSendrecv, small_sweep({CallForm::kLibrary}), nccl228).find("NCCL has no call of its own"),
             std::string::npos);

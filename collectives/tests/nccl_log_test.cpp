@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // NCCL INFO logs digested and judged: lines in NCCL's documented formats (IB with and without
 // GPUDirect RDMA, a silent Socket fallback, SHM-only nodes), and a real log from an H200.
+#include "collectives/nccl/nccl_log.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include "collectives/nccl/nccl_log.hpp"
 
 namespace fabricbench::nccl_path {
 namespace {
@@ -71,12 +71,14 @@ TEST(NcclLog, VerdictsForTheCasesUsersMeet) {
   EXPECT_NE(socket.lines[0].find("inter-node: NET/Socket on eth0:10.1.1.1<0> - IB not used"), std::string::npos);
 
   std::string no_gdr = kIbWithGdr;
-  for (const char* from : {"NET/IB/0/GDRDMA", "NET/IB/1(3)/GDRDMA/Shared"}) no_gdr.replace(no_gdr.find(from), std::strlen(from), "NET/IB/0");
+  for (const char* from : {"NET/IB/0/GDRDMA", "NET/IB/1(3)/GDRDMA/Shared"})
+    no_gdr.replace(no_gdr.find(from), std::strlen(from), "NET/IB/0");
   const PathVerdict staged = judge_path({digest_log(no_gdr)}, 2);
   EXPECT_EQ(staged.worst, "WARN");
   EXPECT_NE(staged.lines[0].find("NET/IB without GDRDMA on mlx5_0, mlx5_1"), std::string::npos);
 
-  const PathVerdict shm = judge_path({digest_log("h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n")}, 1);
+  const PathVerdict shm =
+      judge_path({digest_log("h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n")}, 1);
   EXPECT_EQ(shm.worst, "WARN");
   EXPECT_NE(shm.lines[0].find("SHM only"), std::string::npos);
 
@@ -99,7 +101,7 @@ TEST(NcclLog, RealLogOfTwoRanksOverSocketOnAnH200) {
   EXPECT_TRUE(d.gdr_disabled_hcas.empty());     // the Socket line about eth0 is not an HCA's
   EXPECT_EQ(d.transports.at("NET/Socket"), 4);  // 2 channels x send/receive
   EXPECT_EQ(d.environment.at("NCCL_HOSTID"), "fakehost0");
-  ASSERT_EQ(d.tuning.size(), 96u);              // 4 sizes x 24 calls
+  ASSERT_EQ(d.tuning.size(), 96u);  // 4 sizes x 24 calls
   EXPECT_EQ(d.tuning.back().algorithm, "RING");
   EXPECT_EQ(d.tuning.back().protocol, "SIMPLE");
   EXPECT_EQ(d.tuning.back().bytes, 2097152u);

@@ -73,8 +73,8 @@ TEST(Sweep, RowsCarryTheRankReducedTimesRatesAndWrongCountsOfEveryPoint) {
 
   RowCollector collector;
   Watchdog watchdog(60, topology.label());
-  const SweepResult result =
-      run_sweep("fb_test", plan, backend, RankGroup{world, {}}, topology, topology.rank == 0 ? &collector : nullptr, watchdog);
+  const SweepResult result = run_sweep("fb_test", plan, backend, RankGroup{world, {}}, topology,
+                                       topology.rank == 0 ? &collector : nullptr, watchdog);
 
   ASSERT_EQ(result.rows.size(), 6u);
   EXPECT_EQ(result.wrong_total, 2);  // the 64-element count, out-of-place and in-place

@@ -46,7 +46,8 @@ TEST(ExpectedBusbw, APlateauBelowTheGateFailsNamingTheSeries) {
   const RunVerdict v = judge_expected_busbw({row(1 << 20, 30), row(1 << 30, 32)}, 44e9);
   EXPECT_EQ(v.word, "FAIL");
   ASSERT_EQ(v.lines.size(), 2u);
-  EXPECT_EQ(v.lines[1], "all_reduce float sum out-of-place: 31 GB/s over 2 sizes from 1 MiB, below the expected 44 GB/s");
+  EXPECT_EQ(v.lines[1],
+            "all_reduce float sum out-of-place: 31 GB/s over 2 sizes from 1 MiB, below the expected 44 GB/s");
 }
 
 TEST(ExpectedBusbw, EachCellOfAMatrixIsItsOwnCurve) {

@@ -2,9 +2,8 @@
 // Who measures with whom: the split modes and the matrix schedules, checked exhaustively.
 #include "common/pairing.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <set>
 #include <string>
@@ -38,7 +37,7 @@ std::vector<std::string> hosts_of_pairs(const Pairing& pairing, const std::vecto
 }
 
 TEST(Pairing, HalfPairsRankIWithIPlusHalf) {
-  const Pairing p = pairing_of(PairMode::kHalf, {"a", "a", "b", "b"});
+  const Pairing p = pairing_of(pair_mode("half"), {"a", "a", "b", "b"});
   ASSERT_EQ(p.rounds.size(), 1u);
   ASSERT_EQ(p.rounds[0].size(), 2u);
   EXPECT_EQ(p.rounds[0][0].ranks, (std::array<int, 2>{0, 2}));
@@ -46,16 +45,16 @@ TEST(Pairing, HalfPairsRankIWithIPlusHalf) {
   EXPECT_EQ(p.role_of(0, 2), 1);
   EXPECT_EQ(p.pair_of(0, 3), 1);
   EXPECT_EQ(p.describe(), "0-2 1-3");
-  EXPECT_THROW(pairing_of(PairMode::kHalf, {"a", "a", "b"}), UsageError);  // odd rank count
+  EXPECT_THROW(pairing_of(pair_mode("half"), {"a", "a", "b"}), UsageError);  // odd rank count
 }
 
 TEST(Pairing, CrossNodeFixesAPlacementWhereHalfStaysInsideANode) {
   const std::vector<std::string> block{"a", "a", "b", "b", "c", "c"};
   // Round-robin with 2 nodes puts i and i + n/2 on the same node.
   const std::vector<std::string> cyclic{"a", "b", "a", "b"};
-  EXPECT_EQ(hosts_of_pairs(pairing_of(PairMode::kHalf, cyclic), cyclic), (std::vector<std::string>{"a-a", "b-b"}));
+  EXPECT_EQ(hosts_of_pairs(pairing_of(pair_mode("half"), cyclic), cyclic), (std::vector<std::string>{"a-a", "b-b"}));
   for (const auto& hosts : {block, cyclic}) {
-    const Pairing p = pairing_of(PairMode::kCrossNode, hosts);
+    const Pairing p = pairing_of(pair_mode("cross-node"), hosts);
     for (const std::string& pair : hosts_of_pairs(p, hosts)) EXPECT_NE(pair[0], pair[2]) << pair;
     for (std::size_t r = 0; r < hosts.size(); ++r) EXPECT_GE(p.pair_of(0, static_cast<int>(r)), 0);
   }
@@ -63,12 +62,12 @@ TEST(Pairing, CrossNodeFixesAPlacementWhereHalfStaysInsideANode) {
 
 TEST(Pairing, CrossNodeRefusesWhenOneNodeHoldsMoreThanHalf) {
   try {
-    pairing_of(PairMode::kCrossNode, {"a", "a", "a", "b"});
+    pairing_of(pair_mode("cross-node"), {"a", "a", "a", "b"});
     FAIL() << "a holds 3 of 4 ranks";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("a holds 3 of the 4 ranks"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(pairing_of(PairMode::kCrossNode, {"a", "a"}), UsageError);
+  EXPECT_THROW(pairing_of(pair_mode("cross-node"), {"a", "a"}), UsageError);
   EXPECT_THROW(pair_mode("random"), UsageError);
 }
 
@@ -107,10 +106,32 @@ TEST(QuickSchedule, EveryUnitMeasuredOnceAndTheOddOneOutToo) {
   }
 }
 
+TEST(RingSchedule, EveryNodeWithTheNextInTwoRoundsOrThreeWhenOdd) {
+  for (int n = 3; n <= 65; ++n) {
+    std::vector<std::string> hosts;
+    for (int u = 0; u < n; ++u) hosts.push_back(fmt::format("n{:02}", u));
+    const Pairing p = pairing_of(pair_mode("ring"), hosts);
+    ASSERT_TRUE(p.matrix());
+    ASSERT_EQ(p.rounds.size(), static_cast<std::size_t>(n % 2 == 0 ? 2 : 3)) << n;
+    std::set<std::pair<int, int>> links;
+    for (const auto& round : p.rounds) {
+      std::set<int> in_round;
+      for (const RankPair& pair : round) {
+        ASSERT_TRUE(in_round.insert(pair.ranks[0]).second && in_round.insert(pair.ranks[1]).second) << n;
+        links.insert({std::min(pair.unit_a, pair.unit_b), std::max(pair.unit_a, pair.unit_b)});
+      }
+    }
+    std::set<std::pair<int, int>> expected;
+    for (int u = 0; u < n; ++u) expected.insert({std::min(u, (u + 1) % n), std::max(u, (u + 1) % n)});
+    ASSERT_EQ(links, expected) << n;
+  }
+  EXPECT_THROW(pairing_of(pair_mode("ring"), {"a", "b"}), UsageError);  // two nodes: one cell
+}
+
 TEST(RailPairing, LocalRankGWithLocalRankGEveryRailOfANodePairAtOnce) {
   // 3 nodes x 2 ranks, block placement: ranks 0,1 on a; 2,3 on b; 4,5 on c.
   const std::vector<std::string> hosts{"a", "a", "b", "b", "c", "c"};
-  const Pairing p = pairing_of(PairMode::kRail, hosts);
+  const Pairing p = pairing_of(pair_mode("rail"), hosts);
   EXPECT_EQ(p.units, (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_EQ(p.rounds.size(), 3u);  // 3 units: 3 rounds of one node pair, two rails each
   std::set<std::tuple<int, int, int>> cells;
@@ -123,21 +144,21 @@ TEST(RailPairing, LocalRankGWithLocalRankGEveryRailOfANodePairAtOnce) {
       cells.insert({std::min(pair.unit_a, pair.unit_b), std::max(pair.unit_a, pair.unit_b), pair.rail});
     }
   }
-  EXPECT_EQ(cells.size(), 6u);  // 3 node pairs x 2 rails, each once
-  EXPECT_THROW(pairing_of(PairMode::kRail, {"a", "a", "b"}), UsageError);  // unequal ranks per node
+  EXPECT_EQ(cells.size(), 6u);                                               // 3 node pairs x 2 rails, each once
+  EXPECT_THROW(pairing_of(pair_mode("rail"), {"a", "a", "b"}), UsageError);  // unequal ranks per node
 }
 
 TEST(AllPairing, OneRankPerNodeAndTheRanksOfOneNodeWhenThereIsOnlyOne) {
-  const Pairing nodes = pairing_of(PairMode::kAll, {"a", "a", "b", "b", "c", "c", "d", "d"});
+  const Pairing nodes = pairing_of(pair_mode("all"), {"a", "a", "b", "b", "c", "c", "d", "d"});
   EXPECT_EQ(nodes.units.size(), 4u);
   EXPECT_EQ(nodes.rounds.size(), 3u);
   for (const auto& round : nodes.rounds)
     for (const RankPair& pair : round) EXPECT_TRUE(pair.ranks[0] % 2 == 0 && pair.ranks[1] % 2 == 0);  // local rank 0
   EXPECT_EQ(nodes.pair_of(0, 1), -1);  // local rank 1 sits every round out
-  const Pairing one_node = pairing_of(PairMode::kAll, {"vm", "vm", "vm", "vm", "vm"});
+  const Pairing one_node = pairing_of(pair_mode("all"), {"vm", "vm", "vm", "vm", "vm"});
   EXPECT_EQ(one_node.units, (std::vector<std::string>{"vm#0", "vm#1", "vm#2", "vm#3", "vm#4"}));
   EXPECT_EQ(one_node.rounds.size(), 5u);  // odd: each rank has its bye
-  EXPECT_THROW(pairing_of(PairMode::kAll, {"vm"}), UsageError);
+  EXPECT_THROW(pairing_of(pair_mode("all"), {"vm"}), UsageError);
 }
 
 // The attribution rule on hand-made matrices of 5 nodes at 400 Gb/s.
@@ -245,7 +266,7 @@ TEST(LinkMatrix, AFailedCellFailsClosedAndTwoUnitsCannotBeAttributed) {
 // cells stand. The matrix then says so cell by cell, the many "not measured" ones on one line.
 TEST(StoppedMatrix, TheHungPairNamesTheSilentRankTheRestSayWhyTheyHaveNoFigure) {
   const std::vector<std::string> hosts{"n1", "n2", "n3", "n4"};
-  const Pairing pairing = pairing_of(PairMode::kAll, hosts);
+  const Pairing pairing = pairing_of(pair_mode("all"), hosts);
   ASSERT_EQ(pairing.rounds.size(), 3u);
   TimeoutExplanation survey;
   survey.silent_ranks = {2};
@@ -264,8 +285,9 @@ TEST(StoppedMatrix, TheHungPairNamesTheSilentRankTheRestSayWhyTheyHaveNoFigure) 
   const RankPair& stuck = pairing.rounds[1][0];
   alive.activity_of_rank[stuck.ranks[1]] = "sendrecv out-of-place, 1 MiB";
   const CellReasons hung_alive = MatrixRecord::reasons_after_stop(pairing, 1, alive, hosts, waits);
-  EXPECT_EQ(hung_alive.at({1, 0}), fmt::format("timed out in round 1: rank {} on {} still in sendrecv out-of-place, 1 MiB",
-                                               stuck.ranks[1], hosts[static_cast<std::size_t>(stuck.ranks[1])]));
+  EXPECT_EQ(hung_alive.at({1, 0}),
+            fmt::format("timed out in round 1: rank {} on {} still in sendrecv out-of-place, 1 MiB", stuck.ranks[1],
+                        hosts[static_cast<std::size_t>(stuck.ranks[1])]));
   EXPECT_EQ(hung_alive.at({1, 1}), "not gathered (the run stopped in round 1)");
 
   // A silent rank is named even where its partner has waited long in the pair's own work.
@@ -314,8 +336,9 @@ TEST(LinkMatrix, ManyCellsSharingOneReasonAreOneLine) {
   LinkMatrix m = matrix({});
   for (MatrixCell& c : m.cells) c.failure = "not measured (the run stopped in round 0)";
   const RunVerdict v = judge_links(m, 0.85);
-  ASSERT_EQ(v.lines.front(), "FAIL cells : 10 cells not measured (the run stopped in round 0): n1 - n2, n1 - n3, "
-                             "n1 - n4 and 7 more");
+  ASSERT_EQ(v.lines.front(),
+            "FAIL cells : 10 cells not measured (the run stopped in round 0): n1 - n2, n1 - n3, "
+            "n1 - n4 and 7 more");
 }
 
 }  // namespace

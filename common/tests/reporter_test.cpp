@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 
 namespace fabricbench {
 namespace {

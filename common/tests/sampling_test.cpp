@@ -38,7 +38,7 @@ TEST(StopRule, NextRoundAsksForWhatTheSpreadNeedsWithinBounds) {
   const StopRule tight{0.001, 0.0, 10.0};  // 0.5876 / 0.1 = 5.876: 10 x 34.5 = 345 needed, capped at 10 more
   EXPECT_EQ(tight.next_round(s, 0.001, 1e-4), 10u);
   EXPECT_EQ(tight.next_round(s, 9.99955, 1e-4), 5u);  // 0.45 ms of the 10 s left: 5 samples
-  const StopRule timed{0.01, 0.5, 10.0};  // at least 0.5 s at 0.125 s a sample: 4, above the quarter
+  const StopRule timed{0.01, 0.5, 10.0};              // at least 0.5 s at 0.125 s a sample: 4, above the quarter
   EXPECT_EQ(timed.next_round(s, 0.0, 0.125), 4u);
 }
 

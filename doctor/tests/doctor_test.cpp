@@ -99,12 +99,14 @@ TEST(Doctor, NcclVariablesNamingMissingDevices) {
   Tree t;
   t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
   t.file("/sys/class/net/eth0/.keep", "");
-  const NodeReport r = inspect_node(t.tree(), {{"NCCL_IB_HCA", "=mlx5_0:1,mlx5_9"}, {"NCCL_SOCKET_IFNAME", "ib"}}, "n", "");
+  const NodeReport r =
+      inspect_node(t.tree(), {{"NCCL_IB_HCA", "=mlx5_0:1,mlx5_9"}, {"NCCL_SOCKET_IFNAME", "ib"}}, "n", "");
   int fails = 0;
   for (const Finding& f : r.findings)
     if (f.check == "nccl-env" && f.status == Status::kFail) {
       ++fails;
-      EXPECT_TRUE(f.detail.find("mlx5_9") != std::string::npos || f.detail.find("names interface(s) ib") != std::string::npos)
+      EXPECT_TRUE(f.detail.find("mlx5_9") != std::string::npos ||
+                  f.detail.find("names interface(s) ib") != std::string::npos)
           << f.detail;
     }
   EXPECT_EQ(fails, 2);
@@ -120,7 +122,8 @@ TEST(Doctor, GpuAndNicBehindOneSwitchWithAcsRedirecting) {
   t.pci(sw + "/0000:12:01.0", "0x1000", "0x060400", "0", config_with_acs(0));
   t.pci(sw + "/0000:12:00.0/0000:13:00.0", "0x10de", "0x030200", "0");  // GPU
   t.pci(sw + "/0000:12:01.0/0000:14:00.0", "0x15b3", "0x020700", "0");  // ConnectX
-  t.link("/sys/class/infiniband/mlx5_0", "../../devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:01.0/0000:14:00.0/infiniband/mlx5_0");
+  t.link("/sys/class/infiniband/mlx5_0",
+         "../../devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:01.0/0000:14:00.0/infiniband/mlx5_0");
   t.link(sw.substr(0) + "/0000:12:01.0/0000:14:00.0/infiniband/mlx5_0/device", "../../../0000:14:00.0");
   t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
   t.file("/proc/driver/nvidia/version",
@@ -132,7 +135,8 @@ TEST(Doctor, GpuAndNicBehindOneSwitchWithAcsRedirecting) {
   const NodeReport r = inspect_node(t.tree(), {}, "n", "2.28.9");
   const Finding* affinity = find(r, "affinity", Status::kPass);
   ASSERT_NE(affinity, nullptr);
-  EXPECT_NE(affinity->detail.find("GPU 0000:13:00.0 (NUMA 0) nearest RDMA device mlx5_0"), std::string::npos) << affinity->detail;
+  EXPECT_NE(affinity->detail.find("GPU 0000:13:00.0 (NUMA 0) nearest RDMA device mlx5_0"), std::string::npos)
+      << affinity->detail;
   const Finding* acs = find(r, "acs", Status::kFail);
   ASSERT_NE(acs, nullptr);
   EXPECT_NE(acs->detail.find("0000:12:00.0 (ACSCtl 0x001d)"), std::string::npos) << acs->detail;
@@ -158,7 +162,8 @@ TEST(Doctor, VersionsAcrossNodes) {
   EXPECT_EQ(findings[0].check, "same-nccl");
   EXPECT_EQ(findings[0].status, Status::kPass);
   EXPECT_EQ(findings[1].status, Status::kFail);
-  EXPECT_NE(findings[1].detail.find("570.86.15 on node02; 580.159.04 on node01"), std::string::npos) << findings[1].detail;
+  EXPECT_NE(findings[1].detail.find("570.86.15 on node02; 580.159.04 on node01"), std::string::npos)
+      << findings[1].detail;
 }
 
 // fb_health's judgement on hand-made trees.
@@ -171,8 +176,10 @@ const HealthCheck* check(const std::vector<HealthCheck>& checks, const std::stri
 }
 
 TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
-  const HealthRules r = parse_health_rules("# H200\ngpus = 8\nhcas=8  # one per GPU\nmin_port_gbps = 400\n"
-                                           "require_gdr = yes\nmin_busbw_gbps = 350\n", "h200.rules");
+  const HealthRules r = parse_health_rules(
+      "# H200\ngpus = 8\nhcas=8  # one per GPU\nmin_port_gbps = 400\n"
+      "require_gdr = yes\nmin_busbw_gbps = 350\n",
+      "h200.rules");
   EXPECT_EQ(r.gpus, 8);
   EXPECT_EQ(r.hcas, 8);
   EXPECT_EQ(r.min_port_gbps, 400);
@@ -186,7 +193,8 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
     }
     return std::string();
   };
-  EXPECT_EQ(error_of("gpu = 8\n"), "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
+  EXPECT_EQ(error_of("gpu = 8\n"),
+            "x.rules line 1: unknown key 'gpu' (gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, "
             "min_loopback_gbps, require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, "
             "max_link_errors_per_hour)");
   EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: hcas: 'many' is not a number");
@@ -208,7 +216,8 @@ TEST(Health, APortDownFailsWithTheCableRemedyAndTheLineNamesIt) {
   ASSERT_NE(check(checks, "port-rate"), nullptr);
   EXPECT_EQ(check(checks, "port-rate")->detail, "mlx5_0 port 1: 200 Gb/sec (4X HDR), below 400 Gb/s");
   const std::string line = summary_line("node07", checks);
-  EXPECT_TRUE(line.starts_with("fb_health: FAIL node07: mlx5_3 port 1: 1: DOWN, 2: Polling (InfiniBand) (no link: check the cable"))
+  EXPECT_TRUE(line.starts_with(
+      "fb_health: FAIL node07: mlx5_3 port 1: 1: DOWN, 2: Polling (InfiniBand) (no link: check the cable"))
       << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }

@@ -168,7 +168,8 @@ TEST(HostileTree, BytesThatAreNotUtf8AreReplacedInEveryOutput) {
   rules.min_port_gbps = 400;
   const std::string line = summary_line("n\xff\x1b[2J\n", judge_node(t.tree(), r, rules, {}));
   EXPECT_EQ(line.find('\xff'), std::string::npos) << line;
-  EXPECT_TRUE(line.starts_with("fb_health: FAIL n\xef\xbf\xbd [2J : mlx5_0 port 1: 200 Gb/sec (4X \xef\xbf\xbd\xef\xbf\xbd HDR)"))
+  EXPECT_TRUE(line.starts_with(
+      "fb_health: FAIL n\xef\xbf\xbd [2J : mlx5_0 port 1: 200 Gb/sec (4X \xef\xbf\xbd\xef\xbf\xbd HDR)"))
       << line;  // the escape and the newline are spaces: one line, nothing a terminal acts on
   EXPECT_EQ(valid_utf8(std::string("a\xff") + "b"), std::string("a\xef\xbf\xbd") + "b");
   EXPECT_EQ(valid_utf8("plain"), "plain");
@@ -199,7 +200,8 @@ TEST(HostileTree, TheNewFilesAndTheSecondSnapshotAreReadAsCarefully) {
             "not read: /sys/devices/pci0000:00/0000:00:06.0/current_link_width: a FIFO, not a regular file");
   EXPECT_EQ(skipped_detail(r, "max_map_count"),
             "not read: /proc/sys/vm/max_map_count: a link out of the recorded tree (-> /dev/zero)");
-  EXPECT_EQ(skipped_detail(r, "interval_seconds"), "not read: " + later + ": /interval_seconds: a FIFO, not a regular file");
+  EXPECT_EQ(skipped_detail(r, "interval_seconds"),
+            "not read: " + later + ": /interval_seconds: a FIFO, not a regular file");
   EXPECT_EQ(context.counters->how, later + "/interval_seconds is a FIFO, not a regular file");
   fs::remove_all(later);
 }

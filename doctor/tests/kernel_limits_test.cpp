@@ -15,7 +15,9 @@ namespace {
 
 std::string limits(const std::string& open_soft, const std::string& open_hard) {
   return "Limit                     Soft Limit           Hard Limit           Units     \n"
-         "Max open files            " + open_soft + "                " + open_hard + "                files     \n"
+         "Max open files            " +
+         open_soft + "                " + open_hard +
+         "                files     \n"
          "Max locked memory         unlimited            unlimited            bytes     \n";
 }
 
@@ -44,8 +46,9 @@ TEST(KernelLimits, ALowMaxMapCountIsAWarningWhereRdmaIsAndInfoElsewhere) {
   const Finding* low = finding(judged, "max-map-count");
   ASSERT_NE(low, nullptr);
   EXPECT_EQ(low->status, Status::kWarn);
-  EXPECT_EQ(low->detail, "vm.max_map_count 65530, below 262144: a process with many queue pairs and registered buffers "
-                         "runs out of memory maps (ibv_reg_mr: Cannot allocate memory)");
+  EXPECT_EQ(low->detail,
+            "vm.max_map_count 65530, below 262144: a process with many queue pairs and registered buffers "
+            "runs out of memory maps (ibv_reg_mr: Cannot allocate memory)");
   EXPECT_NE(low->remedy.find("sysctl -w vm.max_map_count=262144"), std::string::npos);
   EXPECT_NE(low->remedy.find("openucx/ucx#6264"), std::string::npos);
   const auto unjudged = kernel_findings(t, false);
@@ -61,8 +64,9 @@ TEST(KernelLimits, TheMaxMapCountRuleFailsBelowAndWhenItCannotBeRead) {
   auto checks = judged_rules(t, "min_max_map_count = 262144\n");
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_EQ(checks[0].status, Status::kFail);
-  EXPECT_EQ(checks[0].detail, "min_max_map_count = 262144, but vm.max_map_count is not in the recorded tree (recorded "
-                              "before fb_doctor read it: re-record with scripts/record-sysfs.sh)");
+  EXPECT_EQ(checks[0].detail,
+            "min_max_map_count = 262144, but vm.max_map_count is not in the recorded tree (recorded "
+            "before fb_doctor read it: re-record with scripts/record-sysfs.sh)");
   t.file("/proc/sys/vm/max_map_count", "lots\n");
   EXPECT_EQ(judged_rules(t, "min_max_map_count = 262144\n")[0].detail,
             "min_max_map_count = 262144, but /proc/sys/vm/max_map_count: 'lots' is not a number");
@@ -81,12 +85,14 @@ TEST(KernelLimits, OpenFilesJudgedOnTheHardLimitNcclRaisesTo) {
   const Finding* low = finding(findings, "open-files");
   ASSERT_NE(low, nullptr);
   EXPECT_EQ(low->status, Status::kWarn);
-  EXPECT_EQ(low->detail, "open files: soft limit 20000, hard limit 20000, below 65536: a large job's sockets, verbs "
-                         "contexts and CUDA IPC handles (a file descriptor each) can run out (Too many open files)");
+  EXPECT_EQ(low->detail,
+            "open files: soft limit 20000, hard limit 20000, below 65536: a large job's sockets, verbs "
+            "contexts and CUDA IPC handles (a file descriptor each) can run out (Too many open files)");
   t.file("/proc/self/limits", limits("1024", "1048576"));
   const auto soft_only = kernel_findings(t, true);
   EXPECT_EQ(finding(soft_only, "open-files")->status, Status::kInfo);
-  EXPECT_NE(finding(soft_only, "open-files")->detail.find("NCCL raises its own soft limit to the hard one"), std::string::npos);
+  EXPECT_NE(finding(soft_only, "open-files")->detail.find("NCCL raises its own soft limit to the hard one"),
+            std::string::npos);
   EXPECT_EQ(judged_rules(t, "min_open_files = 65536\n")[0].detail, "open files soft limit 1024, below 65536");
   t.file("/proc/self/limits", limits("1048576", "1048576"));
   EXPECT_EQ(finding(kernel_findings(t, true), "open-files")->status, Status::kPass);
@@ -97,14 +103,16 @@ TEST(KernelLimits, OpenFilesJudgedOnTheHardLimitNcclRaisesTo) {
 
 TEST(KernelLimits, HugepagesAreReported) {
   Tree t;
-  t.file("/proc/meminfo", "MemTotal:       2113500188 kB\nHugePages_Total:      16\nHugePages_Free:       12\n"
-                          "Hugepagesize:       2048 kB\n");
+  t.file("/proc/meminfo",
+         "MemTotal:       2113500188 kB\nHugePages_Total:      16\nHugePages_Free:       12\n"
+         "Hugepagesize:       2048 kB\n");
   t.file("/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
   const auto findings = kernel_findings(t, true);
   const Finding* pages = finding(findings, "hugepages");
   ASSERT_NE(pages, nullptr);
   EXPECT_EQ(pages->status, Status::kInfo);
-  EXPECT_TRUE(pages->detail.starts_with("hugepages: 16 reserved (2048 kB each), 12 free; transparent hugepages: madvise"))
+  EXPECT_TRUE(
+      pages->detail.starts_with("hugepages: 16 reserved (2048 kB each), 12 free; transparent hugepages: madvise"))
       << pages->detail;
 }
 
@@ -112,7 +120,8 @@ TEST(KernelLimits, TheSlurmJobStepIsNamedAsWhereTheLimitsWereSeen) {
   EXPECT_EQ(limits_vantage({}), "");
   EXPECT_EQ(limits_vantage({{"SLURM_JOB_ID", "4242"}, {"SLURM_STEP_ID", "0"}}),
             "seen from inside job step 4242.0 (a login shell's limits differ)");
-  EXPECT_EQ(limits_vantage({{"SLURM_JOB_ID", "4242"}}), "seen from inside job step 4242 (a login shell's limits differ)");
+  EXPECT_EQ(limits_vantage({{"SLURM_JOB_ID", "4242"}}),
+            "seen from inside job step 4242 (a login shell's limits differ)");
   EXPECT_EQ(limits_vantage({{"SLURM_JOB_ID", "4242"}, {"SLURM_SCRIPT_CONTEXT", "prolog_slurmd"}}),
             "seen from Slurm's prolog_slurmd for job 4242 (the job's steps get the submitting shell's limits)");
   Tree t;
@@ -123,8 +132,9 @@ TEST(KernelLimits, TheSlurmJobStepIsNamedAsWhereTheLimitsWereSeen) {
   const NodeReport r = inspect_node(t.tree(), {}, "n", "", context);
   EXPECT_EQ(finding(r.findings, "memlock")->detail,
             "max locked memory unlimited; seen from inside job step 4242.0 (a login shell's limits differ)");
-  EXPECT_TRUE(finding(r.findings, "open-files")->detail.ends_with("; seen from inside job step 4242.0 (a login shell's "
-                                                                   "limits differ)"));
+  EXPECT_TRUE(finding(r.findings, "open-files")
+                  ->detail.ends_with("; seen from inside job step 4242.0 (a login shell's "
+                                     "limits differ)"));
 }
 
 std::string rules_error(const std::string& text) {
@@ -137,9 +147,10 @@ std::string rules_error(const std::string& text) {
 }
 
 TEST(KernelLimits, TheNewRulesParseAndRefuseBadValues) {
-  const HealthRules r = parse_health_rules("min_pcie_width = 16\nmin_pcie_gen = 5\nmin_max_map_count = 262144\n"
-                                           "min_open_files = 65536\nmax_link_errors_per_hour = 10\n",
-                                           "h200.rules");
+  const HealthRules r = parse_health_rules(
+      "min_pcie_width = 16\nmin_pcie_gen = 5\nmin_max_map_count = 262144\n"
+      "min_open_files = 65536\nmax_link_errors_per_hour = 10\n",
+      "h200.rules");
   EXPECT_EQ(r.min_pcie_width, 16);
   EXPECT_EQ(r.min_pcie_gen, 5);
   EXPECT_EQ(r.min_max_map_count, 262144.0);
@@ -147,17 +158,22 @@ TEST(KernelLimits, TheNewRulesParseAndRefuseBadValues) {
   EXPECT_EQ(r.max_link_errors_per_hour, 10.0);
   EXPECT_TRUE(needs_rdma(parse_health_rules("max_link_errors_per_hour = 10\n", "x")));
   EXPECT_EQ(rules_error("min_pcie_width = x16\n"), "node.rules line 1: min_pcie_width: 'x16' is not a number");
-  EXPECT_EQ(rules_error("min_pcie_width = 0\n"), "node.rules line 1: min_pcie_width: '0' is out of range (must be 1 to 32)");
-  EXPECT_EQ(rules_error("min_pcie_width = 64\n"), "node.rules line 1: min_pcie_width: '64' is out of range (must be 1 to 32)");
+  EXPECT_EQ(rules_error("min_pcie_width = 0\n"),
+            "node.rules line 1: min_pcie_width: '0' is out of range (must be 1 to 32)");
+  EXPECT_EQ(rules_error("min_pcie_width = 64\n"),
+            "node.rules line 1: min_pcie_width: '64' is out of range (must be 1 to 32)");
   EXPECT_EQ(rules_error("min_pcie_gen = 9\n"), "node.rules line 1: min_pcie_gen: '9' is out of range (must be 1 to 7)");
   EXPECT_EQ(rules_error("min_pcie_gen = 4.5\n"), "node.rules line 1: min_pcie_gen: '4.5' is not a whole number");
-  EXPECT_EQ(rules_error("min_max_map_count = 1.5\n"), "node.rules line 1: min_max_map_count: '1.5' is not a whole number");
+  EXPECT_EQ(rules_error("min_max_map_count = 1.5\n"),
+            "node.rules line 1: min_max_map_count: '1.5' is not a whole number");
   EXPECT_EQ(rules_error("min_open_files = -1\n"),
             "node.rules line 1: min_open_files: '-1' is out of range (must be 0 to 2147483647)");
   EXPECT_EQ(rules_error("min_max_map_count = 3000000000\n"),
             "node.rules line 1: min_max_map_count: '3000000000' is out of range (must be 0 to 2147483647)");
-  EXPECT_EQ(rules_error("max_link_errors_per_hour = nan\n"), "node.rules line 1: max_link_errors_per_hour: 'nan' is not a number");
-  EXPECT_EQ(rules_error("max_link_errors_per_hour = inf\n"), "node.rules line 1: max_link_errors_per_hour: 'inf' is not finite");
+  EXPECT_EQ(rules_error("max_link_errors_per_hour = nan\n"),
+            "node.rules line 1: max_link_errors_per_hour: 'nan' is not a number");
+  EXPECT_EQ(rules_error("max_link_errors_per_hour = inf\n"),
+            "node.rules line 1: max_link_errors_per_hour: 'inf' is not finite");
 }
 
 }  // namespace

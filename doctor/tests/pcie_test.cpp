@@ -56,8 +56,9 @@ TEST(PcieLinks, EveryLinkAtItsBestIsOnePass) {
   const auto findings = pcie_findings(t);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].status, Status::kPass);
-  EXPECT_EQ(findings[0].detail, "3 of 3 PCIe link(s) between the GPUs / RDMA devices and their root ports at the width "
-                                "and speed both ends allow (x16 Gen5)");
+  EXPECT_EQ(findings[0].detail,
+            "3 of 3 PCIe link(s) between the GPUs / RDMA devices and their root ports at the width "
+            "and speed both ends allow (x16 Gen5)");
   const auto checks = judged(t, "min_pcie_width = 16\nmin_pcie_gen = 5\n");
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].status, Status::kPass);
@@ -74,8 +75,9 @@ TEST(PcieLinks, AGpuAtX8IsAWarningAndFailsTheWidthRule) {
   const Finding* warn = find(findings, Status::kWarn);
   ASSERT_NE(warn, nullptr);
   EXPECT_EQ(warn->check, "pcie-link");
-  EXPECT_EQ(warn->detail, "GPU 0000:13:00.0: x8 at 32 GT/s (Gen5), both ends allow x16: trained at half its width, "
-                          "which cuts what NCCL and GPUDirect RDMA move through it to half");
+  EXPECT_EQ(warn->detail,
+            "GPU 0000:13:00.0: x8 at 32 GT/s (Gen5), both ends allow x16: trained at half its width, "
+            "which cuts what NCCL and GPUDirect RDMA move through it to half");
   EXPECT_NE(warn->remedy.find("never power saving"), std::string::npos);
   const auto checks = judged(t, "min_pcie_width = 16\n");
   ASSERT_EQ(checks.size(), 1u);
@@ -90,13 +92,15 @@ TEST(PcieLinks, AnHcaAtGen3IsAWarningAndFailsTheGenerationRule) {
   const auto findings = pcie_findings(t);
   const Finding* warn = find(findings, Status::kWarn);
   ASSERT_NE(warn, nullptr);
-  EXPECT_EQ(warn->detail, "mlx5_0 (0000:14:00.0): x16 at 8 GT/s (Gen3), both ends allow 32 GT/s (Gen5): trained at a "
-                          "lower speed, a quarter of what the link can move");
+  EXPECT_EQ(warn->detail,
+            "mlx5_0 (0000:14:00.0): x16 at 8 GT/s (Gen3), both ends allow 32 GT/s (Gen5): trained at a "
+            "lower speed, a quarter of what the link can move");
   EXPECT_EQ(find(findings, Status::kPass)->detail.substr(0, 6), "2 of 3");
   const auto checks = judged(t, "min_pcie_gen = 5\n");
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_EQ(checks[0].status, Status::kFail);
-  EXPECT_EQ(checks[0].detail, "mlx5_0 (0000:14:00.0): 8 GT/s (Gen3) (both ends allow 32 GT/s (Gen5)), below min_pcie_gen = 5");
+  EXPECT_EQ(checks[0].detail,
+            "mlx5_0 (0000:14:00.0): 8 GT/s (Gen3) (both ends allow 32 GT/s (Gen5)), below min_pcie_gen = 5");
 }
 
 TEST(PcieLinks, AnIdleGpuAtLowSpeedAndFullWidthIsInfoNotAFault) {
@@ -107,17 +111,19 @@ TEST(PcieLinks, AnIdleGpuAtLowSpeedAndFullWidthIsInfoNotAFault) {
   EXPECT_EQ(find(findings, Status::kWarn), nullptr);
   const Finding* info = find(findings, Status::kInfo);
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->detail, "GPU 0000:13:00.0: x16 at 2.5 GT/s (Gen1), both ends allow 32 GT/s (Gen5): speed below max at "
-                          "full width, as an idle GPU shows (PCIe link power management lowers the speed until there is "
-                          "traffic): not a fault; the width is what counts (under load: nvidia-smi -q -d PCIE, "
-                          "fb_health's gpu-copy)");
+  EXPECT_EQ(info->detail,
+            "GPU 0000:13:00.0: x16 at 2.5 GT/s (Gen1), both ends allow 32 GT/s (Gen5): speed below max at "
+            "full width, as an idle GPU shows (PCIe link power management lowers the speed until there is "
+            "traffic): not a fault; the width is what counts (under load: nvidia-smi -q -d PCIE, "
+            "fb_health's gpu-copy)");
   // The generation rule judges what both ends allow on an idle GPU's link.
   EXPECT_EQ(judged(t, "min_pcie_gen = 5\n")[0].status, Status::kPass);
   t.pcie(kGpuPort, 16, 16, "2.5 GT/s PCIe", "16.0 GT/s PCIe");  // the slot only does Gen4
   const auto checks = judged(t, "min_pcie_gen = 5\n");
   ASSERT_EQ(checks.size(), 1u);
-  EXPECT_EQ(checks[0].detail, "GPU 0000:13:00.0: idle at 2.5 GT/s (Gen1), and both ends allow only 16 GT/s (Gen4), below "
-                              "min_pcie_gen = 5");
+  EXPECT_EQ(checks[0].detail,
+            "GPU 0000:13:00.0: idle at 2.5 GT/s (Gen1), and both ends allow only 16 GT/s (Gen4), below "
+            "min_pcie_gen = 5");
 }
 
 TEST(PcieLinks, AGen5GpuInAGen4SlotIsNotDegraded) {
@@ -139,8 +145,10 @@ TEST(PcieLinks, ABridgeLinkTrainedDownNamesWhatIsBehindIt) {
   const auto findings = pcie_findings(t);
   const Finding* warn = find(findings, Status::kWarn);
   ASSERT_NE(warn, nullptr);
-  EXPECT_TRUE(warn->detail.starts_with("link 0000:10:01.0 -> 0000:11:00.0 (above GPU 0000:13:00.0, mlx5_0): ")) << warn->detail;
-  EXPECT_NE(warn->detail.find("x4 at 32 GT/s (Gen5), both ends allow x16: trained at a quarter its width"), std::string::npos);
+  EXPECT_TRUE(warn->detail.starts_with("link 0000:10:01.0 -> 0000:11:00.0 (above GPU 0000:13:00.0, mlx5_0): "))
+      << warn->detail;
+  EXPECT_NE(warn->detail.find("x4 at 32 GT/s (Gen5), both ends allow x16: trained at a quarter its width"),
+            std::string::npos);
 }
 
 TEST(PcieLinks, TheTwoFunctionsOfOneHcaShareOneLink) {
@@ -161,12 +169,14 @@ TEST(PcieLinks, UnreadableLinksAreSaidAndTheRulesFailClosed) {
   const auto findings = pcie_findings(t);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].status, Status::kInfo);
-  EXPECT_TRUE(findings[0].detail.starts_with("link width and speed not in sysfs for 0000:00:06.0")) << findings[0].detail;
+  EXPECT_TRUE(findings[0].detail.starts_with("link width and speed not in sysfs for 0000:00:06.0"))
+      << findings[0].detail;
   const auto checks = judged(t, "min_pcie_width = 16\n");
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_EQ(checks[0].status, Status::kFail);
-  EXPECT_EQ(checks[0].detail, "GPU 0000:00:06.0: link width and speed cannot be read from sysfs, so min_pcie_width = 16 "
-                              "cannot be judged");
+  EXPECT_EQ(checks[0].detail,
+            "GPU 0000:00:06.0: link width and speed cannot be read from sysfs, so min_pcie_width = 16 "
+            "cannot be judged");
   Tree empty;
   EXPECT_EQ(pcie_findings(empty)[0].detail, "no NVIDIA GPU or RDMA device with a PCI function: no PCIe link to check");
   const auto none = judged(empty, "min_pcie_gen = 4\n");

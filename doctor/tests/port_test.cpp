@@ -39,7 +39,8 @@ std::vector<HealthCheck> judged(const CounterWindow& w, const std::string& rules
 }
 
 TEST(LinkErrors, ARisingCounterNamesItsPortWithARate) {
-  const CounterWindow w = window({{"symbol_error", 12}, {"link_downed", 1}}, {{{"symbol_error", 40}, {"link_downed", 1}}});
+  const CounterWindow w =
+      window({{"symbol_error", 12}, {"link_downed", 1}}, {{{"symbol_error", 40}, {"link_downed", 1}}});
   const auto findings = error_findings(w);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].status, Status::kWarn);
@@ -48,8 +49,9 @@ TEST(LinkErrors, ARisingCounterNamesItsPortWithARate) {
   const auto strict = judged(w, "max_link_errors_per_hour = 100\n");
   ASSERT_EQ(strict.size(), 1u);
   EXPECT_EQ(strict[0].status, Status::kFail);
-  EXPECT_EQ(strict[0].detail, "mlx5_0 port 1: symbol_error 12 -> 40 in 2.0 s: 50400 errors/hour, above "
-                              "max_link_errors_per_hour = 100");
+  EXPECT_EQ(strict[0].detail,
+            "mlx5_0 port 1: symbol_error 12 -> 40 in 2.0 s: 50400 errors/hour, above "
+            "max_link_errors_per_hour = 100");
   EXPECT_EQ(judged(w, "max_link_errors_per_hour = 100000\n")[0].status, Status::kPass);
 }
 
@@ -57,19 +59,22 @@ TEST(LinkErrors, SteadyCountersPassAndOneReadingGivesNoRate) {
   const auto steady = error_findings(window({{"symbol_error", 3}}, {{{"symbol_error", 3}}}));
   ASSERT_EQ(steady.size(), 1u);
   EXPECT_EQ(steady[0].status, Status::kPass);
-  EXPECT_EQ(steady[0].detail, "error counters of 1 port(s) steady over 2.0 s (read 2.0 s apart): no symbol, link "
-                              "recovery, link down or receive error added");
+  EXPECT_EQ(steady[0].detail,
+            "error counters of 1 port(s) steady over 2.0 s (read 2.0 s apart): no symbol, link "
+            "recovery, link down or receive error added");
   const CounterWindow once = window({{"symbol_error", 3}}, std::nullopt);
   const auto single = error_findings(once);
   ASSERT_EQ(single.size(), 1u);
   EXPECT_EQ(single[0].status, Status::kInfo);
-  EXPECT_EQ(single[0].detail, "error counters of 1 port(s) read once (--counter-interval 0), so no rate; since they were "
-                              "last cleared: mlx5_0 port 1 symbol_error 3");
+  EXPECT_EQ(single[0].detail,
+            "error counters of 1 port(s) read once (--counter-interval 0), so no rate; since they were "
+            "last cleared: mlx5_0 port 1 symbol_error 3");
   const auto checks = judged(once, "max_link_errors_per_hour = 10\n");
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_EQ(checks[0].status, Status::kFail);  // fail closed: no rate, no pass
-  EXPECT_EQ(checks[0].detail, "error counters read once (--counter-interval 0): no rate to judge against "
-                              "max_link_errors_per_hour = 10");
+  EXPECT_EQ(checks[0].detail,
+            "error counters read once (--counter-interval 0): no rate to judge against "
+            "max_link_errors_per_hour = 10");
   EXPECT_EQ(judged(CounterWindow{}, "max_link_errors_per_hour = 10\n")[0].detail,
             "no RDMA port error counters to judge against max_link_errors_per_hour = 10");
 }
@@ -98,7 +103,8 @@ TEST(LinkErrors, ARecordedTreeCarriesItsSecondReadingInRootLater) {
   std::ofstream(root + ".later/sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_errors") << "5\n";
   EXPECT_EQ(CounterWindowReader(t.tree(), root, 2).finish().how, root + ".later/interval_seconds is missing");
   std::ofstream(root + ".later/interval_seconds") << "nan\n";
-  EXPECT_EQ(CounterWindowReader(t.tree(), root, 2).finish().how, root + ".later/interval_seconds: 'nan' is not a number");
+  EXPECT_EQ(CounterWindowReader(t.tree(), root, 2).finish().how,
+            root + ".later/interval_seconds: 'nan' is not a number");
   std::ofstream(root + ".later/interval_seconds") << "5.000\n";
   const CounterWindow w = CounterWindowReader(t.tree(), root, 2).finish();
   fs::remove_all(root + ".later");
@@ -106,8 +112,9 @@ TEST(LinkErrors, ARecordedTreeCarriesItsSecondReadingInRootLater) {
   EXPECT_EQ(w.seconds, 5);
   const auto findings = error_findings(w);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].detail, "mlx5_0 port 1: symbol_error 0 -> 9 in 5.0 s (recorded 5 s apart in ROOT and "
-                                "ROOT.later): 6480 errors/hour");
+  EXPECT_EQ(findings[0].detail,
+            "mlx5_0 port 1: symbol_error 0 -> 9 in 5.0 s (recorded 5 s apart in ROOT and "
+            "ROOT.later): 6480 errors/hour");
 }
 
 TEST(LinkErrors, TheLiveNodeWithoutCountersDoesNotWait) {
@@ -129,8 +136,9 @@ TEST(PortRates, APortSlowerThanTheNodesOtherPortsIsNamed) {
                    out);
   ASSERT_EQ(out.size(), 1u);  // the lone Ethernet port has nothing to be compared with
   EXPECT_EQ(out[0].status, Status::kWarn);
-  EXPECT_EQ(out[0].detail, "mlx5_1 port 1: 200 Gb/sec (4X HDR), below the 400 Gb/sec (4X NDR) of this node's fastest "
-                           "InfiniBand port (mlx5_0 port 1)");
+  EXPECT_EQ(out[0].detail,
+            "mlx5_1 port 1: 200 Gb/sec (4X HDR), below the 400 Gb/sec (4X NDR) of this node's fastest "
+            "InfiniBand port (mlx5_0 port 1)");
   out.clear();
   check_port_rates({port("mlx5_0", "400 Gb/sec (4X NDR)"), port("mlx5_1", "400 Gb/sec (4X NDR)")}, out);
   ASSERT_EQ(out.size(), 1u);
@@ -144,11 +152,13 @@ TEST(PortRates, AcrossNodesTheSlowerNodesPortIsNamed) {
   a.ports = {port("mlx5_0", "400 Gb/sec (4X NDR)")};
   b.ports = {port("mlx5_0", "200 Gb/sec (4X HDR)")};
   std::vector<Finding> across = compare_nodes({a, b});
-  const auto slow = std::find_if(across.begin(), across.end(), [](const Finding& f) { return f.check == "port-rates"; });
+  const auto slow =
+      std::find_if(across.begin(), across.end(), [](const Finding& f) { return f.check == "port-rates"; });
   ASSERT_NE(slow, across.end());
   EXPECT_EQ(slow->status, Status::kWarn);
-  EXPECT_EQ(slow->detail, "node02 mlx5_0 port 1: 200 Gb/sec (4X HDR), below the 400 Gb/sec (4X NDR) other nodes' "
-                          "InfiniBand ports show");
+  EXPECT_EQ(slow->detail,
+            "node02 mlx5_0 port 1: 200 Gb/sec (4X HDR), below the 400 Gb/sec (4X NDR) other nodes' "
+            "InfiniBand ports show");
   b.ports = a.ports;
   across = compare_nodes({a, b});
   EXPECT_EQ(across.back().detail, "all 2 active InfiniBand ports on 2 nodes at 400 Gb/sec (4X NDR)");
@@ -177,7 +187,8 @@ TEST(Firmware, DevicesOfOneKindDifferingIsAWarningAndNodesAreCompared) {
   other.host = "node02";
   other.facts["hca firmware"] = "MT4129 28.40.1000";
   const auto across = compare_nodes({one, other});
-  const auto firmware = std::find_if(across.begin(), across.end(), [](const Finding& f) { return f.check == "same-hca firmware"; });
+  const auto firmware =
+      std::find_if(across.begin(), across.end(), [](const Finding& f) { return f.check == "same-hca firmware"; });
   ASSERT_NE(firmware, across.end());
   EXPECT_EQ(firmware->status, Status::kWarn);
   EXPECT_EQ(firmware->detail, "hca firmware differs: MT4129 28.39.1002 on node01; MT4129 28.40.1000 on node02");

@@ -4,6 +4,8 @@
 // refused, a taken port said), three nodes in one process talking through an in-memory exchange,
 // and the findings made from what nodes report: who cannot reach whom, names that resolve
 // differently, addresses on the wrong interface.
+#include "doctor/reachability.hpp"
+
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -11,7 +13,6 @@
 
 #include "common/error.hpp"
 #include "doctor/net_probe.hpp"
-#include "doctor/reachability.hpp"
 
 namespace fabricbench::doctor {
 namespace {
@@ -30,21 +31,27 @@ TEST(Rendezvous, HostAndPortParsedAndBadOnesRefused) {
   EXPECT_EQ(e.host, "mhnode1");
   EXPECT_EQ(e.port, 29500);
   EXPECT_EQ(parse_endpoint("[fd00::1]:80", "--rendezvous", "--rendezvous").host, "fd00::1");
-  EXPECT_EQ(usage_error([] { parse_endpoint("mhnode1", "--rendezvous", ""); }), "--rendezvous: 'mhnode1' is not HOST:PORT");
+  EXPECT_EQ(usage_error([] { parse_endpoint("mhnode1", "--rendezvous", ""); }),
+            "--rendezvous: 'mhnode1' is not HOST:PORT");
   EXPECT_EQ(usage_error([] { parse_endpoint(":80", "--rendezvous", ""); }), "--rendezvous: ':80' is not HOST:PORT");
   EXPECT_EQ(usage_error([] { parse_endpoint("h:0", "--rendezvous", ""); }),
             "--rendezvous port: '0' is out of range (must be 1 to 65535)");
-  EXPECT_EQ(usage_error([] { parse_endpoint("h:nan", "--rendezvous", ""); }), "--rendezvous port: 'nan' is not a number");
-  EXPECT_EQ(usage_error([] { parse_endpoint("h:80.5", "--rendezvous", ""); }), "--rendezvous: 'h:80.5' is not a whole port number");
+  EXPECT_EQ(usage_error([] { parse_endpoint("h:nan", "--rendezvous", ""); }),
+            "--rendezvous port: 'nan' is not a number");
+  EXPECT_EQ(usage_error([] { parse_endpoint("h:80.5", "--rendezvous", ""); }),
+            "--rendezvous: 'h:80.5' is not a whole port number");
 }
 
 TEST(Rendezvous, TheFlagThenMasterAddrThenNcclCommId) {
-  const std::map<std::string, std::string> env = {{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "29500"}, {"NCCL_COMM_ID", "n2:7000"}};
+  const std::map<std::string, std::string> env = {
+      {"MASTER_ADDR", "n1"}, {"MASTER_PORT", "29500"}, {"NCCL_COMM_ID", "n2:7000"}};
   EXPECT_EQ(rendezvous_of("n3:1234", env)->source, "--rendezvous");
   EXPECT_EQ(rendezvous_of("", env)->source, "MASTER_ADDR/MASTER_PORT");
   EXPECT_EQ(rendezvous_of("", {{"NCCL_COMM_ID", "n2:7000"}})->port, 7000);
   EXPECT_FALSE(rendezvous_of("", {{"MASTER_ADDR", "n1"}}));
-  EXPECT_EQ(usage_error([] { rendezvous_of("", {{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "http"}}); }),
+  EXPECT_EQ(usage_error([] {
+              rendezvous_of("", {{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "http"}});
+            }),
             "MASTER_ADDR/MASTER_PORT port: 'http' is not a number");
 }
 
@@ -67,16 +74,19 @@ TEST(Interfaces, ChosenAsNcclWould) {
 }
 
 TEST(Interfaces, AnOutOfBandAddressOnAnotherInterfaceThanNcclSocketIfnameIsSaid) {
-  const std::map<std::string, std::string> env = {{"NCCL_SOCKET_IFNAME", "eth0"}, {"OMPI_MCA_oob_tcp_if_include", "ib0"}};
+  const std::map<std::string, std::string> env = {{"NCCL_SOCKET_IFNAME", "eth0"},
+                                                  {"OMPI_MCA_oob_tcp_if_include", "ib0"}};
   const ChosenInterface chosen = choose_interface(kInterfaces, env);
-  EXPECT_EQ(interface_mismatch(kInterfaces, env, chosen, "node1", "10.0.0.5"),
-            "MPI's out-of-band (OMPI_MCA_oob_tcp_if_include=ib0) runs on ib0 (192.168.1.5), while NCCL_SOCKET_IFNAME=eth0 "
-            "names eth0 (10.0.0.5): a rendezvous by host name or MPI's own traffic and NCCL's bootstrap take different "
-            "networks");
+  EXPECT_EQ(
+      interface_mismatch(kInterfaces, env, chosen, "node1", "10.0.0.5"),
+      "MPI's out-of-band (OMPI_MCA_oob_tcp_if_include=ib0) runs on ib0 (192.168.1.5), while NCCL_SOCKET_IFNAME=eth0 "
+      "names eth0 (10.0.0.5): a rendezvous by host name or MPI's own traffic and NCCL's bootstrap take different "
+      "networks");
   const std::map<std::string, std::string> nccl_only = {{"NCCL_SOCKET_IFNAME", "eth0"}};
-  EXPECT_EQ(interface_mismatch(kInterfaces, nccl_only, chosen, "node1", "192.168.1.5"),
-            "the host name node1 resolves to 192.168.1.5 on ib0, while NCCL_SOCKET_IFNAME=eth0 names eth0 (10.0.0.5): a "
-            "rendezvous by host name or MPI's own traffic and NCCL's bootstrap take different networks");
+  EXPECT_EQ(
+      interface_mismatch(kInterfaces, nccl_only, chosen, "node1", "192.168.1.5"),
+      "the host name node1 resolves to 192.168.1.5 on ib0, while NCCL_SOCKET_IFNAME=eth0 names eth0 (10.0.0.5): a "
+      "rendezvous by host name or MPI's own traffic and NCCL's bootstrap take different networks");
   EXPECT_EQ(interface_mismatch(kInterfaces, nccl_only, chosen, "node1", "10.0.0.5"), "");
   EXPECT_EQ(interface_mismatch(kInterfaces, {}, choose_interface(kInterfaces, {}), "node1", "10.0.0.5"), "");
 }
@@ -90,7 +100,8 @@ TEST(Sockets, AListenerIsReachedAClosedPortRefusedATakenPortSaid) {
     Listener gone("127.0.0.1", 0, error);
     closed_port = gone.port();
   }
-  const auto errors = connect_all({{"127.0.0.1", open.port()}, {"127.0.0.1", closed_port}, {"not-an-ip", 1}}, 2, {open.fd()});
+  const auto errors =
+      connect_all({{"127.0.0.1", open.port()}, {"127.0.0.1", closed_port}, {"not-an-ip", 1}}, 2, {open.fd()});
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "connection refused (ECONNREFUSED): nothing listens there");
@@ -162,14 +173,17 @@ TEST(Reachability, ThreeNodesOnLoopbackReachEachOther) {
   ASSERT_FALSE(findings.empty());
   EXPECT_EQ(findings[0].check, "reach");
   EXPECT_EQ(findings[0].status, Status::kPass);
-  EXPECT_EQ(findings[0].detail, "6 connection(s) between 3 node(s) made within 2 s: each node's out-of-band address "
-                                "(fb_doctor's listener)");
+  EXPECT_EQ(findings[0].detail,
+            "6 connection(s) between 3 node(s) made within 2 s: each node's out-of-band address "
+            "(fb_doctor's listener)");
   // All three on lo's 127.0.0.1: the address NCCL would use cannot tell the nodes apart.
-  const auto same = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "oob-interface"; });
+  const auto same =
+      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "oob-interface"; });
   ASSERT_NE(same, findings.end());
   EXPECT_EQ(same->status, Status::kFail);
   EXPECT_TRUE(same->detail.starts_with("node1, node2, node3 all publish 127.0.0.1")) << same->detail;
-  const auto nowhere = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "resolve"; });
+  const auto nowhere =
+      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "resolve"; });
   ASSERT_NE(nowhere, findings.end());
   EXPECT_EQ(nowhere->detail, "no node resolves node2: unresolved (Name or service not known)");
 }
@@ -216,12 +230,15 @@ std::vector<Finding> of_check(const std::vector<Finding>& all, const std::string
 TEST(ReachFindings, AHealthyClusterPassesEachPart) {
   const auto findings = reach_findings(three_nodes(), peer_port_plan());
   ASSERT_EQ(findings.size(), 3u);
-  EXPECT_EQ(findings[0].detail, "12 connection(s) between 3 node(s) made within 2 s: each node's out-of-band address "
-                                "(fb_doctor's listener), port 29500 (--peer-port)");
-  EXPECT_EQ(findings[1].detail, "every node resolves the 3 node name(s) alike, each to an address of its own: mhnode1 "
-                                "127.1.0.1, mhnode2 127.1.0.2, mhnode3 127.1.0.3");
-  EXPECT_EQ(findings[2].detail, "out-of-band addresses (NCCL_SOCKET_IFNAME=eth0): mhnode1 127.1.0.1 (eth0), mhnode2 "
-                                "127.1.0.2 (eth0), mhnode3 127.1.0.3 (eth0)");
+  EXPECT_EQ(findings[0].detail,
+            "12 connection(s) between 3 node(s) made within 2 s: each node's out-of-band address "
+            "(fb_doctor's listener), port 29500 (--peer-port)");
+  EXPECT_EQ(findings[1].detail,
+            "every node resolves the 3 node name(s) alike, each to an address of its own: mhnode1 "
+            "127.1.0.1, mhnode2 127.1.0.2, mhnode3 127.1.0.3");
+  EXPECT_EQ(findings[2].detail,
+            "out-of-band addresses (NCCL_SOCKET_IFNAME=eth0): mhnode1 127.1.0.1 (eth0), mhnode2 "
+            "127.1.0.2 (eth0), mhnode3 127.1.0.3 (eth0)");
   for (const Finding& f : findings) EXPECT_EQ(f.status, Status::kPass) << f.detail;
 }
 
@@ -230,15 +247,18 @@ TEST(ReachFindings, AHostWhosePortNobodyReachesIsNamedWithEverySource) {
   reach.cards[0].peer_port_state = "taken by another process (EADDRINUSE)";
   for (ReachResult& r : reach.results)
     for (Attempt& a : r.attempts)
-      if (a.to == "mhnode1" && a.what == "--peer-port") a.error = "connection refused (ECONNREFUSED): nothing listens there";
+      if (a.to == "mhnode1" && a.what == "--peer-port")
+        a.error = "connection refused (ECONNREFUSED): nothing listens there";
   const auto reach_part = of_check(reach_findings(reach, peer_port_plan()), "reach");
   ASSERT_EQ(reach_part.size(), 2u);
   EXPECT_EQ(reach_part[0].status, Status::kFail);
-  EXPECT_EQ(reach_part[0].detail, "mhnode1 127.1.0.1:29500 (--peer-port) cannot be reached from mhnode2 (connection "
-                                  "refused (ECONNREFUSED): nothing listens there), mhnode3 (connection refused "
-                                  "(ECONNREFUSED): nothing listens there)");
-  EXPECT_EQ(reach_part[0].remedy, "nothing listens on 127.1.0.1:29500 on mhnode1: start the job's service there, or free "
-                                  "the port (ss -ltnp 'sport = :29500' shows who holds it)");
+  EXPECT_EQ(reach_part[0].detail,
+            "mhnode1 127.1.0.1:29500 (--peer-port) cannot be reached from mhnode2 (connection "
+            "refused (ECONNREFUSED): nothing listens there), mhnode3 (connection refused "
+            "(ECONNREFUSED): nothing listens there)");
+  EXPECT_EQ(reach_part[0].remedy,
+            "nothing listens on 127.1.0.1:29500 on mhnode1: start the job's service there, or free "
+            "the port (ss -ltnp 'sport = :29500' shows who holds it)");
   EXPECT_EQ(reach_part[1].status, Status::kInfo);
   EXPECT_TRUE(reach_part[1].detail.starts_with("mhnode1: 127.1.0.1:29500 (--peer-port) is taken by another process"));
 }
@@ -270,17 +290,20 @@ TEST(ReachFindings, TimeoutsAndAnUnresolvedRendezvousAreNamed) {
                                        "unresolved (Name or service not known)"});
   const auto fails = of_check(reach_findings(reach, plan), "reach");
   ASSERT_EQ(fails.size(), 2u);
-  EXPECT_EQ(fails[0].detail, "master:29400 (rendezvous master:29400 (MASTER_ADDR/MASTER_PORT)) cannot be reached from "
-                             "mhnode2 (unresolved (Name or service not known))");
-  EXPECT_EQ(fails[1].detail, "mhnode2 127.1.0.2:40002 (fb_doctor's listener) cannot be reached from mhnode1 (no answer "
-                             "within 2 s: a firewall dropping the packets, or the host down)");
+  EXPECT_EQ(fails[0].detail,
+            "master:29400 (rendezvous master:29400 (MASTER_ADDR/MASTER_PORT)) cannot be reached from "
+            "mhnode2 (unresolved (Name or service not known))");
+  EXPECT_EQ(fails[1].detail,
+            "mhnode2 127.1.0.2:40002 (fb_doctor's listener) cannot be reached from mhnode1 (no answer "
+            "within 2 s: a firewall dropping the packets, or the host down)");
   EXPECT_NE(fails[1].remedy.find("firewall"), std::string::npos);
 }
 
 TEST(ReachFindings, OneNodeHasNoPeerAndAnInterfaceNoteIsAWarning) {
   Reachability one;
   one.cards.push_back(three_nodes().cards[0]);
-  one.results.push_back({"mhnode1", {}, {{"mhnode1", "127.1.0.1"}}, "the host name mhnode1 resolves to 10.0.0.1 on eth1"});
+  one.results.push_back(
+      {"mhnode1", {}, {{"mhnode1", "127.1.0.1"}}, "the host name mhnode1 resolves to 10.0.0.1 on eth1"});
   const auto findings = reach_findings(one, {});
   EXPECT_EQ(findings[0].status, Status::kInfo);
   EXPECT_TRUE(findings[0].detail.starts_with("one node: no peer to reach")) << findings[0].detail;

@@ -73,8 +73,9 @@ TEST(RecordedTrees, APlantedX8Gpu) {
   const auto added = planted("h200-hca-gpu-x8");
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0].status, Status::kWarn);
-  EXPECT_EQ(added[0].detail, "GPU 0000:00:06.0: x8 at 2.5 GT/s (Gen1), both ends allow x16: trained at half its width, "
-                             "which cuts what NCCL and GPUDirect RDMA move through it to half");
+  EXPECT_EQ(added[0].detail,
+            "GPU 0000:00:06.0: x8 at 2.5 GT/s (Gen1), both ends allow x16: trained at half its width, "
+            "which cuts what NCCL and GPUDirect RDMA move through it to half");
   const auto width = failed(judge("h200-hca-gpu-x8"), "pcie-width");
   ASSERT_TRUE(width);
   EXPECT_EQ(width->detail, "GPU 0000:00:06.0: x8 (both ends allow x16), below min_pcie_width = 16");
@@ -84,23 +85,27 @@ TEST(RecordedTrees, APlantedGen3Hca) {
   const auto added = planted("h200-hca-gen3");
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0].status, Status::kWarn);
-  EXPECT_EQ(added[0].detail, "mlx5_0 (0000:00:07.0): x16 at 8 GT/s (Gen3), both ends allow 32 GT/s (Gen5): trained at "
-                             "a lower speed, a quarter of what the link can move");
+  EXPECT_EQ(added[0].detail,
+            "mlx5_0 (0000:00:07.0): x16 at 8 GT/s (Gen3), both ends allow 32 GT/s (Gen5): trained at "
+            "a lower speed, a quarter of what the link can move");
   const auto gen = failed(judge("h200-hca-gen3"), "pcie-gen");
   ASSERT_TRUE(gen);
-  EXPECT_EQ(gen->detail, "mlx5_0 (0000:00:07.0): 8 GT/s (Gen3) (both ends allow 32 GT/s (Gen5)), below min_pcie_gen = 5");
+  EXPECT_EQ(gen->detail,
+            "mlx5_0 (0000:00:07.0): 8 GT/s (Gen3) (both ends allow 32 GT/s (Gen5)), below min_pcie_gen = 5");
 }
 
 TEST(RecordedTrees, APlantedRisingErrorCounter) {
   const auto added = planted("h200-hca-errors");
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0].status, Status::kWarn);
-  EXPECT_EQ(added[0].detail, "mlx5_0 port 1: symbol_error 0 -> 37, port_rcv_errors 0 -> 4 in 5.0 s (recorded 5 s apart "
-                             "in ROOT and ROOT.later): 29520 errors/hour");
+  EXPECT_EQ(added[0].detail,
+            "mlx5_0 port 1: symbol_error 0 -> 37, port_rcv_errors 0 -> 4 in 5.0 s (recorded 5 s apart "
+            "in ROOT and ROOT.later): 29520 errors/hour");
   const auto errors = failed(judge("h200-hca-errors"), "link-errors");
   ASSERT_TRUE(errors);
-  EXPECT_EQ(errors->detail, "mlx5_0 port 1: symbol_error 0 -> 37, port_rcv_errors 0 -> 4 in 5.0 s: 29520 errors/hour, "
-                            "above max_link_errors_per_hour = 1800");
+  EXPECT_EQ(errors->detail,
+            "mlx5_0 port 1: symbol_error 0 -> 37, port_rcv_errors 0 -> 4 in 5.0 s: 29520 errors/hour, "
+            "above max_link_errors_per_hour = 1800");
 }
 
 TEST(RecordedTrees, APlantedLowMaxMapCount) {

@@ -49,7 +49,8 @@ class Tree {
     file(p + "/link_layer", layer + "\n");
   }
   /// PCIe link attributes of a PCI function: widths in lanes, speeds as sysfs writes them ("32.0 GT/s PCIe").
-  void pcie(const std::string& device_path, int width, int max_width, const std::string& speed, const std::string& max_speed) {
+  void pcie(const std::string& device_path, int width, int max_width, const std::string& speed,
+            const std::string& max_speed) {
     file(device_path + "/current_link_width", std::to_string(width) + "\n");
     file(device_path + "/max_link_width", std::to_string(max_width) + "\n");
     file(device_path + "/current_link_speed", speed + "\n");
@@ -67,7 +68,8 @@ class Tree {
   }
   /// Error counters of `hca` port 1.
   void counters(const std::string& hca, const std::map<std::string, std::string>& values) {
-    for (const auto& [name, value] : values) file("/sys/class/infiniband/" + hca + "/ports/1/counters/" + name, value + "\n");
+    for (const auto& [name, value] : values)
+      file("/sys/class/infiniband/" + hca + "/ports/1/counters/" + name, value + "\n");
   }
   SysTree tree() const { return SysTree(root_); }
   /// Where `path` (absolute, as on a live node) is on this machine.

@@ -36,10 +36,8 @@ TEST(Topology, TwoSocketsEachWithAGpuAndAnHcaBehindOneSwitch) {
   EXPECT_EQ(m.devices[1].name, "GPU1");
   EXPECT_EQ(m.devices[2].name, "mlx5_0");
   EXPECT_EQ(m.devices[3].numa, "1");
-  const std::vector<std::vector<std::string>> expected = {{"X", "SYS", "PIX", "SYS"},
-                                                          {"SYS", "X", "SYS", "PIX"},
-                                                          {"PIX", "SYS", "X", "SYS"},
-                                                          {"SYS", "PIX", "SYS", "X"}};
+  const std::vector<std::vector<std::string>> expected = {
+      {"X", "SYS", "PIX", "SYS"}, {"SYS", "X", "SYS", "PIX"}, {"PIX", "SYS", "X", "SYS"}, {"SYS", "PIX", "SYS", "X"}};
   EXPECT_EQ(m.cells, expected);
   const std::vector<std::string> lines = matrix_lines(m);
   ASSERT_EQ(lines.size(), 6u);
@@ -51,8 +49,9 @@ TEST(Topology, TwoSocketsEachWithAGpuAndAnHcaBehindOneSwitch) {
   summarize_topology(m, summary);
   ASSERT_EQ(summary.size(), 1u);
   EXPECT_EQ(summary[0].status, Status::kInfo);
-  EXPECT_EQ(summary[0].detail, "2 GPU(s) and 2 RDMA device(s) on NUMA node(s) 0, 1; GPU-to-RDMA-device pairs: 2 PIX, 2 SYS "
-                               "(fb_doctor --topology prints the matrix)");
+  EXPECT_EQ(summary[0].detail,
+            "2 GPU(s) and 2 RDMA device(s) on NUMA node(s) 0, 1; GPU-to-RDMA-device pairs: 2 PIX, 2 SYS "
+            "(fb_doctor --topology prints the matrix)");
   // Rank 0 prints it from the JSON each node sent.
   const NodeReport r = inspect_node(t.tree(), {}, "n", "");
   const TopologyMatrix back = report_from_json(nlohmann::json::parse(json_text(to_json(r)))).topology;
@@ -68,7 +67,8 @@ TEST(Topology, NothingToShowWithoutGpusAndRdmaDevices) {
   std::vector<Finding> summary;
   summarize_topology(m, summary);
   EXPECT_TRUE(summary.empty());
-  EXPECT_TRUE(topology_from_json(nlohmann::json::parse(R"({"devices":[{"name":"GPU0"}],"matrix":[]})")).devices.empty());
+  EXPECT_TRUE(
+      topology_from_json(nlohmann::json::parse(R"({"devices":[{"name":"GPU0"}],"matrix":[]})")).devices.empty());
 }
 
 }  // namespace

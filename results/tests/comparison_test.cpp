@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Verdicts on hand-made result pairs: a planted 10 % drop at one size, differences inside the
 // noise, a planted gain; the geometric-mean summary; context differences; series figures.
+#include "results/comparison.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "common/summary.hpp"
-#include "results/comparison.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -111,8 +112,8 @@ TEST(Model, ALargeShiftInsideAHugeSpreadIsUnsure) {
 
 TEST(Model, ATightZeroChangeIsSame) {
   const double mad = 0.001 / (1.2533 * 1.4826) * 10;  // 0.1 % SE at n = 100
-  const Comparison c = compare_runs(run_of({timed(1.0, mad, 100)}, "base"), run_of({timed(1.0, mad, 100)}, "new"),
-                                    CompareOptions{});
+  const Comparison c =
+      compare_runs(run_of({timed(1.0, mad, 100)}, "base"), run_of({timed(1.0, mad, 100)}, "new"), CompareOptions{});
   EXPECT_EQ(c.rows.front().verdict, Verdict::kSame);
 }
 
@@ -139,8 +140,7 @@ TEST(Model, OneRunASideIsGivenItsSamplesSpreadRunToRunAtLeastOnePercent) {
   // samples spreading 4 %. On the samples alone (0.4 % SEs) that is SLOWER; with each median
   // given 1.5 x 4 % run to run (SE 8.5 %) it is UNSURE, not a regression.
   const ResultRow a = timed(1.0, 0.04 / 1.4826, 100), b = timed(1.06, 0.04 / 1.4826 * 1.06, 100);
-  EXPECT_EQ(compare_runs(run_of({a}, "b"), run_of({b}, "n"), within_run_only()).rows.front().verdict,
-            Verdict::kSlower);
+  EXPECT_EQ(compare_runs(run_of({a}, "b"), run_of({b}, "n"), within_run_only()).rows.front().verdict, Verdict::kSlower);
   const RowComparison r = compare_runs(run_of({a}, "b"), run_of({b}, "n"), CompareOptions{}).rows.front();
   EXPECT_NEAR(r.standard_error, 1.5 * 0.04 * std::sqrt(2), 1e-9);
   EXPECT_EQ(r.verdict, Verdict::kUnsure);
@@ -286,7 +286,7 @@ TEST(Compare, LatencyRowsAreJudgedOnTimeLowerIsBetter) {
 
 TEST(Compare, MatchesOnWhatWasMeasuredAndReportsTheRest) {
   std::vector<ResultRow> fresh = sweep();
-  fresh.back().ranks = 16;      // not the same measurement
+  fresh.back().ranks = 16;  // not the same measurement
   fresh.front().settings = KeyValues::parse("algo=Ring");
   const Comparison c = compare_runs(run_of(sweep(), "base"), run_of(fresh, "new"), CompareOptions{});
   EXPECT_EQ(c.rows.size(), sweep().size() - 2);
@@ -301,9 +301,10 @@ TEST(Compare, MatchesOnWhatWasMeasuredAndReportsTheRest) {
 }
 
 TEST(Compare, ContextDifferencesAreNamed) {
-  const nlohmann::json a = {{"ranks", 8},
-                            {"hosts", {{"node01", 4}, {"node02", 4}}},
-                            {"rank_context", {{{"nccl_library_version", 22703}, {"gpus", {{{"gpu_name", "NVIDIA H100"}}}}}}}};
+  const nlohmann::json a = {
+      {"ranks", 8},
+      {"hosts", {{"node01", 4}, {"node02", 4}}},
+      {"rank_context", {{{"nccl_library_version", 22703}, {"gpus", {{{"gpu_name", "NVIDIA H100"}}}}}}}};
   nlohmann::json b = a;
   b["rank_context"][0]["nccl_library_version"] = 22809;
   b["hosts"] = {{"node01", 4}, {"node03", 4}};

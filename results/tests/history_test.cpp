@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Change points on hand-made histories: a step, a drift, a flat noisy series, a step inside the
 // threshold; the table's series and buckets; too few runs.
+#include "results/history.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "common/error.hpp"
-#include "results/history.hpp"
 
 namespace fabricbench::results {
 namespace {

@@ -38,8 +38,8 @@ TEST(PerftestText, BandwidthInGbitsPerSecond) {
   const ResultRow r = row_of_size(run, 65536);
   EXPECT_EQ(r.benchmark, "ib_write_bw");
   EXPECT_EQ(r.collective, "rdma_write");
-  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 1.11e9 / 8);       // BW average 1.11 Gb/sec
-  EXPECT_DOUBLE_EQ(r.time_s.min, 65536 / (1.29e9 / 8));          // from BW peak
+  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 1.11e9 / 8);  // BW average 1.11 Gb/sec
+  EXPECT_DOUBLE_EQ(r.time_s.min, 65536 / (1.29e9 / 8));    // from BW peak
   EXPECT_EQ(r.settings.get("device"), "rxe0");
 }
 
@@ -111,9 +111,10 @@ std::string read_text(const std::string& path) {
 // the table, /usr/bin/time after it. The table reads the same; the rest is counted, not fatal.
 TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
   const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_2ranks.txt");
-  std::string noisy = "--------------------------------------------------------------------------\n"
-                      "WARNING: There was an error initializing an OpenFabrics device.\n"
-                      "--------------------------------------------------------------------------\n";
+  std::string noisy =
+      "--------------------------------------------------------------------------\n"
+      "WARNING: There was an error initializing an OpenFabrics device.\n"
+      "--------------------------------------------------------------------------\n";
   std::istringstream lines(clean);
   std::size_t inserted = 3;
   for (std::string line; std::getline(lines, line);) {
@@ -133,8 +134,9 @@ TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
   // A torn table row is still refused: a log cut off mid-line is not a result.
   EXPECT_NE(error_of(noisy + "     2097152        524288     float     sum      -1   190.1\n").find("fields"),
             std::string::npos);
-  EXPECT_NE(error_of("node01:1:1 [0] NCCL INFO Bootstrap : Using eth0\n", Format::kNcclTestsText).find("no result lines"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("node01:1:1 [0] NCCL INFO Bootstrap : Using eth0\n", Format::kNcclTestsText).find("no result lines"),
+      std::string::npos);
 }
 
 // A real capture: all_reduce_perf -b 8 -e 8G -f 2 -g 1 with NCCL_DEBUG=INFO on the H200 (2>&1),
@@ -161,7 +163,8 @@ TEST(PerftestText, RealVmCapturesWithTimeOutputAfterTheTable) {
   // perftest's own warning inside the table (a VM's CPU frequency) is skipped and counted.
   std::string warned = read_text(kData + "/perftest/ib_write_bw_rxe_vm.txt");
   const auto table = warned.find(" 2          500");
-  warned.insert(table, " Conflicting CPU frequency values detected: 1200.000000 != 3400.000000. CPU Frequency is not max.\n");
+  warned.insert(table,
+                " Conflicting CPU frequency values detected: 1200.000000 != 3400.000000. CPU Frequency is not max.\n");
   const StoredRun skipped = parse_run(warned, "warned.txt");
   EXPECT_EQ(skipped.rows.size(), 23u);
   EXPECT_EQ(skipped.context["skipped_lines"].get<std::size_t>(), 1u);
@@ -200,8 +203,10 @@ TEST(GoogleBenchmarkJson, RealMicroBenchmarkRun) {
 
 TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
-  const StoredRun json = load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
-  const StoredRun csv = load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.csv");
+  const StoredRun json =
+      load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
+  const StoredRun csv =
+      load_run(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.csv");
   EXPECT_EQ(json.format, Format::kFabricbenchJson);
   EXPECT_EQ(csv.format, Format::kFabricbenchCsv);
   ASSERT_EQ(json.rows.size(), csv.rows.size());
@@ -237,12 +242,12 @@ TEST(BadFiles, EachGetsOneClearError) {
             std::string::npos);
   EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,eight,1\n").find("eight"),
             std::string::npos);
-  EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8,1\n2,fb,x,8,1\n")
-                .find("mixed"),
-            std::string::npos);
-  EXPECT_NE(error_of(" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n 65536 100 1 1\n")
-                .find("title"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8,1\n2,fb,x,8,1\n").find("mixed"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(" #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n 65536 100 1 1\n").find("title"),
+      std::string::npos);
   try {
     load_run("/nonexistent/run.json");
     FAIL();

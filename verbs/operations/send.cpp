@@ -30,8 +30,7 @@ class Send final : public OperationStrategy {
   std::uint64_t count_wrong(PairSide& side, std::uint64_t bytes) override {
     const bool latency = side.config().metric == Metric::kLatency;
     const bool received = latency || side.config().bidirectional || side.role() == 1;
-    return received ? count_pattern_mismatches(side.memory(), side.exposed_offset(), 1 - side.role(), bytes, bytes)
-                    : 0;
+    return received ? count_pattern_mismatches(side.memory(), side.exposed_offset(), 1 - side.role(), bytes, bytes) : 0;
   }
 };
 

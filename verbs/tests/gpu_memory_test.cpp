@@ -58,12 +58,11 @@ TEST(GpuMemory, DmabufExportGivesAPageRoundedFileDescriptor) {
   cuda::DeviceBuffer buffer(kBytes);
   cuda::DmabufRange range = cuda::DmabufRange::export_range(buffer.data(), kBytes);
   ASSERT_GE(range.fd(), 0);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::fstat(range.fd(), &st), 0);  // a live descriptor the kernel knows
   EXPECT_EQ(range.size(), (kBytes + 4095) / 4096 * 4096);
   EXPECT_NE(make_message_memory(MemoryKind::kCudaDmabuf, 0, 0, kBytes)->describe().find("dma-buf"), std::string::npos);
-  EXPECT_NE(make_message_memory(MemoryKind::kCuda, 0, 0, kBytes)->describe().find("nvidia-peermem"),
-            std::string::npos);
+  EXPECT_NE(make_message_memory(MemoryKind::kCuda, 0, 0, kBytes)->describe().find("nvidia-peermem"), std::string::npos);
 }
 
 TEST(GpuMemory, StagedKindCopiesEachWayThroughPinnedHostMemory) {

@@ -125,7 +125,6 @@ TEST(VerbsOptions, PerftestFlagsParseAndConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"--use_cuda=-1"}).find("--use_cuda=-1"), std::string::npos);
 }
 
-
 TEST(VerbsOptions, MemorySpellingsOfPerftestAndOurs) {
   EXPECT_EQ(parsed({}).memory, MemoryKind::kHost);
   EXPECT_EQ(parsed({"--use_cuda=1"}).memory, MemoryKind::kCuda);
@@ -152,7 +151,6 @@ TEST(HostMemory, StoresLoadsAndClearsThroughTheWireAddress) {
   memory->load(4096, back.data(), back.size());
   EXPECT_EQ(back, (std::vector<std::uint8_t>{1, 0, 0, 4, 5}));
 }
-
 
 }  // namespace
 }  // namespace fabricbench::verbs
