@@ -94,8 +94,6 @@ class Backend {
   virtual void plant_error() { throw Error("planted failure (--inject-fault error)"); }
   /// Settings that shape the numbers (the settings column).
   virtual KeyValues settings() const { return {}; }
-  /// Whether set_tuning() takes NCCL_ALGO / NCCL_PROTO values (checked when the run is planned).
-  virtual bool tunable() const { return false; }
   /// What this rank runs on (GPU, library versions), for the run's JSON context.
   virtual nlohmann::json rank_context() const { return nlohmann::json::object(); }
 
@@ -103,24 +101,8 @@ class Backend {
   /// rank among them): a pair of a --pairs round. Empty: the whole communicator again.
   virtual void set_group(std::vector<int> members);
 
-  /// Library tuning to apply from the next connect(): NCCL_ALGO / NCCL_PROTO ("" = leave alone).
-  /// Every rank must call with the same values.
-  virtual void set_tuning(const std::string& algorithm, const std::string& protocol);
-  /// Drops the communicator (after a failure: without waiting on peers) and joins a new one.
-  virtual void reconnect() { connect(); }
   /// Gives up on the communicator without waiting for peers (after a refused setting).
   virtual void abandon() noexcept {}
-  /// Forgets what was observed so far; observed_path() then covers what ran since.
-  virtual void begin_observation() {}
-  /// The path the library took for `call` since begin_observation().
-  virtual ObservedPath observed_path(const CallSpec& /*call*/) { return {}; }
-  /// From now on path_digest() counts only the connections made after this call (a new pair of
-  /// a --pairs round on the one communicator); its network and devices stay those of the setup.
-  virtual void begin_path_window() {}
-  /// This rank's digest of the library's log (NCCL INFO), JSON; null when there is none.
-  virtual nlohmann::json path_digest() const { return nullptr; }
-  /// Why the path could not be observed ("" when it could).
-  virtual std::string path_note() const { return {}; }
 };
 
 inline void Backend::set_group(std::vector<int> members) {
@@ -128,10 +110,44 @@ inline void Backend::set_group(std::vector<int> members) {
     throw Error(std::string("the ") + std::string(name()) + " backend runs on its whole communicator");
 }
 
-inline void Backend::set_tuning(const std::string& algorithm, const std::string& protocol) {
-  if (!algorithm.empty() || !protocol.empty())
-    throw UsageError(std::string("--algo/--proto are NCCL settings: the ") + std::string(name()) +
-                     " backend has none (use --backend nccl)");
+// Optional capabilities: a backend offers one by deriving from it, and callers ask for it by type
+// (capability<T>(backend)), never by the backend's name.
+
+/// Library tuning that takes a new communicator: NCCL_ALGO / NCCL_PROTO.
+class TunableBackend {
+ public:
+  virtual ~TunableBackend() = default;
+  /// Tuning to apply from the next connect() ("" = leave alone). Every rank calls with the same values.
+  virtual void set_tuning(const std::string& algorithm, const std::string& protocol) = 0;
+  /// Drops the communicator (after a failure: without waiting on peers) and joins a new one.
+  virtual void reconnect() = 0;
+};
+
+/// Which path the library took (NCCL's algorithm, protocol and channels; its transports).
+class PathObservingBackend {
+ public:
+  virtual ~PathObservingBackend() = default;
+  /// Forgets what was observed so far; observed_path() then covers what ran since.
+  virtual void begin_observation() = 0;
+  /// The path the library took for `call` since begin_observation().
+  virtual ObservedPath observed_path(const CallSpec& call) = 0;
+  /// From now on path_digest() counts only the connections made after this call (a new pair of
+  /// a --pairs round on the one communicator); its network and devices stay those of the setup.
+  virtual void begin_path_window() = 0;
+  /// This rank's digest of the library's log (NCCL INFO), JSON; null when there is none.
+  virtual nlohmann::json path_digest() const = 0;
+  /// Why the path could not be observed ("" when it could).
+  virtual std::string path_note() const = 0;
+};
+
+/// The capability `Capability` of `backend`, or nullptr when it has none.
+template <class Capability>
+Capability* capability(Backend& backend) {
+  return dynamic_cast<Capability*>(&backend);
+}
+template <class Capability>
+const Capability* capability(const Backend& backend) {
+  return dynamic_cast<const Capability*>(&backend);
 }
 
 }  // namespace fabricbench::collectives

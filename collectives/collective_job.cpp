@@ -64,6 +64,7 @@ class CollectiveJob final : public Job {
       : program_(std::move(program)),
         plan_(std::move(plan)),
         backend_(std::move(backend)),
+        tunable_(capability<TunableBackend>(*backend_)),
         topology_(topology),
         world_(world) {}
 
@@ -71,7 +72,7 @@ class CollectiveJob final : public Job {
   std::string connecting() const override { return fmt::format("connecting the {} backend", backend_->name()); }
 
   void connect() override {
-    backend_->set_tuning(plan_.tunings.front().algorithm, plan_.tunings.front().protocol);
+    if (tunable_) tunable_->set_tuning(plan_.tunings.front().algorithm, plan_.tunings.front().protocol);
     backend_->connect();
     backend_->reserve(plan_.send_bytes, plan_.recv_bytes);
   }
@@ -142,10 +143,10 @@ class CollectiveJob final : public Job {
     try {
       if (i > 0 || (repeat > 0 && plan_.tunings.size() > 1)) {
         const Tuning& t = plan_.tunings[i];
-        backend_->set_tuning(t.algorithm, t.protocol);
+        tunable_->set_tuning(t.algorithm, t.protocol);  // several tunings: planned on a tunable backend
         watchdog.set_activity(fmt::format("connecting with NCCL_ALGO={} NCCL_PROTO={}", t.algorithm, t.protocol));
         Watchdog::Scope wait(watchdog);
-        backend_->reconnect();
+        tunable_->reconnect();
       }
       SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{world_, {}}, topology_, rows, watchdog);
       result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
@@ -169,29 +170,24 @@ class CollectiveJob final : public Job {
     return false;
   }
 
-  // --repeat: the sweeps measured the same rows in the same order; each row becomes their centre
-  // and spread.
+  // --repeat: each row becomes the centre and spread of its repeats.
   static SweepResult combine_sweeps(const std::vector<SweepResult>& sweeps) {
     SweepResult combined;
+    std::vector<std::vector<ResultRow>> repeats;
     combined.wrong_total = 0;
     for (const SweepResult& s : sweeps) {
-      if (s.rows.size() != sweeps.front().rows.size())
-        throw Error(fmt::format("--repeat: one sweep measured {} rows, another {} (a setting refused in one only?)",
-                                sweeps.front().rows.size(), s.rows.size()));
       combined.wrong_total = s.wrong_total < 0 || combined.wrong_total < 0 ? -1 : combined.wrong_total + s.wrong_total;
+      repeats.push_back(s.rows);
     }
-    for (std::size_t j = 0; j < sweeps.front().rows.size(); ++j) {
-      std::vector<const ResultRow*> measured;
-      for (const SweepResult& s : sweeps) measured.push_back(&s.rows[j]);
-      combined.rows.push_back(combine_measurements(measured));
-    }
+    combined.rows = combine_repeats(repeats);
     return combined;
   }
 
   // Every rank's digest of its NCCL log, judged on rank 0.
   void add_path_verdict(RunSummary& summary) {
-    if (backend_->name() != "nccl") return;  // the same on every rank: none gathers
-    const nlohmann::json mine = {{"digest", backend_->path_digest()}, {"note", backend_->path_note()}};
+    const auto* observer = capability<PathObservingBackend>(*backend_);
+    if (!observer) return;  // the same on every rank: none gathers
+    const nlohmann::json mine = {{"digest", observer->path_digest()}, {"note", observer->path_note()}};
     const std::vector<std::string> all = world_.gather(mine.dump(), 0);
     if (topology_.rank != 0) return;
     std::vector<nccl_path::LogDigest> digests;
@@ -231,6 +227,7 @@ class CollectiveJob final : public Job {
   std::string program_;
   const RunPlan plan_;
   std::unique_ptr<Backend> backend_;
+  TunableBackend* tunable_;  // nullptr: the backend has no tuning (MPI)
   const Topology& topology_;
   ControlPlane& world_;
 };

@@ -117,93 +117,96 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
   return names;
 }
 
-ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
-                                           bool check_paths) {
-  ParsedCommandLine parsed;
-  CollectiveOptions& o = parsed.options;
-  CLI::App app(fmt::format("{}: measure a collective across MPI ranks (sizes per rank's buffer, GB = 1e9 B).", program),
-               program);
-  app.get_formatter()->column_width(34);
+namespace {
 
+// What the command line gave before it is resolved into CollectiveOptions: texts, and the options
+// whose being given at all matters (defaults differ per backend and collective).
+struct CollectiveFlags {
   std::string min_text = "8", max_text = "64M", step_text, reduction_text = "max", fault_text;
-  auto* min_opt = app.add_option("-b,--minbytes", min_text, "smallest size, K/M/G suffixes (binary) [8]");
-  auto* max_opt = app.add_option("-e,--maxbytes", max_text, "largest size [64M]");
-  auto* factor_opt = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]")
-                         ->check(number_in(NumberRange::between(1, 1e6)));
-  auto* step_opt = app.add_option("-i,--stepbytes", step_text, "add this many bytes instead of multiplying");
-  auto* iters_opt =
-      app.add_option("-n,--iters", o.iterations,
-                     "timed samples per size; a sample batches calls shorter than the clock can time [20]");
+  std::string algo_text, proto_text, path_text = "on", calls_text, cache_text, timer_text;
+  CLI::Option *factor = nullptr, *step = nullptr, *iters = nullptr, *op = nullptr, *root = nullptr, *min_time = nullptr,
+              *max_time = nullptr, *gpus = nullptr, *gpu_offset = nullptr;
+};
+
+// nccl-tests' flags: sizes, iterations, checks, types, ops, root, how rank times fold.
+void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
+  app.add_option("-b,--minbytes", f.min_text, "smallest size, K/M/G suffixes (binary) [8]");
+  app.add_option("-e,--maxbytes", f.max_text, "largest size [64M]");
+  f.factor = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]")
+                 ->check(number_in(NumberRange::between(1, 1e6)));
+  f.step = app.add_option("-i,--stepbytes", f.step_text, "add this many bytes instead of multiplying");
+  f.iters = app.add_option("-n,--iters", o.iterations,
+                           "timed samples per size; a sample batches calls shorter than the clock can time [20]");
   app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
-  auto* op_opt = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
+  f.op = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
   app.add_option(
       "-d,--datatype", o.dtypes_text,
       "element type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double f8e4m3 f8e5m2, all [float]");
-  auto* root_opt = app.add_option("-r,--root", o.root, "root rank of broadcast and reduce [0]");
-  app.add_option("-a,--average", reduction_text,
+  f.root = app.add_option("-r,--root", o.root, "root rank of broadcast and reduce [0]");
+  app.add_option("-a,--average", f.reduction_text,
                  "how per-rank times fold into one: max|3 (default: the slowest rank), avg|1 (nccl-tests' default), "
                  "min|2, rank0|0");
-  OutputFlags output_flags(app, o.outputs);
-  PairFlags pair_flags(app, o.pairs, "");
+}
+
+// The backend, adaptive sampling, the bandwidth gate and fault injection.
+void add_run_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   app.add_option("--backend", o.backend,
                  "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
   app.add_option("--max-noise", o.max_noise_percent,
-                 "adaptive mode: sample until the mean's relative standard error (stdev/mean/sqrt(n)) is below this %")
+                 "adaptive mode: sample until the median's relative standard error (from the MAD) is below this %")
       ->check(number_in(NumberRange::between(0, 100)));
-  auto* min_time_opt =
+  f.min_time =
       app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0]")
           ->check(number_in(NumberRange::between(0, 3600)));
-  auto* max_time_opt =
+  f.max_time =
       app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]")
           ->check(number_in(NumberRange::between(0, 3600)));
-  app.add_option("-G,--cudagraph", o.graph_iterations,
-                 "NCCL: capture this many calls in a CUDA graph and time its replays (launch cost out) [0: off]");
-  auto* gpus_opt = app.add_option("-g,--ngpus", o.gpus_per_process,
-                                  "NCCL: GPUs driven by each process (one rank per GPU, as nccl-tests' -g) [1]");
-  auto* gpu_offset_opt =
-      app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
-  std::string algo_text, proto_text, path_text = "on";
-  app.add_option("--algo", algo_text, "NCCL: sweep NCCL_ALGO over these (Ring,Tree,...|all), one communicator each");
-  app.add_option("--proto", proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
-  app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
-  app.add_option("--path", path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
-  std::string calls_text, cache_text, timer_text;
-  app.add_option("--timer", timer_text,
-                 "NCCL: events (CUDA events between back-to-back samples) or host (nccl-tests' method: the host "
-                 "clock around each sample's calls and the stream sync) [events]");
-  app.add_option("--nccl-call", calls_text,
-                 "NCCL: native (ncclAlltoAll, ncclGather, ncclScatter on NCCL 2.28+), p2p (grouped ncclSend/ncclRecv) "
-                 "or native,p2p (one sweep each) [native where the library has it]");
-  app.add_option("--cache", cache_text,
-                 "cold: each timed call uses the next window of buffers sized for -e (nccl-tests), warm: every call "
-                 "reuses one (OSU) [cold on nccl, warm on mpi]");
   app.add_option("--expect-busbw", o.expect_busbw_gbs,
                  "fail the run (exit 1) when a curve's plateau busbw (sizes from 90 % of its peak up; each cell "
                  "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW")
       ->check(number_in(NumberRange::greater_than(0)));
-  app.add_option("--inject-fault", fault_text,
+  app.add_option("--inject-fault", f.fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
                  "makes that rank's library fail at the second row");
+}
 
-  if (auto help = parse_or_help(app, argc, argv)) {
-    parsed.help_text = std::move(help);
-    return parsed;
-  }
-  (void)min_opt;
-  (void)max_opt;
+// What only the NCCL backend takes: GPUs per process, graphs, tunings, the path, the call form,
+// buffer windows and the timer.
+void add_nccl_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
+  app.add_option("-G,--cudagraph", o.graph_iterations,
+                 "NCCL: capture this many calls in a CUDA graph and time its replays (launch cost out) [0: off]");
+  f.gpus = app.add_option("-g,--ngpus", o.gpus_per_process,
+                          "NCCL: GPUs driven by each process (one rank per GPU, as nccl-tests' -g) [1]");
+  f.gpu_offset =
+      app.add_option("--gpu-offset", o.gpu_offset, "NCCL: use GPU (local rank + offset) instead of GPU (local rank)");
+  app.add_option("--algo", f.algo_text, "NCCL: sweep NCCL_ALGO over these (Ring,Tree,...|all), one communicator each");
+  app.add_option("--proto", f.proto_text, "NCCL: sweep NCCL_PROTO over these (LL,LL128,Simple|all)");
+  app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
+  app.add_option("--path", f.path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
+  app.add_option("--timer", f.timer_text,
+                 "NCCL: events (CUDA events between back-to-back samples) or host (nccl-tests' method: the host "
+                 "clock around each sample's calls and the stream sync) [events]");
+  app.add_option("--nccl-call", f.calls_text,
+                 "NCCL: native (ncclAlltoAll, ncclGather, ncclScatter on NCCL 2.28+), p2p (grouped ncclSend/ncclRecv) "
+                 "or native,p2p (one sweep each) [native where the library has it]");
+  app.add_option("--cache", f.cache_text,
+                 "cold: each timed call uses the next window of buffers sized for -e (nccl-tests), warm: every call "
+                 "reuses one (OSU) [cold on nccl, warm on mpi]");
+}
 
-  o.sweep.min_bytes = parse_bytes(min_text, "-b/--minbytes");
-  o.sweep.max_bytes = parse_bytes(max_text, "-e/--maxbytes");
-  if (!step_text.empty()) o.sweep.step_bytes = parse_bytes(step_text, "-i/--stepbytes");
-  o.factor_given = factor_opt->count() > 0;
-  o.iterations_given = iters_opt->count() > 0;
-  o.op_given = op_opt->count() > 0;
-  o.root_given = root_opt->count() > 0;
-  o.min_time_given = min_time_opt->count() > 0;
-  o.max_time_given = max_time_opt->count() > 0;
-  o.gpu_offset_given = gpu_offset_opt->count() > 0;
-  o.gpus_given = gpus_opt->count() > 0;
+void resolve_run_flags(CollectiveOptions& o, const CollectiveFlags& f) {
+  o.sweep.min_bytes = parse_bytes(f.min_text, "-b/--minbytes");
+  o.sweep.max_bytes = parse_bytes(f.max_text, "-e/--maxbytes");
+  if (!f.step_text.empty()) o.sweep.step_bytes = parse_bytes(f.step_text, "-i/--stepbytes");
+  o.factor_given = f.factor->count() > 0;
+  o.iterations_given = f.iters->count() > 0;
+  o.op_given = f.op->count() > 0;
+  o.root_given = f.root->count() > 0;
+  o.min_time_given = f.min_time->count() > 0;
+  o.max_time_given = f.max_time->count() > 0;
+  o.gpu_offset_given = f.gpu_offset->count() > 0;
+  o.gpus_given = f.gpus->count() > 0;
   if (o.gpus_per_process < 1)
     throw UsageError(fmt::format("-g/--ngpus must be at least 1 (got {})", o.gpus_per_process));
   if (o.graph_iterations < 0)
@@ -211,25 +214,50 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   if (o.expect_busbw_gbs && !(*o.expect_busbw_gbs > 0))
     throw UsageError(fmt::format("--expect-busbw {:g}: a bandwidth in GB/s above 0", *o.expect_busbw_gbs));
   if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
-  o.rank_reduction = parse_rank_reduction(reduction_text, "-a/--average");
-  if (!fault_text.empty()) o.fault = parse_fault(fault_text);
+  o.rank_reduction = parse_rank_reduction(f.reduction_text, "-a/--average");
+  if (!f.fault_text.empty()) o.fault = parse_fault(f.fault_text);
   if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
     throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
+}
 
-  if (!algo_text.empty()) o.algorithms = parse_name_list(algo_text, nccl_algorithms(), "--algo");
-  if (!proto_text.empty()) o.protocols = parse_name_list(proto_text, nccl_protocols(), "--proto");
-  if (path_text != "on" && path_text != "off")
-    throw UsageError(fmt::format("--path: '{}' is not on or off", path_text));
-  o.observe_path = path_text == "on";
-  if (!calls_text.empty()) o.nccl_calls = parse_call_forms(calls_text);
-  if (!cache_text.empty()) o.cache = parse_cache_mode(cache_text);
-  if (!timer_text.empty()) {
-    if (timer_text != "events" && timer_text != "host")
-      throw UsageError(fmt::format("--timer: '{}' is not events or host", timer_text));
+void resolve_nccl_flags(CollectiveOptions& o, const CollectiveFlags& f) {
+  if (!f.algo_text.empty()) o.algorithms = parse_name_list(f.algo_text, nccl_algorithms(), "--algo");
+  if (!f.proto_text.empty()) o.protocols = parse_name_list(f.proto_text, nccl_protocols(), "--proto");
+  if (f.path_text != "on" && f.path_text != "off")
+    throw UsageError(fmt::format("--path: '{}' is not on or off", f.path_text));
+  o.observe_path = f.path_text == "on";
+  if (!f.calls_text.empty()) o.nccl_calls = parse_call_forms(f.calls_text);
+  if (!f.cache_text.empty()) o.cache = parse_cache_mode(f.cache_text);
+  if (!f.timer_text.empty()) {
+    if (f.timer_text != "events" && f.timer_text != "host")
+      throw UsageError(fmt::format("--timer: '{}' is not events or host", f.timer_text));
     o.timer_given = true;
-    o.host_timer = timer_text == "host";
+    o.host_timer = f.timer_text == "host";
   }
-  check_sweep(o, step_opt->count() > 0);
+}
+
+}  // namespace
+
+ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
+                                           bool check_paths) {
+  ParsedCommandLine parsed;
+  CollectiveOptions& o = parsed.options;
+  CLI::App app(fmt::format("{}: measure a collective across MPI ranks (sizes per rank's buffer, GB = 1e9 B).", program),
+               program);
+  app.get_formatter()->column_width(34);
+  CollectiveFlags flags;
+  add_sweep_flags(app, o, flags);
+  OutputFlags output_flags(app, o.outputs);
+  PairFlags pair_flags(app, o.pairs, "");
+  add_run_flags(app, o, flags);
+  add_nccl_flags(app, o, flags);
+  if (auto help = parse_or_help(app, argc, argv)) {
+    parsed.help_text = std::move(help);
+    return parsed;
+  }
+  resolve_run_flags(o, flags);
+  resolve_nccl_flags(o, flags);
+  check_sweep(o, flags.step->count() > 0);
   check_timing(o);
   output_flags.check(check_paths);
   o.pairs_given = pair_flags.check();

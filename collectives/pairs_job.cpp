@@ -18,6 +18,7 @@
 #include "common/expectation.hpp"
 #include "common/link_matrix.hpp"
 #include "common/matrix_record.hpp"
+#include "common/measured_row.hpp"
 #include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
 #include "common/schedule_clock.hpp"
@@ -41,7 +42,7 @@ class PairsJob final : public Job {
     // NCCL wrote one log for every round; it was a temporary one unless --json or --nccl-logs.
     const CollectiveOptions& o = plan_.options;
     std::error_code ec;
-    if (backend_name_ == "nccl" && o.nccl_log_dir.empty() && o.outputs.json_path.empty())
+    if (observer_ && o.nccl_log_dir.empty() && o.outputs.json_path.empty())
       std::filesystem::remove(nccl_log_file(o, topology_), ec);
   }
 
@@ -53,6 +54,7 @@ class PairsJob final : public Job {
   // round cost 80 % on top of the cells on the H200 (4 ranks: 2.02 s for 1.12 s of cells).
   void connect() override {
     backend_ = make_backend(plan_.options, topology_, BackendGroup{&world_, topology_.rank, topology_.size});
+    observer_ = capability<PathObservingBackend>(*backend_);
     backend_->connect();
     backend_->reserve(plan_.send_bytes, plan_.recv_bytes);
   }
@@ -84,7 +86,11 @@ class PairsJob final : public Job {
     ScheduleClock clock;
     for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
       record.begin_round(round);
-      std::vector<ResultRow> mine = measure_pairs(pairing_.rounds[round], round, plan_, watchdog, clock);
+      // --repeat: each cell's sweep again within its round, combined into one row per cell.
+      std::vector<std::vector<ResultRow>> repeats;
+      for (int r = 0; r < plan_.options.outputs.repeat; ++r)
+        repeats.push_back(measure_pairs(pairing_.rounds[round], round, plan_, watchdog, clock));
+      std::vector<ResultRow> mine = combine_repeats(repeats);
       watchdog.set_activity(fmt::format("gathering the cells of round {}", round));
       std::vector<ResultRow> rows;
       {
@@ -92,7 +98,7 @@ class PairsJob final : public Job {
         rows = gather_rows(world_, mine);
         clock.end_step(world_);
       }
-      if (backend_name_ == "nccl") judge_round_paths(round, path);
+      if (observer_) judge_round_paths(round, path);
       // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
       std::stable_sort(rows.begin(), rows.end(),
                        [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
@@ -116,7 +122,7 @@ class PairsJob final : public Job {
     outcome.summary.verdicts.push_back(std::move(links));
     outcome.summary.matrix = std::move(matrix);
     outcome.summary.schedule = clock.figures();
-    if (backend_name_ == "nccl") outcome.summary.verdicts.push_back(std::move(path));
+    if (observer_) outcome.summary.verdicts.push_back(std::move(path));
     if (const auto& gate = plan_.options.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(cells, *gate * 1e9));
     return outcome;
@@ -209,7 +215,7 @@ class PairsJob final : public Job {
     SweepResult result;
     try {
       backend_->set_group({p.ranks[0], p.ranks[1]});  // role 0 is ranks[0]
-      backend_->begin_path_window();
+      if (observer_) observer_->begin_path_window();
       clock.cell_begin();
       result = run_sweep(program_, plan, *backend_, RankGroup{*comm, {p.ranks[0], p.ranks[1]}}, topology_, nullptr,
                          watchdog);
@@ -219,7 +225,7 @@ class PairsJob final : public Job {
       throw;
     } catch (...) {
       rethrow_with_context(fmt::format("round {} pair {} (rank {} on {}, rank {} on {})", round, pair, p.ranks[0],
-                                       host_of(p.ranks[0]), p.ranks[1], host_of(p.ranks[1])));
+                                       topology_.host_of(p.ranks[0]), p.ranks[1], topology_.host_of(p.ranks[1])));
     }
     if (role != 0) return {};
     for (ResultRow& row : result.rows) {
@@ -237,7 +243,7 @@ class PairsJob final : public Job {
   void judge_round_paths(std::size_t round, RunVerdict& path) {
     const int pair = pairing_.pair_of(round, topology_.rank);
     const nlohmann::json mine =
-        pair < 0 ? nlohmann::json(nullptr) : nlohmann::json{{"pair", pair}, {"digest", backend_->path_digest()}};
+        pair < 0 ? nlohmann::json(nullptr) : nlohmann::json{{"pair", pair}, {"digest", observer_->path_digest()}};
     const std::vector<std::string> all = world_.gather(mine.dump(), 0);
     if (topology_.rank != 0) return;
     std::map<int, std::vector<nccl_path::LogDigest>> digests;
@@ -248,7 +254,7 @@ class PairsJob final : public Job {
     }
     for (std::size_t p = 0; p < pairing_.rounds[round].size(); ++p) {
       const RankPair& cell = pairing_.rounds[round][p];
-      const bool across = host_of(cell.ranks[0]) != host_of(cell.ranks[1]);
+      const bool across = topology_.host_of(cell.ranks[0]) != topology_.host_of(cell.ranks[1]);
       const nccl_path::PathVerdict verdict = nccl_path::judge_path(digests[static_cast<int>(p)], across ? 2 : 1);
       for (const std::string& line : verdict.lines)
         path.lines.push_back(fmt::format("{} - {}: {}", pairing_.units[static_cast<std::size_t>(cell.unit_a)],
@@ -257,15 +263,14 @@ class PairsJob final : public Job {
     }
   }
 
-  const std::string& host_of(int rank) const { return topology_.host_of_rank[static_cast<std::size_t>(rank)]; }
-
   std::string program_;
   const RunPlan plan_;
   const Pairing pairing_;
   const std::string backend_name_;
   const Topology& topology_;
   ControlPlane& world_;
-  std::unique_ptr<Backend> backend_;  // over the world; each round's pairs are groups of it
+  std::unique_ptr<Backend> backend_;          // over the world; each round's pairs are groups of it
+  PathObservingBackend* observer_ = nullptr;  // NCCL's: the path verdict per pair
 };
 
 }  // namespace
@@ -277,10 +282,6 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
         fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
                     "(and fb_rdma_*)",
                     c.name));
-  if (options.outputs.repeat > 1)
-    throw UsageError(
-        "--repeat: a link matrix is one sweep per cell; repeat the launch and combine the runs with "
-        "fb_compare --save-baseline");
   if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
       !options.protocols.empty())
     throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");

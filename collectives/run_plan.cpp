@@ -32,7 +32,7 @@ void resolve_against(CollectiveOptions& o, const Collective& c, const Backend& b
   context.op_unsupported = [&backend](ReduceOp op) { return backend.op_unsupported(op); };
   context.pair_unsupported = [&backend](DataType t, ReduceOp op) { return backend.pair_unsupported(t, op); };
   resolve(o, context);
-  if ((!o.algorithms.empty() || !o.protocols.empty()) && !backend.tunable())
+  if ((!o.algorithms.empty() || !o.protocols.empty()) && !capability<TunableBackend>(backend))
     throw UsageError(
         fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)", backend.name()));
 }

@@ -75,6 +75,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
   const int root = c.has_root ? o.root : -1;
   const bool checking = o.check > 0;
   bool fault_pending = o.fault.kind != FaultInjection::Kind::kNone;
+  PathObservingBackend* observer = capability<PathObservingBackend>(backend);
   SweepResult result;
   result.wrong_total = checking ? 0 : -1;
 
@@ -95,11 +96,11 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
             if (topology.rank == o.fault.rank) backend.plant_error();
           }
           backend.prepare(call);
-          backend.begin_observation();
+          if (observer) observer->begin_observation();
           const Measurement m = measure(
               plan.sampling, [&](int n) { return backend.run(call, n); }, group.plane, watchdog,
               [&](int batch, int samples) { return backend.run_samples(call, batch, samples); });
-          const ObservedPath path = backend.observed_path(call);
+          const ObservedPath path = observer ? observer->observed_path(call) : ObservedPath{};
 
           std::int64_t wrong = -1;
           if (checking && !(placement == Placement::kInPlace && plan.in_place_unchecked)) {

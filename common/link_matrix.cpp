@@ -100,6 +100,35 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, st
   return suspects;
 }
 
+namespace {
+
+// One FAIL line per failed cell, the cells that failed first (a timed-out pair) before those a
+// stopped run never reached; a reason many cells share is one line.
+std::vector<std::string> failed_cell_lines(const LinkMatrix& m) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> cells, first seen first
+  for (const MatrixCell& c : m.cells) {
+    if (c.failure.empty()) continue;
+    auto same = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == c.failure; });
+    if (same == failed.end()) same = failed.insert(failed.end(), {c.failure, {}});
+    same->second.push_back(cell_name(c));
+  }
+  std::stable_partition(failed.begin(), failed.end(), [](const auto& f) { return f.first.rfind("not ", 0) != 0; });
+  std::vector<std::string> lines;
+  for (const auto& [reason, cells] : failed) {
+    if (cells.size() <= 3) {
+      for (const std::string& cell : cells) lines.push_back(fmt::format("FAIL cell  : {}: {}", cell, reason));
+      continue;
+    }
+    std::string some;
+    for (std::size_t i = 0; i < 3; ++i) some += (i ? ", " : "") + cells[i];
+    lines.push_back(
+        fmt::format("FAIL cells : {} cells {}: {} and {} more", cells.size(), reason, some, cells.size() - 3));
+  }
+  return lines;
+}
+
+}  // namespace
+
 RunVerdict judge_links(const LinkMatrix& m, double threshold) {
   RunVerdict verdict{"link matrix", "PASS", {}};
   auto fail = [&](std::string line) {
@@ -108,28 +137,9 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
   };
   std::vector<std::string> unsure;
   std::vector<const MatrixCell*> measured;
-  std::vector<std::pair<std::string, std::vector<std::string>>> failed;  // reason -> cells, first seen first
-  for (const MatrixCell& c : m.cells) {
-    if (c.failure.empty()) {
-      measured.push_back(&c);
-      continue;
-    }
-    auto same = std::find_if(failed.begin(), failed.end(), [&](const auto& f) { return f.first == c.failure; });
-    if (same == failed.end()) same = failed.insert(failed.end(), {c.failure, {}});
-    same->second.push_back(cell_name(c));
-  }
-  // The cells that failed first (a timed-out pair), then those a stopped run never reached; one
-  // line per cell, except for a reason many cells share.
-  std::stable_partition(failed.begin(), failed.end(), [](const auto& f) { return f.first.rfind("not ", 0) != 0; });
-  for (const auto& [reason, cells] : failed) {
-    if (cells.size() <= 3) {
-      for (const std::string& cell : cells) fail(fmt::format("FAIL cell  : {}: {}", cell, reason));
-      continue;
-    }
-    std::string some;
-    for (std::size_t i = 0; i < 3; ++i) some += (i ? ", " : "") + cells[i];
-    fail(fmt::format("FAIL cells : {} cells {}: {} and {} more", cells.size(), reason, some, cells.size() - 3));
-  }
+  for (const MatrixCell& c : m.cells)
+    if (c.failure.empty()) measured.push_back(&c);
+  for (std::string& line : failed_cell_lines(m)) fail(std::move(line));
   if (m.units.size() < 3) {
     fail(fmt::format("{} units: which end of a slow link is slow needs three or more", m.units.size()));
     return verdict;

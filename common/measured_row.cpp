@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/measured_row.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+
+#include "common/error.hpp"
 
 namespace fabricbench {
 
@@ -61,6 +65,21 @@ ResultRow combine_measurements(const std::vector<const ResultRow*>& rows) {
     centre.between_run_rsd = std::sqrt(squares / (k - 1)) / centre.time_s.median;
   }
   return centre;
+}
+
+std::vector<ResultRow> combine_repeats(const std::vector<std::vector<ResultRow>>& repeats) {
+  std::vector<ResultRow> combined;
+  if (repeats.empty()) return combined;
+  for (const std::vector<ResultRow>& rows : repeats)
+    if (rows.size() != repeats.front().size())
+      throw Error(fmt::format("--repeat: one repeat measured {} rows, another {} (a setting refused in one only?)",
+                              repeats.front().size(), rows.size()));
+  for (std::size_t j = 0; j < repeats.front().size(); ++j) {
+    std::vector<const ResultRow*> measured;
+    for (const std::vector<ResultRow>& rows : repeats) measured.push_back(&rows[j]);
+    combined.push_back(combine_measurements(measured));
+  }
+  return combined;
 }
 
 }  // namespace fabricbench

@@ -25,4 +25,8 @@ void record_rates(ResultRow& row, double algbw_bytes, double busbw_factor);
 /// stdev of their median times as `between_run_rsd` (0 for one). Identity fields are the first's.
 ResultRow combine_measurements(const std::vector<const ResultRow*>& rows);
 
+/// --repeat: each repeat measured the same rows in the same order; row j of the result is row j of
+/// every repeat combined (combine_measurements). Throws Error when the repeats' row counts differ.
+std::vector<ResultRow> combine_repeats(const std::vector<std::vector<ResultRow>>& repeats);
+
 }  // namespace fabricbench

@@ -24,6 +24,8 @@ struct Topology {
 
   /// "[rank 3 on node07]": the prefix of every message a rank prints.
   std::string label() const;
+  /// The node of world rank `world_rank`.
+  const std::string& host_of(int world_rank) const { return host_of_rank.at(static_cast<std::size_t>(world_rank)); }
 };
 
 /// Collective over `world`: every rank must call.

@@ -229,9 +229,10 @@ std::vector<ContextDifference> context_differences(const nlohmann::json& base, c
   return differences;
 }
 
-Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
-  Comparison c;
-  c.context_differences = context_differences(base.context, fresh.context);
+namespace {
+
+// Pairs each base row with the fresh row of the same key; the rest go to only_base / only_new.
+void match_rows(Comparison& c, const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
   std::map<std::string, std::size_t> fresh_by_key;
   for (std::size_t i = 0; i < fresh.rows.size(); ++i) fresh_by_key.emplace(match_key(fresh.rows[i], options), i);
   std::vector<bool> used(fresh.rows.size(), false);
@@ -261,6 +262,12 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;
     c.rows.push_back(std::move(rc));
   }
+  for (std::size_t i = 0; i < fresh.rows.size(); ++i)
+    if (!used[i]) c.only_new.push_back(fresh.rows[i]);
+}
+
+// Each row's interval and verdict, at one confidence for the whole run.
+void judge_rows(Comparison& c, const CompareOptions& options) {
   // The typical run-to-run spread of the rows that know one (their median: a few noisy sizes do
   // not set it): the floor of each row's own, so a row whose few runs happened to agree is not
   // trusted beyond what the run's rows show.
@@ -291,14 +298,11 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     r.high = r.speedup * std::exp(quantile * r.standard_error);
     r.verdict = decide(r.speedup, r.low, r.high, options.threshold);
   }
-  for (std::size_t i = 0; i < fresh.rows.size(); ++i)
-    if (!used[i]) c.only_new.push_back(fresh.rows[i]);
-  if (c.rows.empty())
-    throw InputError(fmt::format(
-        "{} and {} have no rows in common ({} and {} rows): different collectives, types, sizes, rank counts or "
-        "settings? (--ignore-settings, --metric)",
-        base.path, fresh.path, base.rows.size(), fresh.rows.size()));
+}
 
+// The geometric mean speedup from the cutoff size up (over every size when none reaches it) and
+// the five worst rows.
+void sum_up(Comparison& c, const CompareOptions& options) {
   double log_sum = 0;
   for (const RowComparison& r : c.rows)
     if (r.base.size_bytes >= options.cutoff_bytes) {
@@ -317,6 +321,21 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
                    [&](std::size_t a, std::size_t b) { return c.rows[a].speedup < c.rows[b].speedup; });
   order.resize(std::min<std::size_t>(5, order.size()));
   c.worst = order;
+}
+
+}  // namespace
+
+Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
+  Comparison c;
+  c.context_differences = context_differences(base.context, fresh.context);
+  match_rows(c, base, fresh, options);
+  if (c.rows.empty())
+    throw InputError(fmt::format(
+        "{} and {} have no rows in common ({} and {} rows): different collectives, types, sizes, rank counts or "
+        "settings? (--ignore-settings, --metric)",
+        base.path, fresh.path, base.rows.size(), fresh.rows.size()));
+  judge_rows(c, options);
+  sum_up(c, options);
   return c;
 }
 

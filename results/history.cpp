@@ -109,6 +109,73 @@ std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, con
   return found;
 }
 
+namespace {
+
+// series -> size -> figure per run (missing: NaN), and each series' metric.
+struct Cell {
+  std::vector<double> values, errors;
+};
+struct Grid {
+  std::map<std::string, std::map<std::uint64_t, Cell>> cells;
+  std::map<std::string, Metric> metric_of;
+};
+
+Grid grid_of(const std::vector<StoredRun>& runs, const HistoryOptions& options) {
+  Grid grid;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const ResultRow& row : runs[i].rows) {
+      if (row.size_bytes == 0) continue;  // a refused setting
+      const std::string name = series_name(row);
+      Metric metric = options.metric_given ? options.metric : (is_latency_row(row) ? Metric::kTime : Metric::kBusbw);
+      if (metric == Metric::kBusbw && row.busbw_mean_bytes_per_s <= 0) metric = Metric::kTime;  // one rank
+      grid.metric_of.emplace(name, metric);
+      Cell& cell = grid.cells[name][row.size_bytes];
+      cell.values.resize(runs.size(), NAN);
+      cell.errors.resize(runs.size(), 0);
+      const auto [value, error] = figure_of(row, grid.metric_of[name]);
+      cell.values[i] = value;
+      cell.errors[i] = error;
+    }
+  return grid;
+}
+
+// One series per name and size bucket: the geometric mean over the bucket's sizes measured in
+// every run. `left_out` counts the sizes some run lacks.
+std::vector<HistorySeries> series_of(const Grid& grid, std::size_t runs, std::size_t& left_out) {
+  std::vector<HistorySeries> out;
+  for (const auto& [name, sizes] : grid.cells) {
+    for (const SizeBucket& bucket : size_buckets()) {
+      HistorySeries s;
+      s.name = name;
+      s.bucket = bucket.name;
+      s.metric = grid.metric_of.at(name);
+      std::vector<double> log_sum(runs, 0), error_squares(runs, 0);
+      for (const auto& [bytes, cell] : sizes) {
+        if (bytes < bucket.from || (bucket.to && bytes >= bucket.to)) continue;
+        if (std::any_of(cell.values.begin(), cell.values.end(), [](double v) { return !(v > 0); })) {
+          ++left_out;
+          continue;
+        }
+        s.sizes.push_back(bytes);
+        for (std::size_t i = 0; i < runs; ++i) {
+          log_sum[i] += std::log(cell.values[i]);
+          error_squares[i] += cell.errors[i] * cell.errors[i];
+        }
+      }
+      if (s.sizes.empty()) continue;
+      const auto k = static_cast<double>(s.sizes.size());
+      for (std::size_t i = 0; i < runs; ++i) {
+        s.values.push_back(std::exp(log_sum[i] / k));
+        s.errors.push_back(std::sqrt(error_squares[i]) / k);  // of the mean of k logs
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 History build_history(std::vector<StoredRun> runs, const HistoryOptions& options) {
   if (runs.size() < 3)
     throw UsageError(
@@ -132,56 +199,8 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
     if (!run.rows.empty()) tags = run.rows.front().tags.text();
     h.runs.push_back({run.path, run.context.value("start_time", std::string()), tags});
   }
-  // series -> size -> figure per run (missing: NaN)
-  struct Cell {
-    std::vector<double> values, errors;
-  };
-  std::map<std::string, std::map<std::uint64_t, Cell>> grid;
-  std::map<std::string, Metric> metric_of;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const ResultRow& row : runs[i].rows) {
-      if (row.size_bytes == 0) continue;  // a refused setting
-      const std::string name = series_name(row);
-      Metric metric = options.metric_given ? options.metric : (is_latency_row(row) ? Metric::kTime : Metric::kBusbw);
-      if (metric == Metric::kBusbw && row.busbw_mean_bytes_per_s <= 0) metric = Metric::kTime;  // one rank
-      metric_of.emplace(name, metric);
-      Cell& cell = grid[name][row.size_bytes];
-      cell.values.resize(runs.size(), NAN);
-      cell.errors.resize(runs.size(), 0);
-      const auto [value, error] = figure_of(row, metric_of[name]);
-      cell.values[i] = value;
-      cell.errors[i] = error;
-    }
   std::size_t left_out = 0;
-  for (auto& [name, sizes] : grid) {
-    const Metric metric = metric_of[name];
-    for (const SizeBucket& bucket : size_buckets()) {
-      HistorySeries s;
-      s.name = name;
-      s.bucket = bucket.name;
-      s.metric = metric;
-      std::vector<double> log_sum(runs.size(), 0), error_squares(runs.size(), 0);
-      for (const auto& [bytes, cell] : sizes) {
-        if (bytes < bucket.from || (bucket.to && bytes >= bucket.to)) continue;
-        if (std::any_of(cell.values.begin(), cell.values.end(), [](double v) { return !(v > 0); })) {
-          ++left_out;
-          continue;
-        }
-        s.sizes.push_back(bytes);
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-          log_sum[i] += std::log(cell.values[i]);
-          error_squares[i] += cell.errors[i] * cell.errors[i];
-        }
-      }
-      if (s.sizes.empty()) continue;
-      const auto k = static_cast<double>(s.sizes.size());
-      for (std::size_t i = 0; i < runs.size(); ++i) {
-        s.values.push_back(std::exp(log_sum[i] / k));
-        s.errors.push_back(std::sqrt(error_squares[i]) / k);  // of the mean of k logs
-      }
-      h.series.push_back(std::move(s));
-    }
-  }
+  h.series = series_of(grid_of(runs, options), runs.size(), left_out);
   if (h.series.empty())
     throw UsageError("the runs have no series and size in common: different benchmarks, collectives or rank counts?");
   if (left_out > 0) h.notes.push_back(fmt::format("{} series size(s) left out: not measured in every run", left_out));

@@ -333,7 +333,6 @@ BAD_INPUT = [
     ("sendrecv", 3, ["--pairs", "all", "-b", "1K", "-e", "4K", "--matrix-size", "3K"], "is not among the sizes"),
     ("sendrecv", 2, ["--matrix-size", "1K"], "--matrix-size needs --pairs"),
     ("all_reduce", 2, ["--repeat", "0"], "--repeat"),
-    ("sendrecv", 2, ["--pairs", "all", "--repeat", "3"], "--repeat"),
     ("sendrecv", 3, ["--pairs", "all", "--node-threshold", "1.5"], "--node-threshold"),
     ("all_reduce", 2, ["--expect-busbw", "0"], "--expect-busbw"),
     ("all_reduce", 2, ["--expect-busbw", "fast"], "--expect-busbw"),
@@ -468,6 +467,26 @@ def test_adaptive(runner, _):
                 expect(rse <= 0.05 + 1e-12, f"stopped on noise with the median's relative error {rse}")
         reasons = [r["stop_reason"] for r in rows]
         print(f"adaptive: {len(rows)} rows, stop reasons {reasons}")
+
+
+def test_matrix_schedules(runner, _):
+    """--pairs ring on 3 ranks of one node (its ranks are the units): the 3 links of the ring in
+    three rounds, each cell measured twice (--repeat 2) and combined."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("sendrecv", 3, ["--pairs", "ring", "--repeat", "2", "-b", "64K", "-e", "64K", "-n", "20",
+                                            "--node-threshold", "0.01", "--json", f"{tmp}/m.json"])
+        expect(result.returncode == 0, f"ring: exit {result.returncode}\n{result.stdout[-2000:]}{result.stderr}")
+        with open(f"{tmp}/m.json") as f:
+            doc = json.load(f)
+        cells = doc["summary"]["matrix"]["cells"]
+        links = sorted(tuple(sorted(u.rsplit("#", 1)[1] for u in (c["a"], c["b"]))) for c in cells)
+        expect(links == [("0", "1"), ("0", "2"), ("1", "2")] and all(not c["failure"] for c in cells),
+               f"ring: cells {cells}")
+        rows = doc["rows"]
+        expect(len(rows) == 6 and all(r["runs"] == 2 and r["wrong"] == 0 for r in rows),
+               f"ring --repeat 2: {[(r['runs'], r['wrong']) for r in rows]}")
+        expect(result.stdout.count("# -- round") == 3, f"ring: rounds\n{result.stdout[-2000:]}")
+    print(f"--pairs ring --repeat 2 on 3 ranks: links {links}, {len(rows)} rows of 2 runs each")
 
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE for the gpu label
@@ -955,6 +974,7 @@ TESTS = {
     "fault-error": test_fault_error,
     "interrupted": test_interrupted,
     "adaptive": test_adaptive,
+    "matrix-schedules": test_matrix_schedules,
 }
 
 

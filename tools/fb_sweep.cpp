@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/cli.hpp"
@@ -145,64 +146,84 @@ void print_side_by_side(const std::vector<std::string>& columns, const std::vect
   }
 }
 
-int run(int argc, char** argv) {
+/// What the command line asks for, checked before anything is launched or written.
+struct SweepRequest {
+  std::vector<Variable> variables;
+  std::vector<std::string> launcher;
+  std::string csv_path, json_path, runs;  ///< PREFIX.csv, PREFIX.json, PREFIX.runs/
+  double timeout_seconds = 3600;
+};
+
+/// The request, or nullopt after printing --help. Creates PREFIX.runs/.
+std::optional<SweepRequest> parse_request(int argc, char** argv) {
   CLI::App app("fb_sweep: one launch per combination of NCCL (or any) environment settings, results merged.",
                "fb_sweep");
   app.get_formatter()->column_width(30);
-  std::vector<std::string> variable_texts, launcher;
+  SweepRequest request;
+  std::vector<std::string> variable_texts;
   std::string out_prefix;
-  double timeout_seconds = 3600;
   app.add_option("--var", variable_texts, "NAME=v1,v2,... (repeatable: every combination is launched)")->required();
   app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->required();
-  app.add_option("--timeout", timeout_seconds, "seconds one launch may take [3600]")
+  app.add_option("--timeout", request.timeout_seconds, "seconds one launch may take [3600]")
       ->check(number_in(NumberRange::between(1, kLongestTimeoutSeconds)));
-  app.add_option("launcher", launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")->required();
+  app.add_option("launcher", request.launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")
+      ->required();
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
-    return kExitOk;
+    return std::nullopt;
   }
-  std::vector<Variable> variables;
   std::set<std::string> names;
   for (const std::string& text : variable_texts) {
-    variables.push_back(parse_variable(text));
-    if (!names.insert(variables.back().name).second)
-      throw UsageError(fmt::format("--var {} given twice: list its values in one --var", variables.back().name));
+    request.variables.push_back(parse_variable(text));
+    if (!names.insert(request.variables.back().name).second)
+      throw UsageError(
+          fmt::format("--var {} given twice: list its values in one --var", request.variables.back().name));
   }
   double launches = 1;  // counted before the combinations are made: ten --var of ten values are 1e10
-  for (const Variable& v : variables) launches *= static_cast<double>(v.values.size());
+  for (const Variable& v : request.variables) launches *= static_cast<double>(v.values.size());
   if (launches > kMostLaunches)
     throw UsageError(fmt::format("--var: {:g} combinations to launch; at most {:g}", launches, kMostLaunches));
-  if (sweep::find_program(launcher.front()).empty())
-    throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", launcher.front()));
-  const std::string csv_path = out_prefix + ".csv", json_path = out_prefix + ".json", runs = out_prefix + ".runs";
-  check_writable_path(csv_path, "--out");
-  check_writable_path(json_path, "--out");
+  if (sweep::find_program(request.launcher.front()).empty())
+    throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", request.launcher.front()));
+  request.csv_path = out_prefix + ".csv";
+  request.json_path = out_prefix + ".json";
+  request.runs = out_prefix + ".runs";
+  check_writable_path(request.csv_path, "--out");
+  check_writable_path(request.json_path, "--out");
   std::error_code ec;
-  if (fs::exists(runs, ec) && !fs::is_directory(runs, ec))
-    throw UsageError(fmt::format("--out: {} exists and is not a folder", runs));
-  if (fs::create_directories(runs, ec); ec)
-    throw UsageError(fmt::format("--out: cannot create {}: {}", runs, ec.message()));
+  if (fs::exists(request.runs, ec) && !fs::is_directory(request.runs, ec))
+    throw UsageError(fmt::format("--out: {} exists and is not a folder", request.runs));
+  if (fs::create_directories(request.runs, ec); ec)
+    throw UsageError(fmt::format("--out: cannot create {}: {}", request.runs, ec.message()));
+  return request;
+}
 
-  const std::vector<Setting> settings = combinations(variables);
-  std::vector<std::unique_ptr<results::StoredRun>> loaded(settings.size());
+/// Every launch: its run read back (nullptr when it gave none) and its record for the context.
+struct Launches {
+  std::vector<std::unique_ptr<results::StoredRun>> loaded;
   nlohmann::json record = nlohmann::json::array();
   std::vector<std::string> columns;
   std::size_t failed = 0;
+};
+
+Launches launch_all(const SweepRequest& request, const std::vector<Setting>& settings) {
+  Launches out;
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
-    const std::string stem = fmt::format("{}/{}", runs, i);
-    const std::vector<std::string> command = command_for(launcher, settings[i], stem);
+    const std::string stem = fmt::format("{}/{}", request.runs, i);
     fmt::print("# [{}/{}] {}\n", i + 1, settings.size(), label);
     std::fflush(stdout);
-    const sweep::LaunchResult result = sweep::launch(command, settings[i], stem + ".log", timeout_seconds);
+    const sweep::LaunchResult result = sweep::launch(command_for(request.launcher, settings[i], stem), settings[i],
+                                                     stem + ".log", request.timeout_seconds);
     nlohmann::json entry = {{"setting", text_for_json(label)},
                             {"exit", result.exit_code},
                             {"seconds", result.seconds},
                             {"log", text_for_json(stem + ".log")}};
     std::string reason;
+    out.loaded.emplace_back();
     if (result.exit_code == 0 || result.exit_code == 1) {  // 1: results with wrong elements, still results
       try {
-        loaded[i] = std::make_unique<results::StoredRun>(results::load_run(stem + ".json"));
+        out.loaded.back() = std::make_unique<results::StoredRun>(results::load_run(stem + ".json"));
       } catch (const std::exception& e) {  // a launch's bad file is its failure, not the sweep's
         reason = fmt::format("exit {} without results: {}", result.exit_code,
                              result.last_error.empty() ? describe(e) : result.last_error);
@@ -211,33 +232,35 @@ int run(int argc, char** argv) {
       reason = fmt::format("exit {}: {}", result.exit_code, result.last_error);
     }
     if (!reason.empty()) {
-      ++failed;
+      ++out.failed;
       entry["failure"] = text_for_json(reason);
       fmt::print("#   failed: {}\n", reason);
     }
-    record.push_back(entry);
-    columns.push_back(label);
+    out.record.push_back(entry);
+    out.columns.push_back(label);
   }
+  return out;
+}
 
+/// The launches' rows, each with its setting in the settings column, as one run in CSV and JSON.
+std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>& settings, const Launches& launches) {
   ReporterTee reporters;
-  reporters.attach(make_csv_reporter(csv_path));
-  reporters.attach(make_json_reporter(json_path));
+  reporters.attach(make_csv_reporter(request.csv_path));
+  reporters.attach(make_json_reporter(request.json_path));
   RunHeader header;
-  for (const auto& run_result : loaded)
+  for (const auto& run_result : launches.loaded)
     if (run_result) {
       header.context = run_result->context;  // the first launch that ran: hosts, versions...
       break;
     }
   nlohmann::json launcher_record = nlohmann::json::array();
-  for (const std::string& argument : launcher) launcher_record.push_back(text_for_json(argument));
-  header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher_record}, {"launches", record}};
+  for (const std::string& argument : request.launcher) launcher_record.push_back(text_for_json(argument));
+  header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher_record}, {"launches", launches.record}};
   reporters.begin(header);
   std::vector<ResultRow> merged;
-  std::vector<results::StoredRun*> by_column;
   for (std::size_t i = 0; i < settings.size(); ++i) {
-    by_column.push_back(loaded[i].get());
-    if (!loaded[i]) continue;
-    for (ResultRow row : loaded[i]->rows) {
+    if (!launches.loaded[i]) continue;
+    for (ResultRow row : launches.loaded[i]->rows) {
       for (const auto& [name, value] : settings[i]) row.settings.set(name, value);
       reporters.add(row);
       merged.push_back(row);
@@ -246,14 +269,25 @@ int run(int argc, char** argv) {
   RunTotals totals;
   totals.rows = merged.size();
   totals.summary = summarize_rows(merged);
-  totals.summary.failed_launches = failed;
+  totals.summary.failed_launches = launches.failed;
   reporters.finish(totals);
+  return merged.size();
+}
+
+int run(int argc, char** argv) {
+  const std::optional<SweepRequest> request = parse_request(argc, argv);
+  if (!request) return kExitOk;
+  const std::vector<Setting> settings = combinations(request->variables);
+  const Launches launches = launch_all(*request, settings);
+  const std::size_t rows = write_merged(*request, settings, launches);
+  std::vector<results::StoredRun*> by_column;
+  for (const auto& loaded : launches.loaded) by_column.push_back(loaded.get());
   fmt::print("#\n");
-  print_side_by_side(columns, by_column);
-  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), failed, merged.size(),
-             csv_path, json_path);
-  if (failed == settings.size()) return kExitFailure;
-  return failed > 0 ? 1 : kExitOk;
+  print_side_by_side(launches.columns, by_column);
+  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), launches.failed, rows,
+             request->csv_path, request->json_path);
+  if (launches.failed == settings.size()) return kExitFailure;
+  return launches.failed > 0 ? 1 : kExitOk;
 }
 
 }  // namespace

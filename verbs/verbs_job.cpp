@@ -217,7 +217,7 @@ class VerbsJob final : public Job {
             sweeps_of_size[j].push_back(std::move(rows));
         }
       if (repeats > 1)
-        for (const auto& sweeps : sweeps_of_size) report(combine_sweeps(sweeps));
+        for (const auto& sweeps : sweeps_of_size) report(combine_repeats(sweeps));
       clock.end_round();
       bench_.reset();
       pair_.reset();
@@ -234,16 +234,6 @@ class VerbsJob final : public Job {
       outcome.summary.schedule = clock.figures();
     }
     return outcome;
-  }
-
-  static std::vector<ResultRow> combine_sweeps(const std::vector<std::vector<ResultRow>>& sweeps) {
-    std::vector<ResultRow> combined;
-    for (std::size_t pair = 0; pair < sweeps.front().size(); ++pair) {
-      std::vector<const ResultRow*> measured;
-      for (const std::vector<ResultRow>& rows : sweeps) measured.push_back(&rows.at(pair));
-      combined.push_back(combine_measurements(measured));
-    }
-    return combined;
   }
 
   // Leaves the QPs as they are: towards a peer that stopped answering, tearing them down can
@@ -288,8 +278,9 @@ class VerbsJob final : public Job {
       } catch (...) {
         const RankPair& p = plan_.pairing.rounds[round][static_cast<std::size_t>(pair)];
         rethrow_with_context(what + fmt::format(" on pair {} of round {} (ranks {} on {} and {} on {}, {} port {})",
-                                                pair, round, p.ranks[0], host_of(p.ranks[0]), p.ranks[1],
-                                                host_of(p.ranks[1]), hca_.name, static_cast<int>(hca_.port.number)));
+                                                pair, round, p.ranks[0], topology_.host_of(p.ranks[0]), p.ranks[1],
+                                                topology_.host_of(p.ranks[1]), hca_.name,
+                                                static_cast<int>(hca_.port.number)));
       }
     }
     watchdog.set_activity(fmt::format("gathering the cells of {} B, round {}", bytes, round));
@@ -322,8 +313,6 @@ class VerbsJob final : public Job {
     return pair_row(round, pair, bytes, m, wrong);
   }
 
-  const std::string& host_of(int rank) const { return topology_.host_of_rank[static_cast<std::size_t>(rank)]; }
-
   ResultRow pair_row(std::size_t round, int pair, std::uint64_t bytes, const Measurement& m, std::int64_t wrong) const {
     const VerbsOptions& o = plan_.options;
     const Pairing& pairing = plan_.pairing;
@@ -348,7 +337,7 @@ class VerbsJob final : public Job {
     row.size_bytes = bytes;
     row.count = bytes;
     row.ranks = 2;
-    row.hosts = host_of(initiator) == host_of(target) ? 1 : 2;
+    row.hosts = topology_.host_of(initiator) == topology_.host_of(target) ? 1 : 2;
     row.rank_reduction = std::string(name_of(plan_.sampling.policy));
     record_measurement(row, m, m.slowest_rank == 0 ? initiator : target, topology_.host_of_rank);
     if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;

@@ -96,7 +96,7 @@ struct Lane {
   Communicator comm;  // last: destroyed first, before the buffers it may still reference
 };
 
-class NcclBackend final : public Backend {
+class NcclBackend final : public Backend, public TunableBackend, public PathObservingBackend {
  public:
   /// Selects and checks the GPUs (local work only; connect() builds the communicators).
   NcclBackend(const Topology& topology, const NcclSettings& settings);
@@ -131,7 +131,6 @@ class NcclBackend final : public Backend {
   KeyValues settings() const override;
   nlohmann::json rank_context() const override;
   void set_tuning(const std::string& algorithm, const std::string& protocol) override;
-  bool tunable() const override { return true; }
   void reconnect() override;
   void abandon() noexcept override { abort_all(); }
   void plant_error() override;
@@ -172,9 +171,8 @@ class NcclBackend final : public Backend {
   int group_rank() const { return settings_.group_rank; }
   int group_size() const { return settings_.group_size; }
   const Topology& topology_;
-  std::streamoff log_start_ = 0;
-  std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start  // where this
-                                     // backend's part of the (per-process) NCCL log begins
+  std::streamoff log_start_ = 0;     // where this backend's part of the (per-process) NCCL log begins
+  std::streamoff window_start_ = 0;  // begin_path_window(): where the connections counted start
   bool log_start_taken_ = false;
   NcclSettings settings_;
   std::vector<Lane> lanes_;
