@@ -14,9 +14,9 @@
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
 #include "common/output_options.hpp"
-#include "common/pair_options.hpp"
 #include "common/reduce_op.hpp"
 #include "common/sizes.hpp"
+#include "fabric/pair_options.hpp"
 
 namespace fabricbench::collectives {
 

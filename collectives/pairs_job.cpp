@@ -16,13 +16,13 @@
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
 #include "common/expectation.hpp"
-#include "common/link_matrix.hpp"
-#include "common/matrix_record.hpp"
 #include "common/measured_row.hpp"
-#include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
 #include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
+#include "fabric/link_matrix.hpp"
+#include "fabric/matrix_record.hpp"
+#include "fabric/pairing.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -108,19 +108,19 @@ class PairsJob final : public Job {
     outcome.rows = record.rows();
     outcome.wrong_total = record.wrong_total();
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
-    auto matrix = std::make_shared<LinkMatrix>(topology_.rank == 0 ? record.matrix() : LinkMatrix{});
-    const SecondLook look = second_look(*matrix, watchdog);
+    LinkMatrix matrix = topology_.rank == 0 ? record.matrix() : LinkMatrix{};
+    const SecondLook look = second_look(matrix, watchdog);
     if (topology_.rank != 0) return outcome;
     const std::vector<ResultRow> cells = record.cells();
     outcome.summary = summarize_rows(cells);
-    RunVerdict links = judge_links(*matrix, pairs.node_threshold);
+    RunVerdict links = judge_links(matrix, pairs.node_threshold);
     if (look.cells > 0)
       links.lines.insert(links.lines.begin(),
                          fmt::format("second look: {} suspect cell(s) measured {} more time(s) at {} B before judging, "
                                      "in {} round(s), {:.2f} s",
-                                     look.cells, kSecondLooks, matrix->size_bytes, look.rounds, look.seconds));
+                                     look.cells, kSecondLooks, matrix.size_bytes, look.rounds, look.seconds));
     outcome.summary.verdicts.push_back(std::move(links));
-    outcome.summary.matrix = std::move(matrix);
+    outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
     outcome.summary.schedule = clock.figures();
     if (observer_) outcome.summary.verdicts.push_back(std::move(path));
     if (const auto& gate = plan_.options.expect_busbw_gbs)

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace fabricbench {
 
@@ -37,5 +38,8 @@ Summary summarize(std::span<const double> samples);
 
 /// The q-quantile (0..1) of ascending-sorted samples, linear interpolation between closest ranks.
 double quantile_sorted(std::span<const double> sorted, double q);
+
+/// Median of `values` (0 for none).
+double median_of(std::vector<double> values);
 
 }  // namespace fabricbench

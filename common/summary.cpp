@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "common/expectation.hpp"
-#include "common/link_matrix.hpp"
 
 namespace fabricbench {
 
@@ -106,7 +105,7 @@ nlohmann::json to_json(const RunSummary& s) {
   }
   if (s.refused_settings > 0) j["refused_settings"] = s.refused_settings;
   if (s.failed_launches > 0) j["failed_launches"] = s.failed_launches;
-  if (s.matrix) j["matrix"] = matrix_json(*s.matrix);
+  for (const auto& exhibit : s.exhibits) j[exhibit->json_key()] = exhibit->to_json();
   if (s.schedule)
     j["schedule"] = {{"rounds", s.schedule->rounds},
                      {"wall_seconds", s.schedule->wall_seconds},
@@ -163,7 +162,7 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
 }
 
 void print_verdicts(std::FILE* out, const RunSummary& s) {
-  if (s.matrix) print_matrix(out, *s.matrix);
+  for (const auto& exhibit : s.exhibits) exhibit->print(out);
   if (const auto& t = s.schedule)
     fmt::print(out,
                "# Schedule              : {} round(s) in {:.2f} s; their longest cells measured {:.2f} s "

@@ -19,8 +19,6 @@
 
 namespace fabricbench {
 
-struct LinkMatrix;  // common/link_matrix.hpp
-
 /// The figures of one series: rows of one collective, type, op, placement, root, pair and settings.
 struct SeriesFigures {
   std::size_t rows = 0;
@@ -74,6 +72,18 @@ struct MemoryAtEnd {
   std::optional<Gpu> gpu;
 };
 
+/// What a job's judge adds to the summary beyond the rows' figures and its verdict (the link
+/// matrix of fabric/ is one). The harness owns this interface so that verdicts reach the summary
+/// without common/ knowing any feature: printed before the schedule and the verdicts, stored under
+/// json_key() in the JSON summary.
+class SummaryExhibit {
+ public:
+  virtual ~SummaryExhibit() = default;
+  virtual std::string json_key() const = 0;
+  virtual nlohmann::json to_json() const = 0;
+  virtual void print(std::FILE* out) const = 0;
+};
+
 struct RunSummary {
   std::optional<Headline> headline;                      ///< none for no rows
   std::map<std::string, std::size_t> slowest_host_rows;  ///< multi-node rows only: host -> rows it was slowest in
@@ -83,8 +93,8 @@ struct RunSummary {
   std::size_t refused_settings = 0;
   std::size_t failed_launches = 0;  ///< fb_sweep: launches that produced no rows
   std::optional<MemoryAtEnd> memory;
-  std::shared_ptr<const LinkMatrix> matrix;  ///< --pairs all/quick/rail: the node x node figures
-  std::optional<ScheduleFigures> schedule;   ///< --pairs: what the rounds cost beyond their cells
+  std::vector<std::shared_ptr<const SummaryExhibit>> exhibits;  ///< e.g. --pairs: the node x node matrix
+  std::optional<ScheduleFigures> schedule;                      ///< --pairs: what the rounds cost beyond their cells
   /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
   nlohmann::json attachments = nlohmann::json::object();
 

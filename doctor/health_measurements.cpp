@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "common/link_matrix.hpp"
+#include "common/stats.hpp"
 #include "doctor/health.hpp"
 
 namespace fabricbench::doctor {

@@ -8,8 +8,8 @@
 #include <map>
 #include <numeric>
 
-#include "common/link_matrix.hpp"  // median_of
 #include "common/measured_row.hpp"
+#include "common/stats.hpp"
 
 namespace fabricbench::results {
 namespace {

@@ -762,11 +762,24 @@ def test_compare(runner, _):
         result = tool(runner, "fb_compare", [t / "rep.json", t / "rep-cut.json", "--json", t / "crep.json"])
         report = json.load(open(t / "crep.json"))
         kinds = {r["uncertainty"] for r in report["rows"]}
-        expect(result.returncode == 1 and kinds == {"between-run"} and report["t"] > report["z"] > 0,
-               f"--repeat baseline against a 30 % drop: exit {result.returncode}, {kinds}\n{result.stdout[-1500:]}")
-        print(f"--repeat 3: {len(rows)} rows with runs=3 and their spread; a 30 % drop: exit 1 "
-              f"({sum(r['verdict'] == 'SLOWER' for r in report['rows'])} of 6 SLOWER, t = {report['t']:.2f} "
-              f"on {report['spread_degrees_of_freedom']:g} df, pooled spread {report['pooled_spread'] * 100:.1f} %)")
+        words = {r["verdict"] for r in report["rows"]}
+        expect(kinds == {"between-run"} and report["t"] > report["z"] > 0 and words <= {"SLOWER", "UNSURE"}
+               and (result.returncode == 1) == ("SLOWER" in words),
+               f"--repeat baseline against a 30 % drop: exit {result.returncode}, {kinds}, {words}\n"
+               f"{result.stdout[-1500:]}")
+        # Three runs resolve a 30 % drop only when they agree: a machine busy enough that they differ
+        # by ~20 % (a build beside the test) makes it UNSURE, which is the honest answer, not a miss.
+        resolvable = report["t"] * report["pooled_spread"] * (2 / 3) ** 0.5 < 0.25
+        if not resolvable:
+            print(f"--repeat 3: runs {report['pooled_spread']:.1%} apart, too busy to resolve a 30 % drop with 3 "
+                  f"runs a side: {sorted(words)}, exit {result.returncode}, said as such")
+        expect(not resolvable or result.returncode == 1,
+               f"--repeat baseline against a 30 % drop, runs {report['pooled_spread']:.1%} apart: exit "
+               f"{result.returncode}\n{result.stdout[-1500:]}")
+        if resolvable:
+            print(f"--repeat 3: {len(rows)} rows with runs=3 and their spread; a 30 % drop: exit 1 "
+                  f"({sum(r['verdict'] == 'SLOWER' for r in report['rows'])} of 6 SLOWER, t = {report['t']:.2f} "
+                  f"on {report['spread_degrees_of_freedom']:g} df, pooled spread {report['pooled_spread'] * 100:.1f} %)")
 
         # fb_history: one real run as three history entries a few percent apart, then three at 60 %
         # (later start times, a new tag): one level change, SLOWER from run 4, exit 1; the first three

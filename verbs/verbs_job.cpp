@@ -11,14 +11,14 @@
 
 #include "common/driver.hpp"
 #include "common/expectation.hpp"
-#include "common/link_matrix.hpp"
-#include "common/matrix_record.hpp"
 #include "common/measured_row.hpp"
-#include "common/pairing.hpp"
 #include "common/row_exchange.hpp"
 #include "common/sampling.hpp"
 #include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
+#include "fabric/link_matrix.hpp"
+#include "fabric/matrix_record.hpp"
+#include "fabric/pairing.hpp"
 #include "verbs/device.hpp"
 #include "verbs/pair_benchmark.hpp"
 #include "verbs/verbs_main.hpp"
@@ -228,9 +228,9 @@ class VerbsJob final : public Job {
     if (const auto& gate = plan_.options.expect_gbps)
       outcome.summary.verdicts.push_back(judge_expected_gbps(pair_rows, *gate));
     if (record) {
-      auto matrix = std::make_shared<LinkMatrix>(record->matrix());
-      outcome.summary.verdicts.push_back(judge_links(*matrix, pairs.node_threshold));
-      outcome.summary.matrix = std::move(matrix);
+      LinkMatrix matrix = record->matrix();
+      outcome.summary.verdicts.push_back(judge_links(matrix, pairs.node_threshold));
+      outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
       outcome.summary.schedule = clock.figures();
     }
     return outcome;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/output_options.hpp"
-#include "common/pair_options.hpp"
 #include "common/sizes.hpp"
+#include "fabric/pair_options.hpp"
 #include "verbs/pair_benchmark.hpp"
 
 namespace fabricbench::verbs {

@@ -13,13 +13,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "common/pairing.hpp"
 #include "common/row.hpp"
+#include "common/stats.hpp"
 #include "common/summary.hpp"
+#include "fabric/pairing.hpp"
 
 namespace fabricbench {
 
@@ -60,6 +62,9 @@ void print_matrix(std::FILE* out, const LinkMatrix& matrix);
 /// The matrix for the run's JSON: units, size, unit, cells [[figure or null]].
 nlohmann::json matrix_json(const LinkMatrix& matrix);
 
+/// The matrix as the run summary's exhibit: printed before the verdicts, "matrix" in the JSON.
+std::shared_ptr<const SummaryExhibit> matrix_exhibit(LinkMatrix matrix);
+
 /// Why scheduled cells have no row, by (round, pair): "timed out: ...", "not measured: ...".
 using CellReasons = std::map<std::pair<std::size_t, std::size_t>, std::string>;
 
@@ -68,8 +73,5 @@ using CellReasons = std::map<std::pair<std::size_t, std::size_t>, std::string>;
 /// present: one without a row (its reason from `missing`, if any), or with wrong data, FAILs.
 LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows, std::optional<std::uint64_t> size,
                      bool latency, const CellReasons& missing = {});
-
-/// Median of `values` (0 for none).
-double median_of(std::vector<double> values);
 
 }  // namespace fabricbench

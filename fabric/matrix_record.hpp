@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "common/link_matrix.hpp"
-#include "common/pairing.hpp"
 #include "common/reporter.hpp"
 #include "common/topology.hpp"
 #include "common/watchdog.hpp"
+#include "fabric/link_matrix.hpp"
+#include "fabric/pairing.hpp"
 
 namespace fabricbench {
 

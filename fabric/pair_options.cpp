@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/pair_options.hpp"
+#include "fabric/pair_options.hpp"
 
 #include <fmt/format.h>
 

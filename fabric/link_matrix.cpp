@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/link_matrix.hpp"
+#include "fabric/link_matrix.hpp"
 
 #include <fmt/format.h>
 
@@ -23,13 +23,6 @@ std::string cell_name(const MatrixCell& c) {
 }
 
 }  // namespace
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 double MatrixCell::best() const {
   double figure = rate;
@@ -301,6 +294,25 @@ nlohmann::json matrix_json(const LinkMatrix& m) {
     cells.push_back({{"a", c.a}, {"b", c.b}, {"rail", c.rail}, {"value", value}, {"failure", c.failure}});
   }
   return {{"units", m.units}, {"size_bytes", m.size_bytes}, {"unit", m.unit}, {"grid", grid}, {"cells", cells}};
+}
+
+namespace {
+
+class MatrixExhibit final : public SummaryExhibit {
+ public:
+  explicit MatrixExhibit(LinkMatrix matrix) : matrix_(std::move(matrix)) {}
+  std::string json_key() const override { return "matrix"; }
+  nlohmann::json to_json() const override { return matrix_json(matrix_); }
+  void print(std::FILE* out) const override { print_matrix(out, matrix_); }
+
+ private:
+  LinkMatrix matrix_;
+};
+
+}  // namespace
+
+std::shared_ptr<const SummaryExhibit> matrix_exhibit(LinkMatrix matrix) {
+  return std::make_shared<MatrixExhibit>(std::move(matrix));
 }
 
 }  // namespace fabricbench

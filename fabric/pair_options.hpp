@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "common/pairing.hpp"
+#include "fabric/pairing.hpp"
 
 namespace CLI {
 class App;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Who measures with whom: the split modes and the matrix schedules, checked exhaustively.
-#include "common/pairing.hpp"
+#include "fabric/pairing.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "common/link_matrix.hpp"
-#include "common/matrix_record.hpp"
+#include "fabric/link_matrix.hpp"
+#include "fabric/matrix_record.hpp"
 
 namespace fabricbench {
 namespace {

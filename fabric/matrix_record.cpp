@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/matrix_record.hpp"
+#include "fabric/matrix_record.hpp"
 
 #include <fmt/format.h>
 
@@ -127,7 +127,7 @@ void MatrixRecord::on_timeout(const std::string& diagnosis, const TimeoutExplana
   try {
     const CellReasons reasons =
         reasons_after_stop(pairing_, round_, survey, topology_.host_of_rank, rule_.all_rank_waits);
-    auto stopped = std::make_shared<LinkMatrix>(matrix_of(pairing_, cells_, size(), rule_.latency, reasons));
+    LinkMatrix stopped = matrix_of(pairing_, cells_, size(), rule_.latency, reasons);
     RunTotals totals;
     totals.rows = rows_;
     totals.wrong_total = wrong_total_;
@@ -135,10 +135,10 @@ void MatrixRecord::on_timeout(const std::string& diagnosis, const TimeoutExplana
     totals.end_time = utc_timestamp();
     totals.ended_by = diagnosis;
     totals.summary = summarize_rows(cells_);
-    totals.summary.verdicts.push_back(judge_links(*stopped, rule_.node_threshold));
+    totals.summary.verdicts.push_back(judge_links(stopped, rule_.node_threshold));
     totals.summary.verdicts.push_back(
         {"run", "FAIL", {fmt::format("stopped in round {} of {} by a timeout", round_, pairing_.rounds.size())}});
-    totals.summary.matrix = std::move(stopped);
+    totals.summary.exhibits.push_back(matrix_exhibit(std::move(stopped)));
     std::fflush(stdout);
     reporter_->finish(totals);
     std::fflush(stdout);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/pairing.hpp"
+#include "fabric/pairing.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "common/pairing.hpp"
+#include "fabric/pairing.hpp"
 
 namespace fabricbench {
 
