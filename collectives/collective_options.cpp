@@ -137,7 +137,7 @@ void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   f.step = app.add_option("-i,--stepbytes", f.step_text, "add this many bytes instead of multiplying");
   f.iters = app.add_option("-n,--iters", o.iterations,
                            "timed samples per size; a sample batches calls shorter than the clock can time [20]");
-  app.add_option("-w,--warmup_iters", o.warmup_iterations, "untimed iterations per size [5]");
+  app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed iterations per size [5]");
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
   f.op = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
   app.add_option(

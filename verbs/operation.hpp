@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// A verbs operation as the pair engine drives it: which work request to post, where its data
-// lands, what the target must do on arrival and how the result is checked. One small strategy
-// per operation (verbs/operations/), so the engine's loops never branch on the operation.
+// A verbs operation is one constant descriptor in its own file under verbs/operations/ (its rules:
+// the one message size it has, whether it is a NIC atomic, how much memory it needs) and one word
+// in FABRICBENCH_VERBS_OPERATIONS (cmake/FabricbenchVerbs.cmake), from which fb_rdma_WORD_bw and
+// _lat are generated. Its strategy is what the pair engine drives: which work request to post,
+// where its data lands, what the target must do on arrival and how the result is checked, so the
+// engine's loops never branch on the operation.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -16,7 +19,6 @@
 
 namespace fabricbench::verbs {
 
-enum class Operation { kWrite, kRead, kSend, kAtomic };
 enum class Metric { kBandwidth, kLatency };
 enum class AtomicKind { kFetchAndAdd, kCompareAndSwap };
 
@@ -77,16 +79,30 @@ class OperationStrategy {
   virtual std::uint64_t count_wrong(PairSide& side, std::uint64_t bytes) = 0;
 };
 
-/// The strategy of `operation` for `metric` on `memory` (write picks its arrival signal from it).
-std::unique_ptr<OperationStrategy> make_operation(Operation operation, AtomicKind atomic, Metric metric,
-                                                  const MessageMemory& memory);
+/// One RDMA operation: the constant kRdmaWORD in verbs/operations/WORD.cpp.
+struct VerbsOperation {
+  std::string_view family;  ///< "write": the word in the executables' names (fb_rdma_write_bw)
+  /// Acts on the NIC's target memory, 8 B at a time (atomics): -s 8 only, -A chooses the kind, the
+  /// device must have atomic_cap, and there is nothing to stage.
+  bool nic_atomic = false;
+  /// The strategy for `metric` on `memory` (write picks its arrival signal from it).
+  std::unique_ptr<OperationStrategy> (*make)(Metric metric, AtomicKind atomic, const MessageMemory& memory) = nullptr;
+  /// Bytes of each memory half when it is not the largest message (atomics: the counters' fetched
+  /// values and read-back, 16 B per QP); null: the largest message.
+  std::uint64_t (*half_bytes)(int qps) = nullptr;
+};
 
-/// Bytes of each memory half: the largest message, or for atomics the counters' fetched values
-/// and read-back (16 B per QP).
-std::uint64_t half_bytes_for(Operation operation, std::uint64_t max_message_bytes, int qps);
+/// VerbsOperation::make for a strategy that needs neither the metric nor the memory.
+template <class Strategy>
+std::unique_ptr<OperationStrategy> make_plain_operation(Metric, AtomicKind, const MessageMemory&) {
+  return std::make_unique<Strategy>();
+}
 
-/// "write", "read", "send", "atomic": the word in the executable's name.
-std::string_view operation_family(Operation operation);
+/// The bytes of an atomic message, the only size a nic_atomic operation has.
+inline constexpr std::uint64_t kAtomicBytes = 8;
+
+/// Bytes of each memory half of `operation` for messages up to `max_message_bytes` on `qps` QPs.
+std::uint64_t half_bytes_for(const VerbsOperation& operation, std::uint64_t max_message_bytes, int qps);
 
 /// Messages differing from the pattern `sender` wrote for `bytes`, compared over `checked` bytes
 /// loaded from `offset` of `memory`.

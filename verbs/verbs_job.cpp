@@ -31,7 +31,7 @@ namespace {
 /// Everything the run will do, fixed before any work.
 struct VerbsPlan {
   std::string program;
-  Operation operation;
+  const VerbsOperation* operation;
   Metric metric;
   VerbsOptions options;
   std::vector<std::uint64_t> sizes;  ///< measured once each
@@ -136,7 +136,7 @@ class VerbsJob final : public Job {
 
   void connect() override {
     memory_description_ = memory_->describe();
-    word_ = std::string(make_operation(plan_.operation, plan_.options.atomic, plan_.metric, *memory_)->word());
+    word_ = std::string(plan_.operation->make(plan_.metric, plan_.options.atomic, *memory_)->word());
     connect_round(0);
   }
 
@@ -255,7 +255,7 @@ class VerbsJob final : public Job {
                             mtu_enum(o.mtu),
                             o.outputs.timeout_seconds,
                             topology_.label()};
-    bench_.emplace(hca_, config, make_operation(plan_.operation, o.atomic, plan_.metric, *memory_), *memory_, *pair_);
+    bench_.emplace(hca_, config, plan_.operation->make(plan_.metric, o.atomic, *memory_), *memory_, *pair_);
   }
 
   // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
@@ -321,7 +321,7 @@ class VerbsJob final : public Job {
     ResultRow row;
     row.benchmark = plan_.program;
     row.backend = "verbs";
-    row.collective = "rdma_" + std::string(operation_family(plan_.operation));  // as before schema 5
+    row.collective = "rdma_" + std::string(plan_.operation->family);  // as before schema 5
     row.operation = word_;
     row.memory = memory_kind_name(o.memory);
     row.dtype = "byte";
@@ -386,11 +386,11 @@ std::string device_for(const std::string& spec, int local_rank) {
   return names[static_cast<std::size_t>(local_rank)];
 }
 
-Plan plan_verbs(Operation operation, Metric metric, const std::string& program, int argc, char** argv,
+Plan plan_verbs(const VerbsOperation& operation, Metric metric, const std::string& program, int argc, char** argv,
                 const Topology& topology, ControlPlane& world) {
   ParsedVerbsCommandLine parsed = parse_verbs_options(program, operation, metric, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
-  VerbsPlan plan{program, operation, metric, std::move(parsed.options), {}, {}, {}, 0};
+  VerbsPlan plan{program, &operation, metric, std::move(parsed.options), {}, {}, {}, 0};
   const VerbsOptions& o = plan.options;
   plan.sizes = make_sweep(o.sweep);
   plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
@@ -401,7 +401,7 @@ Plan plan_verbs(Operation operation, Metric metric, const std::string& program, 
   // GPU memory is pinned by the GPU driver, not against RLIMIT_MEMLOCK.
   if (o.memory == MemoryKind::kHost || o.memory == MemoryKind::kStaged) check_memlock(2 * plan.half_bytes);
   Hca hca = open_hca(device_for(o.device, topology.local_rank), o.port, o.gid_index);
-  if (operation == Operation::kAtomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
+  if (operation.nic_atomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
     throw UsageError(fmt::format("{} has no RDMA atomics (atomic_cap NONE in ibv_devinfo -v)", hca.name));
   auto memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * plan.half_bytes);
   return std::make_unique<VerbsJob>(std::move(plan), std::move(hca), std::move(memory), topology, world);
@@ -409,9 +409,10 @@ Plan plan_verbs(Operation operation, Metric metric, const std::string& program, 
 
 }  // namespace
 
-int verbs_main(Operation operation, Metric metric, int argc, char** argv) {
+int verbs_main(const VerbsOperation& operation, Metric metric, int argc, char** argv) {
   return drive(
-      [=](const std::string& program, int argc_, char** argv_, const Topology& topology, ControlPlane& world) {
+      [&operation, metric](const std::string& program, int argc_, char** argv_, const Topology& topology,
+                           ControlPlane& world) {
         return plan_verbs(operation, metric, program, argc_, argv_, topology, world);
       },
       argc, argv);

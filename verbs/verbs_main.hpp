@@ -9,6 +9,6 @@ namespace fabricbench::verbs {
 
 /// Returns the exit code: 0 ok, 1 data check failed, 2 usage or device problem; runtime failures
 /// MPI_Abort with 3.
-int verbs_main(Operation operation, Metric metric, int argc, char** argv);
+int verbs_main(const VerbsOperation& operation, Metric metric, int argc, char** argv);
 
 }  // namespace fabricbench::verbs

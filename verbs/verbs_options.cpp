@@ -58,7 +58,8 @@ void add_verbs_flags(CLI::App& app, VerbsOptions& o, VerbsFlags& f, bool atomic)
   f.iters = app.add_option("-n,--iters", f.iterations, "messages per size [bw 5000, latency 1000]");
   f.duration = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n")
                    ->check(number_in(NumberRange::between(0, 3600)));
-  app.add_option("-w,--warmup", f.warmup, "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
+  app.add_option("-w,--warmup,--warmup_iters", f.warmup,
+                 "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
   app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
   app.add_flag("-b,--bidirectional", o.bidirectional, "both ranks of a pair send at once (bandwidth)");
@@ -96,9 +97,9 @@ void resolve_sizes(VerbsOptions& o, const VerbsFlags& f, bool atomic, bool bandw
     o.sweep.min_bytes = parse_bytes(f.min_text.empty() ? "2" : f.min_text, "--minbytes");
     o.sweep.max_bytes = parse_bytes(f.max_text.empty() ? "8M" : f.max_text, "--maxbytes");
   } else {
-    o.sweep.min_bytes = o.sweep.max_bytes = atomic ? 8 : bandwidth ? 65536 : 2;
+    o.sweep.min_bytes = o.sweep.max_bytes = atomic ? kAtomicBytes : bandwidth ? 65536 : 2;
   }
-  if (atomic && (o.sweep.min_bytes != 8 || o.sweep.max_bytes != 8))
+  if (atomic && (o.sweep.min_bytes != kAtomicBytes || o.sweep.max_bytes != kAtomicBytes))
     throw UsageError("-s/--size: an RDMA atomic works on 8 B; drop the size flags or give -s 8");
   if (atomic) o.atomic = atomic_kind(f.atomic_text);
   if (o.sweep.min_bytes > o.sweep.max_bytes)
@@ -154,14 +155,14 @@ void resolve_memory(VerbsOptions& o, VerbsFlags f, bool atomic) {
 
 }  // namespace
 
-ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation operation, Metric metric, int argc,
-                                           const char* const* argv, bool check_paths) {
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, const VerbsOperation& operation, Metric metric,
+                                           int argc, const char* const* argv, bool check_paths) {
   ParsedVerbsCommandLine parsed;
   VerbsOptions& o = parsed.options;
-  const bool atomic = operation == Operation::kAtomic;
+  const bool atomic = operation.nic_atomic;
   const bool bandwidth = metric == Metric::kBandwidth;
   CLI::App app(fmt::format("{}: RDMA {} {} between pairs of MPI ranks (rank i with i + n/2), data verified.", program,
-                           operation_family(operation), bandwidth ? "bandwidth" : "latency"),
+                           operation.family, bandwidth ? "bandwidth" : "latency"),
                program);
   app.get_formatter()->column_width(34);
   VerbsFlags flags;

@@ -43,8 +43,8 @@ struct ParsedVerbsCommandLine {
 };
 
 /// Parses and validates argv (everything that needs no device). Throws UsageError naming the flag.
-ParsedVerbsCommandLine parse_verbs_options(const std::string& program, Operation operation, Metric metric, int argc,
-                                           const char* const* argv, bool check_paths);
+ParsedVerbsCommandLine parse_verbs_options(const std::string& program, const VerbsOperation& operation, Metric metric,
+                                           int argc, const char* const* argv, bool check_paths);
 
 /// ibv_mtu for 256..4096; throws UsageError for anything else.
 ibv_mtu mtu_enum(int mtu);

@@ -9,7 +9,7 @@
 #include "verbs/operation.hpp"
 #include "verbs/pair_benchmark.hpp"
 
-namespace fabricbench::verbs::detail {
+namespace fabricbench::verbs {
 namespace {
 
 constexpr std::uint32_t kCounterBytes = 8;
@@ -65,9 +65,15 @@ class Atomic final : public OperationStrategy {
 
 }  // namespace
 
-std::unique_ptr<OperationStrategy> make_atomic(AtomicKind kind) { return std::make_unique<Atomic>(kind); }
+extern const VerbsOperation kRdmaAtomic;
+const VerbsOperation kRdmaAtomic{
+    .family = "atomic",
+    .nic_atomic = true,
+    .make = [](Metric, AtomicKind kind, const MessageMemory&) -> std::unique_ptr<OperationStrategy> {
+      return std::make_unique<Atomic>(kind);
+    },
+    // Each QP's fetched values and its counter's read-back.
+    .half_bytes = [](int qps) { return 2 * static_cast<std::uint64_t>(qps) * kCounterBytes; },
+};
 
-/// Bytes each half of the memory needs for atomics on `qps` QPs: fetched values and read-back.
-std::uint64_t atomic_half_bytes(int qps) { return 2 * static_cast<std::uint64_t>(qps) * kCounterBytes; }
-
-}  // namespace fabricbench::verbs::detail
+}  // namespace fabricbench::verbs

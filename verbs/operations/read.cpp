@@ -6,7 +6,7 @@
 #include "verbs/operation.hpp"
 #include "verbs/pair_benchmark.hpp"
 
-namespace fabricbench::verbs::detail {
+namespace fabricbench::verbs {
 namespace {
 
 class Read final : public OperationStrategy {
@@ -39,6 +39,10 @@ class Read final : public OperationStrategy {
 
 }  // namespace
 
-std::unique_ptr<OperationStrategy> make_read() { return std::make_unique<Read>(); }
+extern const VerbsOperation kRdmaRead;
+const VerbsOperation kRdmaRead{
+    .family = "read",
+    .make = make_plain_operation<Read>,
+};
 
-}  // namespace fabricbench::verbs::detail
+}  // namespace fabricbench::verbs

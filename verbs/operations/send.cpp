@@ -6,7 +6,7 @@
 #include "verbs/operation.hpp"
 #include "verbs/pair_benchmark.hpp"
 
-namespace fabricbench::verbs::detail {
+namespace fabricbench::verbs {
 namespace {
 
 class Send final : public OperationStrategy {
@@ -36,6 +36,10 @@ class Send final : public OperationStrategy {
 
 }  // namespace
 
-std::unique_ptr<OperationStrategy> make_send() { return std::make_unique<Send>(); }
+extern const VerbsOperation kRdmaSend;
+const VerbsOperation kRdmaSend{
+    .family = "send",
+    .make = make_plain_operation<Send>,
+};
 
-}  // namespace fabricbench::verbs::detail
+}  // namespace fabricbench::verbs

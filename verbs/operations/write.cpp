@@ -7,7 +7,7 @@
 #include "verbs/operation.hpp"
 #include "verbs/pair_benchmark.hpp"
 
-namespace fabricbench::verbs::detail {
+namespace fabricbench::verbs {
 namespace {
 
 class Write final : public OperationStrategy {
@@ -64,8 +64,12 @@ class Write final : public OperationStrategy {
 
 }  // namespace
 
-std::unique_ptr<OperationStrategy> make_write(Metric metric, const MessageMemory& memory) {
-  return std::make_unique<Write>(metric, memory);
-}
+extern const VerbsOperation kRdmaWrite;
+const VerbsOperation kRdmaWrite{
+    .family = "write",
+    .make = [](Metric metric, AtomicKind, const MessageMemory& memory) -> std::unique_ptr<OperationStrategy> {
+      return std::make_unique<Write>(metric, memory);
+    },
+};
 
-}  // namespace fabricbench::verbs::detail
+}  // namespace fabricbench::verbs

@@ -16,6 +16,11 @@
 #include "verbs/verbs_options.hpp"
 
 namespace fabricbench::verbs {
+
+// The descriptors these tests parse for (verbs/operations/).
+extern const VerbsOperation kRdmaWrite;
+extern const VerbsOperation kRdmaAtomic;
+
 namespace {
 
 TEST(LineRate, SpeedTimesWidthAsIbstatReportsIt) {
@@ -62,7 +67,7 @@ TEST(Pattern, DependsOnSenderSizeAndIndex) {
 }
 
 std::string usage_error(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth,
-                        Operation operation = Operation::kWrite) {
+                        const VerbsOperation& operation = kRdmaWrite) {
   std::vector<const char*> argv{"fb_rdma_write_bw"};
   argv.insert(argv.end(), args);
   try {
@@ -74,7 +79,7 @@ std::string usage_error(std::initializer_list<const char*> args, Metric metric =
 }
 
 VerbsOptions parsed(std::initializer_list<const char*> args, Metric metric = Metric::kBandwidth,
-                    Operation operation = Operation::kWrite) {
+                    const VerbsOperation& operation = kRdmaWrite) {
   std::vector<const char*> argv{"fb_rdma_write_bw"};
   argv.insert(argv.end(), args);
   return parse_verbs_options("fb_rdma_write_bw", operation, metric, static_cast<int>(argv.size()), argv.data(), true)
@@ -82,21 +87,20 @@ VerbsOptions parsed(std::initializer_list<const char*> args, Metric metric = Met
 }
 
 TEST(VerbsOptions, AtomicsAreEightBytesOfPerftestsTwoTypes) {
-  EXPECT_EQ(parsed({}, Metric::kLatency, Operation::kAtomic).sweep.max_bytes, 8u);
-  EXPECT_EQ(parsed({}, Metric::kBandwidth, Operation::kAtomic).atomic, AtomicKind::kFetchAndAdd);
-  EXPECT_EQ(parsed({"-A", "CMP_AND_SWAP"}, Metric::kBandwidth, Operation::kAtomic).atomic, AtomicKind::kCompareAndSwap);
-  EXPECT_EQ(parsed({"-A", "faa", "-s", "8"}, Metric::kLatency, Operation::kAtomic).atomic, AtomicKind::kFetchAndAdd);
-  EXPECT_NE(usage_error({"-s", "64"}, Metric::kBandwidth, Operation::kAtomic).find("8 B"), std::string::npos);
-  EXPECT_NE(usage_error({"-A", "XOR"}, Metric::kBandwidth, Operation::kAtomic).find("-A/--atomic_type"),
-            std::string::npos);
-  EXPECT_NE(usage_error({"--use_cuda=0", "--mem", "staged"}, Metric::kBandwidth, Operation::kAtomic).find("staged"),
+  EXPECT_EQ(parsed({}, Metric::kLatency, kRdmaAtomic).sweep.max_bytes, 8u);
+  EXPECT_EQ(parsed({}, Metric::kBandwidth, kRdmaAtomic).atomic, AtomicKind::kFetchAndAdd);
+  EXPECT_EQ(parsed({"-A", "CMP_AND_SWAP"}, Metric::kBandwidth, kRdmaAtomic).atomic, AtomicKind::kCompareAndSwap);
+  EXPECT_EQ(parsed({"-A", "faa", "-s", "8"}, Metric::kLatency, kRdmaAtomic).atomic, AtomicKind::kFetchAndAdd);
+  EXPECT_NE(usage_error({"-s", "64"}, Metric::kBandwidth, kRdmaAtomic).find("8 B"), std::string::npos);
+  EXPECT_NE(usage_error({"-A", "XOR"}, Metric::kBandwidth, kRdmaAtomic).find("-A/--atomic_type"), std::string::npos);
+  EXPECT_NE(usage_error({"--use_cuda=0", "--mem", "staged"}, Metric::kBandwidth, kRdmaAtomic).find("staged"),
             std::string::npos);
   EXPECT_NE(usage_error({"-A", "faa"}).find("-A"), std::string::npos);  // write has no -A
   EXPECT_NE(usage_error({"--expect-gbps", "100"}, Metric::kLatency).find("bandwidth gate"), std::string::npos);
   EXPECT_NE(usage_error({"--expect-gbps", "-3"}).find("--expect-gbps"), std::string::npos);
   // Each QP's counter and the slots its fetched value and read-back land in.
-  EXPECT_EQ(half_bytes_for(Operation::kAtomic, 8, 4), 64u);
-  EXPECT_EQ(half_bytes_for(Operation::kWrite, 65536, 4), 65536u);
+  EXPECT_EQ(half_bytes_for(kRdmaAtomic, 8, 4), 64u);
+  EXPECT_EQ(half_bytes_for(kRdmaWrite, 65536, 4), 65536u);
 }
 
 TEST(VerbsOptions, WarmupZeroTurnsItOffAndIterationsZeroIsRefused) {
