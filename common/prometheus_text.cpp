@@ -75,7 +75,8 @@ namespace {
 std::string nccl_function_name(const std::string& collective) {
   static const std::map<std::string, std::string> names = {
       {"all_reduce", "AllReduce"}, {"all_gather", "AllGather"}, {"reduce_scatter", "ReduceScatter"},
-      {"broadcast", "Broadcast"},  {"reduce", "Reduce"},        {"sendrecv", "SendRecv"}};
+      {"broadcast", "Broadcast"},  {"reduce", "Reduce"},        {"sendrecv", "SendRecv"},
+      {"alltoall", "AlltoAll"},    {"gather", "Gather"},        {"scatter", "Scatter"}};
   const auto found = names.find(collective);
   return found == names.end() ? collective : found->second;
 }

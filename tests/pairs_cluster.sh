@@ -32,6 +32,7 @@ sweep() {  # NAME MODE: runs the matrix; sets rc
     > "$out/$1.log" 2>&1
   rc=$?
   echo "   $1: exit $rc in $((SECONDS - start)) s; $(grep -E '^# Verdict' "$out/$1.log" | cut -c1-160)"
+  grep -E '^# Schedule' "$out/$1.log" | sed "s/^# /   $1: /"
   [[ -s $out/$1.json ]] || echo "   $1: no JSON; log: $(grep -m3 -E 'error|rror:' "$out/$1.log")"
 }
 

@@ -55,6 +55,16 @@ TEST(PrometheusText, RowLabelsUseTheInspectorNames) {
   EXPECT_EQ(value("nnodes"), "2");
   EXPECT_EQ(value("hostname"), "node07");
   EXPECT_EQ(value("pair"), "(none)");  // -1: not a pair row, no label
+  // NCCL 2.28's own names for the collectives it added (ncclFuncToString).
+  for (const auto& [collective, name] :
+       {std::pair{"alltoall", "AlltoAll"}, {"gather", "Gather"}, {"scatter", "Scatter"}}) {
+    row.collective = collective;
+    for (const auto& [k, v] : labels_of(row)) {
+      if (k == "coll") {
+        EXPECT_EQ(v, name) << collective;
+      }
+    }
+  }
 }
 
 }  // namespace
