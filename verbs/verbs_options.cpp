@@ -100,7 +100,7 @@ void resolve_sizes(VerbsOptions& o, const VerbsFlags& f, bool atomic, bool bandw
     o.sweep.min_bytes = o.sweep.max_bytes = atomic ? kAtomicBytes : bandwidth ? 65536 : 2;
   }
   if (atomic && (o.sweep.min_bytes != kAtomicBytes || o.sweep.max_bytes != kAtomicBytes))
-    throw UsageError("-s/--size: an RDMA atomic works on 8 B; drop the size flags or give -s 8");
+    throw UsageError("-s/-a/--minbytes/--maxbytes: an RDMA atomic works on 8 B; drop the size flags or give -s 8");
   if (atomic) o.atomic = atomic_kind(f.atomic_text);
   if (o.sweep.min_bytes > o.sweep.max_bytes)
     throw UsageError(
