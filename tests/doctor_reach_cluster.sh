@@ -4,8 +4,10 @@
 # three fake hosts (one rank each, under mpirun), each rank in a mount namespace of its own with a
 # hosts file bound over /etc/hosts (mhnode1-3 at 127.1.0.1-3).
 #   (c) healthy: --peer-port 29500 and --rendezvous mhnode2:29501; exit 0, reach and resolve PASS.
-#   (a) mhnode1's port 29500 is held by a process that does not listen (a stale one): fb_doctor
-#       cannot stand in there, and mhnode2 and mhnode3 both name 127.1.0.1:29500, refused; exit 1.
+#   (a) mhnode1's port 29502 is held by a process that does not listen (a stale one): fb_doctor
+#       cannot stand in there, and mhnode2 and mhnode3 both name 127.1.0.1:29502, refused; exit 1.
+#       A port (c) did not use: (c)'s connections to 29500 may sit in TIME_WAIT for a minute, and
+#       the holder binds without SO_REUSEADDR, as a stale process would have.
 #   (b) mhnode3's hosts file says mhnode2 is 127.1.0.9: the resolve finding names who resolves
 #       what, and mhnode3 misses the rendezvous on mhnode2; exit 1.
 #   (d) NCCL_SOCKET_IFNAME=lo: every node publishes 127.0.0.1, which reaches no other node; exit 1.
@@ -68,19 +70,19 @@ doctor healthy -x NCCL_SOCKET_IFNAME=eth0 -- --peer-port 29500 --rendezvous mhno
 [[ -n $(across healthy resolve PASS) ]] || fail "healthy: no resolve PASS"
 
 # (a) a port held on mhnode1 by a process that does not listen
-scripts/fake-cluster/on mhnode1 "python3 -c 'import socket, time; s = socket.socket(); s.bind((\"127.1.0.1\", 29500)); open(\"$work/held\", \"w\").close(); time.sleep(300)'" &
+scripts/fake-cluster/on mhnode1 "python3 -c 'import socket, time; s = socket.socket(); s.bind((\"127.1.0.1\", 29502)); open(\"$work/held\", \"w\").close(); time.sleep(300)'" &
 holder=$!
 for _ in $(seq 100); do [[ -e $work/held ]] && break; sleep 0.1; done
 [[ -e $work/held ]] || fail "(a): the port on mhnode1 was not held"
-doctor held -x NCCL_SOCKET_IFNAME=eth0 -- --peer-port 29500
+doctor held -x NCCL_SOCKET_IFNAME=eth0 -- --peer-port 29502
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 refused=$(across held reach FAIL)
 [[ $rc == 1 ]] || fail "(a): exit $rc, expected 1"
 for peer in mhnode2 mhnode3; do
-  [[ $refused == "mhnode1 127.1.0.1:29500 (--peer-port) cannot be reached from"*"$peer (connection refused (ECONNREFUSED)"* ]] ||
+  [[ $refused == "mhnode1 127.1.0.1:29502 (--peer-port) cannot be reached from"*"$peer (connection refused (ECONNREFUSED)"* ]] ||
     fail "(a): $peer does not name mhnode1's port: '$refused'"
 done
-[[ $(across held reach INFO) == "mhnode1: 127.1.0.1:29500 (--peer-port) is taken by another process"* ]] ||
+[[ $(across held reach INFO) == "mhnode1: 127.1.0.1:29502 (--peer-port) is taken by another process"* ]] ||
   fail "(a): mhnode1 does not say its port is taken"
 
 # (b) mhnode3 resolves mhnode2 elsewhere
