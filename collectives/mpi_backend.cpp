@@ -14,6 +14,7 @@
 #include "collectives/host_data.hpp"
 #include "common/error.hpp"
 #include "common/mpi.hpp"
+#include "common/singleton_plane.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -62,6 +63,11 @@ MpiBackend::MpiBackend(const BackendGroup& group, CacheMode cache)
     : comm_(MPI_COMM_NULL), rank_(group.rank), ranks_(group.size), cache_(cache) {
   if (!group.plane) return;
   // The one place a control plane is asked what it is: MPI collectives need MPI's communicator.
+  // A process no launcher started is the whole job: its MPI starts now, alone.
+  if (dynamic_cast<const SingletonPlane*>(group.plane)) {
+    comm_ = mpi::late_self_comm();
+    return;
+  }
   const auto* mpi = dynamic_cast<const mpi::MpiPlane*>(group.plane);
   if (!mpi)
     throw UsageError(

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "common/error.hpp"
 
@@ -166,6 +167,33 @@ std::string MpiPlane::node_name() const {
 void MpiPlane::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; if it did, nothing may go on
+}
+
+namespace {
+std::optional<Session>& late_session() {
+  static std::optional<Session> session;
+  return session;
+}
+}  // namespace
+
+MPI_Comm late_self_comm() {
+  int started = 0;
+  FB_MPI_CHECK(MPI_Initialized(&started));
+  if (!started) {
+    int argc = 0;
+    char** argv = nullptr;
+    late_session().emplace(argc, argv);
+  }
+  return MPI_COMM_SELF;
+}
+
+void finish_late_session() { late_session().reset(); }
+
+void abort_if_started(int code) {
+  int started = 0, finalized = 0;
+  MPI_Initialized(&started);
+  MPI_Finalized(&finalized);
+  if (started && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 std::string library_version() {

@@ -27,8 +27,17 @@ class Session {
   Session& operator=(const Session&) = delete;
 };
 
-/// "Open MPI v4.1.4, ..." first line of MPI_Get_library_version.
+/// "Open MPI v4.1.4, ..." first line of MPI_Get_library_version (callable before MPI_Init).
 std::string library_version();
+
+/// MPI_COMM_SELF of an MPI started now, in a process no MPI launcher started (SingletonPlane):
+/// for the MPI data plane, the one part of such a process that needs MPI. MPI_Init runs once, on
+/// the first call; finish_late_session() ends it.
+MPI_Comm late_self_comm();
+/// MPI_Finalize if late_self_comm() started MPI. Called once the program's body is done.
+void finish_late_session();
+/// MPI_Abort if MPI is running in this process (started either way); returns otherwise.
+void abort_if_started(int code);
 
 /// The control plane over an MPI communicator: MPI_COMM_WORLD (not owned), or one made by a split
 /// (owned: freed with the plane).

@@ -3,10 +3,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/mpi.hpp"
 #include "common/output_file.hpp"
+#include "common/singleton_plane.hpp"
 
 namespace fabricbench {
 
@@ -19,20 +22,33 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
   const std::string program = std::filesystem::path(argv[0]).filename().string();
   install_interrupt_notice();
   try {
-    mpi::Session session(argc, argv);
-    mpi::MpiPlane world;
-    const Topology topology = discover_topology(world);
+    // MPI_Init only where a launcher started ranks that must meet there.
+    std::optional<mpi::Session> session;
+    std::unique_ptr<ControlPlane> world;
+    if (started_by_mpi_launcher()) {
+      session.emplace(argc, argv);
+      world = std::make_unique<mpi::MpiPlane>();
+    } else {
+      world = std::make_unique<SingletonPlane>();
+    }
+    const Topology topology = discover_topology(*world);
     try {
-      return body(program, topology, world);
+      const int code = body(program, topology, *world);
+      world.reset();
+      mpi::finish_late_session();
+      return code;
     } catch (const UsageError& e) {
       if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+      world.reset();
+      mpi::finish_late_session();
       return kExitUsage;
     } catch (const ReportedError& e) {
-      world.abort(e.code());
+      world->abort(e.code());
     } catch (const std::exception& e) {
       print_failure(program, topology, e);
-      world.abort(kExitFailure);
+      world->abort(kExitFailure);
     }
+    return kExitFailure;  // not reached: abort() ends the process
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
     return kExitFailure;

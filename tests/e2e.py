@@ -170,6 +170,7 @@ def test_correctness(runner, collective):
                 expect(len(document["rows"]) == len(rows), "JSON and CSV row counts differ")
                 context = document["context"]
                 expect(context["ranks"] == n and sum(context["hosts"].values()) == n, f"context ranks/hosts {context}")
+                expect(context["control_plane"] == "MPI", f"control plane under mpirun: {context['control_plane']}")
                 expect(context["environment"].get("OMPI_MCA_btl_tcp_if_include") == "lo", "OMPI_* not captured")
                 expect("PATH" not in context["environment"], "whole environment captured")
                 expect(not Path(csv_path + ".partial").exists(), "partial CSV left behind")
@@ -187,8 +188,20 @@ def test_correctness(runner, collective):
         check_rows(rows, collective, 3, sizes, "int32")
         expect(all(r["settings"] == "cache=cold" and r["call"].startswith("MPI_") for r in rows),
                f"{collective} --cache cold: settings/call {[(r['settings'], r['call']) for r in rows][:2]}")
+    # Started by hand: no launcher, so no MPI_Init until the MPI data plane asks for it (alone).
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run_alone(collective, ["--backend", "mpi", "-b", "4", "-e", "300000", "-f", "3.3", "-n", "4",
+                                               "-w", "1", "-d", "int32", "--json", f"{tmp}/alone.json",
+                                               "--csv", f"{tmp}/alone.csv"])
+        expect(result.returncode == 0, f"{collective} alone: exit {result.returncode}\n{result.stderr}")
+        with open(f"{tmp}/alone.json") as f:
+            document = json.load(f)
+        check_rows(read_csv(f"{tmp}/alone.csv"), collective, 1, sizes, "int32")
+        expect(document["context"]["control_plane"] == "none (one process, no launcher)",
+               f"{collective} alone: control plane {document['context']['control_plane']}")
+        expect(document["context"]["mpi_library"].startswith("Open MPI"), "alone: MPI library not named")
     print(f"{collective}: np 1-4, int32 and double, {len(sizes)} sizes x 2 placements: all correct; "
-          "np 3 with --cache cold too")
+          "np 3 with --cache cold too; alone (no launcher, MPI started late) too")
 
 
 def test_types(runner, _):

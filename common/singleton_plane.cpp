@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/singleton_plane.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/mpi.hpp"
+
+namespace fabricbench {
+
+bool started_by_mpi_launcher() {
+  // Open MPI's mpirun/prterun, PMIx and PMI-1/2 runtimes (srun's plugins, MPICH's Hydra), a Slurm step.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD",
+                           "MPI_LOCALNRANKS", "SLURM_STEP_ID"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+std::string SingletonPlane::library() const { return mpi::library_version(); }
+
+std::unique_ptr<ControlPlane> SingletonPlane::split(int color, int) {
+  if (color < 0) return nullptr;
+  return std::make_unique<SingletonPlane>();
+}
+
+std::string SingletonPlane::node_name() const {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+void SingletonPlane::abort(int code) {
+  mpi::abort_if_started(code);  // the MPI data plane may have started MPI late
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
+}  // namespace fabricbench
