@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/context.hpp"
+#include "common/cpu_contention.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "common/peer_survey.hpp"
@@ -73,7 +74,12 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
     reporters = make_reporters(job);
     reporters->begin(header);
   }
+  const ContentionMeter contention;
   JobOutcome outcome = job.measure(reporters.get(), watchdog);
+  {
+    Watchdog::Scope wait(watchdog);
+    outcome.summary.contention = fold_over_ranks(contention.local(), world);
+  }
   // The verdicts are rank 0's; every rank exits alike.
   const bool verdict_failed = world.broadcast(outcome.summary.failed() ? "1" : "0", 0) == "1";
   if (reporters) {

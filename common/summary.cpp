@@ -110,6 +110,7 @@ nlohmann::json to_json(const RunSummary& s) {
     j["schedule"] = {{"rounds", s.schedule->rounds},
                      {"wall_seconds", s.schedule->wall_seconds},
                      {"cells_seconds", s.schedule->cells_seconds}};
+  if (s.contention.known) j["contention"] = to_json(s.contention);
   if (s.memory) {
     j["memory_at_end"] = {{"peak_rss_bytes", s.memory->peak_rss_bytes}};
     if (s.memory->gpu)
@@ -151,6 +152,12 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
                           gpu->used_bytes / 1048576, gpu->buffer_bytes / 1048576, gpu->used_at_start_bytes / 1048576);
     fmt::print(out, "{}\n", line);
   }
+  // Only when it could matter: a quiet node's ranks wait well under 1 % of the time.
+  if (const CpuContention& c = s.contention; c.known && c.slowdown > 1)
+    fmt::print(out,
+               "# CPU contention        : rank {} waited for a CPU {:.1f} % of the time measured, the hypervisor "
+               "took {:.1f} %: times may read up to {:.2f}x slow from that alone\n",
+               c.runqueue_wait_rank, 100 * c.runqueue_wait, 100 * c.steal, c.slowdown);
   if (!s.not_honoured.empty()) {
     const SettingMismatch& m = s.not_honoured.front();
     fmt::print(out,

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_contention.hpp"
 #include "common/row.hpp"
 #include "common/schedule_clock.hpp"
 
@@ -95,6 +96,7 @@ struct RunSummary {
   std::optional<MemoryAtEnd> memory;
   std::vector<std::shared_ptr<const SummaryExhibit>> exhibits;  ///< e.g. --pairs: the node x node matrix
   std::optional<ScheduleFigures> schedule;                      ///< --pairs: what the rounds cost beyond their cells
+  CpuContention contention;  ///< while the job measured: how long its ranks could not run
   /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
   nlohmann::json attachments = nlohmann::json::object();
 

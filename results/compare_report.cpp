@@ -55,6 +55,12 @@ std::string model_line(const ReportInput& in) {
         "samples' spread (at least {:g} %), the documented default; measure it instead with --repeat "
         "or a baseline of several runs (fb_compare --save-baseline NAME RUN1 RUN2 RUN3)",
         kinds[Uncertainty::kAssumedBetweenRun], kMinimumRunSpread * 100);
+  if (c.contention.base > 0 || c.contention.fresh > 0)
+    text += fmt::format(
+        "; CPU contention while measuring (ranks waiting for a CPU, or hypervisor steal) may have lowered the "
+        "baseline's figures by up to {:.1f} % and the new run's by up to {:.1f} %: a change it alone could explain "
+        "is UNSURE, not SLOWER/FASTER",
+        c.contention.base * 100, c.contention.fresh * 100);
   if (kinds[Uncertainty::kWithinRun] > 0)
     text +=
         fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
@@ -211,6 +217,7 @@ nlohmann::json json_report(const ReportInput& in) {
           {"z", c.z},
           {"t", c.t},
           {"pooled_spread", c.pooled_spread},
+          {"contention", {{"baseline", c.contention.base}, {"new", c.contention.fresh}}},
           {"spread_degrees_of_freedom", c.spread_degrees_of_freedom},
           {"context_differences", differences},
           {"only_in_baseline", c.only_base.size()},

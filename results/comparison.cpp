@@ -144,10 +144,10 @@ std::size_t Comparison::count(Verdict verdict) const {
 
 bool is_latency_row(const ResultRow& row) { return row.benchmark.ends_with("_lat"); }
 
-Verdict decide(double speedup, double low, double high, double threshold) {
+Verdict decide(double speedup, double low, double high, double threshold, ContentionAllowance contention) {
   if (low >= 1 - threshold && high <= 1 + threshold) return Verdict::kSame;
-  if (speedup < 1 - threshold && high < 1) return Verdict::kSlower;
-  if (speedup > 1 + threshold && low > 1) return Verdict::kFaster;
+  if (speedup < 1 - threshold && high < 1 - contention.fresh) return Verdict::kSlower;
+  if (speedup > 1 + threshold && low > 1 / (1 - std::min(contention.base, 0.99))) return Verdict::kFaster;
   return Verdict::kUnsure;
 }
 
@@ -296,7 +296,7 @@ void judge_rows(Comparison& c, const CompareOptions& options) {
     if (r.uncertainty == Uncertainty::kBetweenRun) c.t = std::max(c.t, quantile);
     r.low = r.speedup * std::exp(-quantile * r.standard_error);
     r.high = r.speedup * std::exp(quantile * r.standard_error);
-    r.verdict = decide(r.speedup, r.low, r.high, options.threshold);
+    r.verdict = decide(r.speedup, r.low, r.high, options.threshold, c.contention);
   }
 }
 
@@ -328,6 +328,11 @@ void sum_up(Comparison& c, const CompareOptions& options) {
 Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
   Comparison c;
   c.context_differences = context_differences(base.context, fresh.context);
+  // Only what one side suffered beyond the other: runs contended alike (ranks oversubscribed the
+  // same way each time) carry the same slowdown, and a change between them is the fabric's.
+  const double base_slowdown = base.contention.known ? base.contention.slowdown : 1;
+  const double fresh_slowdown = fresh.contention.known ? fresh.contention.slowdown : 1;
+  c.contention = {std::max(0.0, 1 - fresh_slowdown / base_slowdown), std::max(0.0, 1 - base_slowdown / fresh_slowdown)};
   match_rows(c, base, fresh, options);
   if (c.rows.empty())
     throw InputError(fmt::format(

@@ -19,6 +19,15 @@ enum class Metric { kBusbw, kAlgbw, kTime };
 
 const char* verdict_name(Verdict verdict);
 
+/// How much lower each side's figures may read than the other's from CPU contention alone: from the
+/// runs' slowdown bounds (`CpuContention::slowdown`: ranks that waited for a CPU, or lost time to
+/// the hypervisor, while measuring; 1 where a file does not say), the excess of one side's over
+/// the other's, 1 - other / this (0 when this side was no more contended).
+struct ContentionAllowance {
+  double base = 0;
+  double fresh = 0;
+};
+
 /// `percent` (a --threshold or --confidence) as a fraction; throws UsageError naming `flag` unless
 /// it lies strictly between 0 and 100.
 double fraction_of_percent(double percent, const char* flag);
@@ -95,6 +104,7 @@ struct Comparison {
   double pooled_spread = 0;
   double spread_degrees_of_freedom = 0;
   double t = 0;
+  ContentionAllowance contention;  ///< from the runs' summaries (0 where a file does not say)
 
   std::size_t count(Verdict verdict) const;
   bool regression() const { return count(Verdict::kSlower) > 0; }
@@ -116,7 +126,9 @@ double relative_error(const ResultRow& row, bool median);
 /// interval below (above) 1; SAME when the whole interval lies within 1 +- threshold; UNSURE when
 /// it straddles a threshold. Without a known uncertainty the interval is the point itself, so a
 /// change beyond the threshold is SLOWER/FASTER and the report says its uncertainty is unknown.
-Verdict decide(double speedup, double low, double high, double threshold);
+/// Under contention the interval must also lie beyond what it explains: wholly below 1 - fresh for
+/// SLOWER, wholly above 1 / (1 - base) for FASTER; a change within that is UNSURE.
+Verdict decide(double speedup, double low, double high, double threshold, ContentionAllowance contention = {});
 
 /// The normal quantile z with P(|Z| > z) = alpha: 1.96 for 0.05.
 double two_sided_z(double alpha);

@@ -81,6 +81,8 @@ StoredRun read_our_json(const nlohmann::json& document, const std::string& name)
   if (!document["rows"].is_array()) throw InputError(fmt::format("{}: 'rows' is not a list", name));
   if (document.contains("context") && document["context"].is_object()) run.context = document["context"];
   run.complete = document.value("complete", true) == true;
+  if (const auto summary = document.find("summary"); summary != document.end() && summary->is_object())
+    if (const auto c = summary->find("contention"); c != summary->end()) run.contention = contention_from_json(*c);
   std::size_t index = 0;
   for (const auto& row : document["rows"])
     run.rows.push_back(row_from_json(row, version, fmt::format("{} row {}", name, ++index)));
@@ -278,8 +280,11 @@ StoredRun load_run(const std::string& path, Format format) {
       try {
         // Only the JSON of this very run: the same rows, else an unrelated file of the same stem.
         StoredRun companion = load_run(sibling, Format::kFabricbenchJson);
-        if (companion.rows.size() == run.rows.size() && companion.rows.front().benchmark == run.rows.front().benchmark)
+        if (companion.rows.size() == run.rows.size() &&
+            companion.rows.front().benchmark == run.rows.front().benchmark) {
           run.context = std::move(companion.context);
+          run.contention = companion.contention;
+        }
       } catch (const InputError&) {
         // a damaged companion leaves the CSV readable; the context is then unknown
       }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cpu_contention.hpp"
 #include "common/error.hpp"
 #include "common/row.hpp"
 
@@ -44,6 +45,8 @@ struct StoredRun {
   nlohmann::json context = nlohmann::json::object();
   std::vector<ResultRow> rows;
   bool complete = true;  ///< false for the .partial JSON of an interrupted run
+  /// Ours since this version: how long the ranks could not run while measuring (summary.contention).
+  CpuContention contention;
 };
 
 /// Reads and parses `path` (format detected from its content). For our CSV, the context comes

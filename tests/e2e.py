@@ -663,9 +663,11 @@ def tool(runner, name, args, timeout=120):
 
 def planted(source, target, factor_at=None, factor=1.0, stdev=0.01):
     """A copy of a real run with every row's noise set to `stdev` (relative) and, at size
-    `factor_at` out-of-place, bandwidth x factor (time / factor): a hand-made pair from real data."""
+    `factor_at` out-of-place, bandwidth x factor (time / factor): a hand-made pair from real data,
+    as measured on a quiet machine (the real run's CPU contention, from the tests beside it, left out)."""
     with open(source) as f:
         document = json.load(f)
+    document.get("summary", {}).pop("contention", None)
     for row in document["rows"]:
         if factor_at is not None and row["size_bytes"] == factor_at and row["placement"] == "out-of-place":
             for key in row:
@@ -986,11 +988,46 @@ def test_gpu_health(runner, _):
         print(f"stuck all_reduce: exit 1 after {wall:.1f} s of a 15 s budget: {line}")
 
 
+def test_contention(runner, _):
+    """Two busy loops on a 2-core machine beside 2 ranks: the run says its ranks waited for a CPU,
+    and fb_compare against a quiet run calls nothing it could explain a regression."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["-b", "4K", "-e", "1M", "-f", "4", "-n", "50"]
+        quiet = runner.run("all_reduce", 2, args + ["--json", f"{tmp}/quiet.json"])
+        expect(quiet.returncode == 0, f"quiet run: exit {quiet.returncode}\n{quiet.stderr}")
+        hogs = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+        try:
+            busy = runner.run("all_reduce", 2, args + ["--json", f"{tmp}/busy.json"])
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        expect(busy.returncode == 0, f"busy run: exit {busy.returncode}\n{busy.stderr}")
+        with open(f"{tmp}/busy.json") as f:
+            contention = json.load(f)["summary"]["contention"]
+        expect(0.2 < contention["runqueue_wait"] <= 1 and contention["slowdown"] > 1.25,
+               f"ranks beside {len(hogs)} busy loops: {contention}")
+        expect("# CPU contention        : rank " in busy.stdout, "no contention line in the summary")
+        compared = subprocess.run([str(runner.bin_dir / "fb_compare"), f"{tmp}/quiet.json", f"{tmp}/busy.json"],
+                                  capture_output=True, text=True, timeout=60)
+        expect(compared.returncode in (0, 1) and "CPU contention while measuring" in compared.stdout,
+               f"fb_compare: exit {compared.returncode}\n{compared.stdout}{compared.stderr}")
+        slower = [line for line in compared.stdout.splitlines() if line.endswith("SLOWER")]
+        allowance = 1 - 1 / contention["slowdown"]
+        for line in slower:  # only a drop beyond what contention explains may be called SLOWER
+            high = float(line.split("..")[1].split("%")[0]) / 100
+            expect(high < -allowance, f"SLOWER inside the contention allowance {allowance:.2f}: {line}")
+        print(f"contention: ranks beside {len(hogs)} busy loops waited {contention['runqueue_wait']:.0%} "
+              f"(slowdown bound {contention['slowdown']:.2f}x); fb_compare exit {compared.returncode}, "
+              f"{len(slower)} row(s) SLOWER beyond it")
+
+
 TESTS = {
     "gpu": test_gpu,
     "gpu-health": test_gpu_health,
     "gpu-verbs": test_gpu_verbs,
     "compare": test_compare,
+    "contention": test_contention,
     "sweep": test_sweep,
     "correctness": test_correctness,
     "types": test_types,

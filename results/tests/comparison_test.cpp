@@ -61,6 +61,17 @@ TEST(Decide, TheIntervalAgainstTheThreshold) {
   EXPECT_EQ(decide(0.90, 0.90, 0.90, 0.05), Verdict::kSlower);  // uncertainty unknown: the point is the interval
 }
 
+TEST(Decide, AChangeContentionAloneCouldExplainIsUnsure) {
+  // 30 % slower, known to +-5 %: the new run's ranks could have lost 40 % to other work: UNSURE.
+  EXPECT_EQ(decide(0.70, 0.65, 0.75, 0.05, {0, 0.4}), Verdict::kUnsure);
+  EXPECT_EQ(decide(0.70, 0.65, 0.75, 0.05, {0, 0.1}), Verdict::kSlower);  // beyond what 10 % explains
+  EXPECT_EQ(decide(0.70, 0.65, 0.75, 0.05, {0.4, 0}), Verdict::kSlower);  // the baseline's own cannot
+  // A contended baseline reads slow, so a new run reads fast: 1 / (1 - 0.4) = 1.67 covers +30 %.
+  EXPECT_EQ(decide(1.30, 1.25, 1.35, 0.05, {0.4, 0}), Verdict::kUnsure);
+  EXPECT_EQ(decide(1.30, 1.25, 1.35, 0.05, {0.1, 0}), Verdict::kFaster);
+  EXPECT_EQ(decide(1.00, 0.98, 1.02, 0.05, {0.5, 0.5}), Verdict::kSame);  // agreeing runs agree
+}
+
 TEST(Decide, NormalQuantiles) {
   EXPECT_NEAR(two_sided_z(0.05), 1.959964, 1e-5);
   EXPECT_NEAR(two_sided_z(0.05 / 10), 2.807034, 1e-5);  // Bonferroni over 10 rows
@@ -330,6 +341,32 @@ TEST(SeriesFigures, HandWorkedCurve) {
   EXPECT_DOUBLE_EQ(f.plateau_busbw, (95e9 + 100e9 + 98e9) / 3);
   EXPECT_EQ(f.small_message_size, 1024u);
   EXPECT_DOUBLE_EQ(f.small_message_time_s, rows[0].time_s.mean);
+}
+
+TEST(Model, RunsKeepTheirContentionAndTheComparisonAllowsForIt) {
+  // As a run's JSON summary keeps it (common/cpu_contention.cpp writes it).
+  const CpuContention contended = contention_from_json(
+      nlohmann::json::parse(R"({"runqueue_wait":0.5,"runqueue_wait_rank":1,"steal":0.0,"slowdown":4.0})"));
+  EXPECT_TRUE(contended.known);
+  EXPECT_EQ(contended.runqueue_wait_rank, 1);
+  EXPECT_DOUBLE_EQ(contended.slowdown, 4.0);
+  StoredRun base = run_of({timed(1.0, 0.001, 100)}, "base");
+  StoredRun fresh = run_of({timed(1.5, 0.0015, 100)}, "new");  // 33 % slower, tightly known
+  EXPECT_EQ(compare_runs(base, fresh, CompareOptions{}).rows.front().verdict, Verdict::kSlower);
+  fresh.contention = contended;  // its ranks could not run half the time: up to 4x
+  Comparison c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_DOUBLE_EQ(c.contention.fresh, 0.75);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kUnsure);
+  base.contention = contended;  // contended alike (oversubscribed the same way): the change is real
+  base.contention.slowdown = 3.0;
+  c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_NEAR(c.contention.fresh, 0.25, 1e-12);  // only the new run's excess, 4x over 3x
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
+  // Nonsense in a file is not believed: NaN or a wait above 1 is unknown, a slowdown below 1 the wait's own bound.
+  EXPECT_FALSE(contention_from_json(nlohmann::json{{"runqueue_wait", 1.5}, {"steal", 0.0}}).known);
+  EXPECT_FALSE(contention_from_json(nlohmann::json{{"runqueue_wait", NAN}, {"steal", 0.0}}).known);
+  EXPECT_DOUBLE_EQ(
+      contention_from_json(nlohmann::json{{"runqueue_wait", 0.5}, {"steal", 0.0}, {"slowdown", 0.5}}).slowdown, 2.0);
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/cpu_contention.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fabricbench {
+
+ContentionMeter::ContentionMeter() : start_(read()) {}
+
+ContentionMeter::Reading ContentionMeter::read() {
+  Reading r;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  r.wall_ns = static_cast<std::uint64_t>(now.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(now.tv_nsec);
+  // schedstat: nanoseconds on a CPU, nanoseconds runnable but waiting on a run queue, slices.
+  std::ifstream schedstat("/proc/thread-self/schedstat");
+  std::uint64_t running = 0;
+  if (!(schedstat >> running >> r.wait_ns)) return r;
+  // The machine's first line: cpu user nice system idle iowait irq softirq steal ... (in ticks).
+  std::ifstream stat("/proc/stat");
+  std::string line, label;
+  if (!std::getline(stat, line)) return r;
+  std::istringstream fields(line);
+  fields >> label;
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8 && fields >> value; ++i) {
+    r.total_ticks += value;
+    if (i == 7) r.steal_ticks = value;
+  }
+  r.known = label == "cpu";
+  return r;
+}
+
+CpuContention ContentionMeter::local() const {
+  const Reading end = read();
+  CpuContention c;
+  if (!start_.known || !end.known || end.wall_ns <= start_.wall_ns) return c;
+  c.known = true;
+  const double wall = static_cast<double>(end.wall_ns - start_.wall_ns);
+  c.runqueue_wait = std::clamp(static_cast<double>(end.wait_ns - start_.wait_ns) / wall, 0.0, 1.0);
+  if (end.total_ticks > start_.total_ticks)
+    c.steal = std::clamp(static_cast<double>(end.steal_ticks - start_.steal_ticks) /
+                             static_cast<double>(end.total_ticks - start_.total_ticks),
+                         0.0, 1.0);
+  return c;
+}
+
+namespace {
+// ln(1 / (1 - fraction)), for fractions that count.
+double lost(double fraction) { return fraction >= kNotableContention ? -std::log(1 - std::min(fraction, 0.99)) : 0.0; }
+}  // namespace
+
+CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world) {
+  const bool known = all_reduce(world, mine.known ? 1.0 : 0.0, ControlPlane::Fold::kMin) > 0;  // every rank's
+  const double steal = all_reduce(world, mine.steal, ControlPlane::Fold::kMax);
+  const double waits_lost = all_reduce(world, lost(mine.runqueue_wait), ControlPlane::Fold::kSum);
+  const auto [wait, rank] = world.max_location(mine.runqueue_wait);
+  CpuContention all;
+  if (!known) return all;
+  all.known = true;
+  all.runqueue_wait = wait;
+  all.runqueue_wait_rank = rank;
+  all.steal = steal;
+  all.slowdown = std::exp(waits_lost + lost(steal));
+  return all;
+}
+
+nlohmann::json to_json(const CpuContention& c) {
+  if (!c.known) return nullptr;
+  return {{"runqueue_wait", c.runqueue_wait},
+          {"runqueue_wait_rank", c.runqueue_wait_rank},
+          {"steal", c.steal},
+          {"slowdown", c.slowdown}};
+}
+
+CpuContention contention_from_json(const nlohmann::json& value) {
+  CpuContention c;
+  if (!value.is_object()) return c;
+  const auto fraction = [&](const char* key) {
+    const auto found = value.find(key);
+    if (found == value.end() || !found->is_number()) return -1.0;
+    const double v = found->get<double>();
+    return std::isfinite(v) && v >= 0 && v <= 1 ? v : -1.0;
+  };
+  const double wait = fraction("runqueue_wait"), steal = fraction("steal");
+  if (wait < 0 || steal < 0) return c;
+  c.known = true;
+  c.runqueue_wait = wait;
+  c.steal = steal;
+  if (const auto rank = value.find("runqueue_wait_rank"); rank != value.end() && rank->is_number_integer())
+    c.runqueue_wait_rank = rank->get<int>();
+  // A slowdown below 1, infinite or absent: the one rank's bound, as the least it can be.
+  c.slowdown = 1 / (1 - std::min(std::max(wait, steal), 0.99));
+  if (const auto s = value.find("slowdown"); s != value.end() && s->is_number()) {
+    const double v = s->get<double>();
+    if (std::isfinite(v) && v >= 1 && v <= 1e6) c.slowdown = v;
+  }
+  return c;
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// How much of a run's measuring time its ranks could not run: each rank's measuring thread waiting
+// on the run queue for a CPU (other work on its cores: a busy shared node) and the machine's time
+// taken by the hypervisor (steal, on a VM). A run measured under contention reads slower by up to
+// 1 / (1 - that fraction) without anything in the fabric changing: on the 2-core CI class of
+// machine, identical launches moved by 23-59 % together. fb_compare reads it from the run's JSON
+// so that such a swing is not called a regression.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "common/control_plane.hpp"
+
+namespace fabricbench {
+
+/// A rank waiting less than this is not counted (a quiet node's ranks wait well under 1 %), and
+/// the run's summary prints a line from here.
+inline constexpr double kNotableContention = 0.02;
+
+struct CpuContention {
+  double runqueue_wait = 0;    ///< the largest fraction of the time any rank's thread waited for a CPU
+  int runqueue_wait_rank = 0;  ///< that rank
+  double steal = 0;            ///< the largest fraction of any rank's machine's CPU time stolen by its hypervisor
+  /// How much slower the run may read from contention alone: ranks progress together, so while any
+  /// one waits all do: the product over ranks of 1 / (1 - wait) (waits from kNotableContention up),
+  /// times 1 / (1 - steal). Two ranks each waiting half the time: 4x (a 4.6x slower run was seen).
+  double slowdown = 1;
+  bool known = false;  ///< false where /proc does not say
+  /// The fraction by which its figures may read low: 1 - 1 / slowdown.
+  double allowance() const { return 1 - 1 / slowdown; }
+};
+
+/// Counts from construction on, on the thread that constructs it (the one that measures).
+class ContentionMeter {
+ public:
+  ContentionMeter();
+  /// This thread's and this machine's contention since construction.
+  CpuContention local() const;
+
+ private:
+  struct Reading {
+    bool known = false;
+    std::uint64_t wall_ns = 0;
+    std::uint64_t wait_ns = 0;                       // /proc/thread-self/schedstat, 2nd field
+    std::uint64_t steal_ticks = 0, total_ticks = 0;  // /proc/stat's cpu line
+  };
+  static Reading read();
+  Reading start_;
+};
+
+/// Every rank's contention folded (the largest of each, and the rank waiting most), on every rank.
+/// Collective.
+CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world);
+
+/// {"runqueue_wait", "runqueue_wait_rank", "steal", "slowdown"}; null when not known.
+nlohmann::json to_json(const CpuContention& contention);
+/// Reads to_json()'s object back; not known for anything else.
+CpuContention contention_from_json(const nlohmann::json& value);
+
+}  // namespace fabricbench
