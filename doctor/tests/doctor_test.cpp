@@ -58,6 +58,23 @@ TEST(Doctor, RecordedH200DeviceMachine) {
   EXPECT_EQ(r.facts.at("nvidia driver"), "580.159.04");
 }
 
+TEST(Doctor, RecordedH200DeviceMachineWithEveryFileTheRecorderReads) {
+  // Recorded on 2026-12-04 with the recorder's PCIe link, max_map_count and hugepage files: what
+  // fb_doctor printed live there (results/reference/h200-doctor/live-2026-12-04.txt).
+  const NodeReport r =
+      inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/h200-device-full"), {}, "h200", "2.28.9");
+  const Finding* link = find(r, "pcie-link", Status::kPass);
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->detail,
+            "1 of 1 PCIe link(s) between the GPUs / RDMA devices and their root ports at the width and speed both "
+            "ends allow (x16 Gen5)");
+  const Finding* map_count = find(r, "max-map-count", Status::kPass);
+  ASSERT_NE(map_count, nullptr);
+  EXPECT_EQ(map_count->detail, "vm.max_map_count 8250340");
+  EXPECT_NE(find(r, "hugepages", Status::kInfo), nullptr);
+  for (const Finding& f : r.findings) EXPECT_NE(f.status, Status::kFail) << f.check << ": " << f.detail;
+}
+
 TEST(Doctor, PortStatesAsIbstatWouldSay) {
   Tree t;
   t.port("mlx5_0", "1: DOWN", "2: Polling", "InfiniBand");
