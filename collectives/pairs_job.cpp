@@ -95,6 +95,7 @@ class PairsJob final : public Job {
       std::vector<ResultRow> rows;
       {
         Watchdog::Scope wait(watchdog);
+        world_.idle_barrier();  // those sitting the round out wait without taking a CPU
         rows = gather_rows(world_, mine);
         clock.end_step(world_);
       }
@@ -184,6 +185,7 @@ class PairsJob final : public Job {
         std::vector<ResultRow> mine = measure_pairs(rounds[r], label, at_size, watchdog, unused);
         watchdog.set_activity(fmt::format("gathering the second look's cells (round {})", label));
         Watchdog::Scope wait(watchdog);
+        world_.idle_barrier();  // every rank but the pair's sits this round out
         for (const ResultRow& row : gather_rows(world_, mine))
           looks[{row.host, row.peer_host, row.rail}].push_back(row.busbw_median_bytes_per_s);
       }

@@ -27,6 +27,10 @@ class ControlPlane {
   virtual std::string library() const = 0;
 
   virtual void barrier() = 0;
+  /// A barrier that sleeps between its checks instead of spinning: for ranks with nothing to do
+  /// until the others finish (a round of pairs they sit out), so that they leave the CPUs to those
+  /// measuring. Each check costs up to its sleep (100 us) more than barrier().
+  virtual void idle_barrier() { barrier(); }
   enum class Fold { kSum, kMax, kMin };
   /// Element-wise fold of `values` over the ranks, in place on every rank.
   virtual void all_reduce(std::span<double> values, Fold fold) = 0;

@@ -46,8 +46,9 @@ struct LinkMatrix {
   std::uint64_t size_bytes = 0;
 };
 
-/// Cells worth a second look before anything is accused: below `threshold` x the median cell, or
-/// on a node below `threshold` x the median node; the lowest first, at most `most`. Indices into
+/// Cells worth a second look before anything is accused: below `threshold` x 1.05 x the median
+/// cell, or on a node below that fraction of the median node (the margin: the looks raise the
+/// median a cell is then judged against); the lowest first, at most `most`. Indices into
 /// matrix.cells.
 std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshold, std::size_t most);
 

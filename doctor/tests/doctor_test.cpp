@@ -61,8 +61,7 @@ TEST(Doctor, RecordedH200DeviceMachine) {
 TEST(Doctor, RecordedH200DeviceMachineWithEveryFileTheRecorderReads) {
   // Recorded on 2026-12-04 with the recorder's PCIe link, max_map_count and hugepage files: what
   // fb_doctor printed live there (results/reference/h200-doctor/live-2026-12-04.txt).
-  const NodeReport r =
-      inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/h200-device-full"), {}, "h200", "2.28.9");
+  const NodeReport r = inspect_node(SysTree(FABRICBENCH_TEST_DATA "/doctor/h200-device-full"), {}, "h200", "2.28.9");
   const Finding* link = find(r, "pcie-link", Status::kPass);
   ASSERT_NE(link, nullptr);
   EXPECT_EQ(link->detail,
