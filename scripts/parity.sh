@@ -42,6 +42,8 @@ done
 
 bin=${FABRICBENCH_BUILD_DIR:-build}/bin
 [[ -x $bin/fb_all_reduce ]] || fail "$bin/fb_all_reduce: not built (scripts/build.sh first)"
+# The table is written by fb_import at the end: refuse now, not after the rounds.
+[[ -x $bin/fb_import ]] || fail "$bin/fb_import: not built (it writes the table; scripts/build.sh builds it)"
 source scripts/mpi-env.sh
 
 # What both tools have: nccl-tests' NAME_perf against fb_NAME.
