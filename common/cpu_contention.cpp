@@ -57,17 +57,18 @@ double lost(double fraction) { return fraction >= kNotableContention ? -std::log
 }  // namespace
 
 CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world) {
-  const bool known = all_reduce(world, mine.known ? 1.0 : 0.0, ControlPlane::Fold::kMin) > 0;  // every rank's
-  const double steal = all_reduce(world, mine.steal, ControlPlane::Fold::kMax);
+  // Both by maximum: any rank not knowing, and the most stolen.
+  double most[2] = {mine.known ? 0.0 : 1.0, mine.steal};
+  world.all_reduce(most, ControlPlane::Fold::kMax);
   const double waits_lost = all_reduce(world, lost(mine.runqueue_wait), ControlPlane::Fold::kSum);
   const auto [wait, rank] = world.max_location(mine.runqueue_wait);
   CpuContention all;
-  if (!known) return all;
+  if (most[0] > 0) return all;
   all.known = true;
   all.runqueue_wait = wait;
   all.runqueue_wait_rank = rank;
-  all.steal = steal;
-  all.slowdown = std::exp(waits_lost + lost(steal));
+  all.steal = most[1];
+  all.slowdown = std::exp(waits_lost + lost(all.steal));
   return all;
 }
 
@@ -95,8 +96,9 @@ CpuContention contention_from_json(const nlohmann::json& value) {
   c.steal = steal;
   if (const auto rank = value.find("runqueue_wait_rank"); rank != value.end() && rank->is_number_integer())
     c.runqueue_wait_rank = rank->get<int>();
-  // A slowdown below 1, infinite or absent: the one rank's bound, as the least it can be.
-  c.slowdown = 1 / (1 - std::min(std::max(wait, steal), 0.99));
+  // A slowdown below 1, infinite or absent: the largest wait's and the steal's own, as the fold
+  // counts them (the least the run's bound can be).
+  c.slowdown = std::exp(lost(wait) + lost(steal));
   if (const auto s = value.find("slowdown"); s != value.end() && s->is_number()) {
     const double v = s->get<double>();
     if (std::isfinite(v) && v >= 1 && v <= 1e6) c.slowdown = v;

@@ -26,9 +26,7 @@ struct CpuContention {
   /// one waits all do: the product over ranks of 1 / (1 - wait) (waits from kNotableContention up),
   /// times 1 / (1 - steal). Two ranks each waiting half the time: 4x (a 4.6x slower run was seen).
   double slowdown = 1;
-  bool known = false;  ///< false where /proc does not say
-  /// The fraction by which its figures may read low: 1 - 1 / slowdown.
-  double allowance() const { return 1 - 1 / slowdown; }
+  bool known = false;  ///< false where /proc does not say (slowdown then 1)
 };
 
 /// Counts from construction on, on the thread that constructs it (the one that measures).

@@ -24,6 +24,10 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
   try {
     // MPI_Init only where a launcher started ranks that must meet there.
     std::optional<mpi::Session> session;
+    // An MPI the data plane started late ends after the world plane, on every return below.
+    const struct LateSessionEnd {
+      ~LateSessionEnd() { mpi::finish_late_session(); }
+    } late_session_end;
     std::unique_ptr<ControlPlane> world;
     if (started_by_mpi_launcher()) {
       session.emplace(argc, argv);
@@ -33,14 +37,9 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
     }
     const Topology topology = discover_topology(*world);
     try {
-      const int code = body(program, topology, *world);
-      world.reset();
-      mpi::finish_late_session();
-      return code;
+      return body(program, topology, *world);
     } catch (const UsageError& e) {
       if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-      world.reset();
-      mpi::finish_late_session();
       return kExitUsage;
     } catch (const ReportedError& e) {
       world->abort(e.code());

@@ -62,10 +62,11 @@ std::string looks_text(const MatrixCell& c, const std::string& unit) {
   return text;
 }
 
-}  // namespace
-
-namespace {
+// A margin over the threshold for a second look: the looks raise the median they are judged
+// against (a suspect's best look counts), so a cell just above the line in its round could fall
+// below it afterwards, unlooked-at (a healthy 0.847 x median link was accused so on the fake cluster).
 constexpr double kSuspectMargin = 1.05;
+
 }  // namespace
 
 std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, std::size_t most) {
@@ -77,22 +78,19 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, st
       by_unit[c.a].push_back(c.rate);
       by_unit[c.b].push_back(c.rate);
     }
-  // A margin over the threshold: the second looks raise the median they are judged against (a
-  // suspect's best look counts), so a cell just above the line in its round could fall below it
-  // afterwards, unlooked-at (a healthy 0.847 x median link was accused so on the fake cluster).
-  const double cell_median = median_of(rates) * kSuspectMargin;
+  const double line = threshold * kSuspectMargin;
+  const double cell_median = median_of(rates);
   std::vector<double> scores;
   for (const auto& [unit, unit_rates] : by_unit) scores.push_back(median_of(unit_rates));
   const double fleet = median_of(scores);
   auto low_node = [&](const std::string& unit) {
     const auto found = by_unit.find(unit);
-    return found != by_unit.end() && median_of(found->second) < threshold * fleet * kSuspectMargin;
+    return found != by_unit.end() && median_of(found->second) < line * fleet;
   };
   std::vector<std::size_t> suspects;
   for (std::size_t i = 0; i < m.cells.size(); ++i) {
     const MatrixCell& c = m.cells[i];
-    if (c.failure.empty() && (c.rate < threshold * cell_median || low_node(c.a) || low_node(c.b)))
-      suspects.push_back(i);
+    if (c.failure.empty() && (c.rate < line * cell_median || low_node(c.a) || low_node(c.b))) suspects.push_back(i);
   }
   std::stable_sort(suspects.begin(), suspects.end(),
                    [&](std::size_t x, std::size_t y) { return m.cells[x].rate < m.cells[y].rate; });

@@ -330,8 +330,8 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   c.context_differences = context_differences(base.context, fresh.context);
   // Only what one side suffered beyond the other: runs contended alike (ranks oversubscribed the
   // same way each time) carry the same slowdown, and a change between them is the fabric's.
-  const double base_slowdown = base.contention.known ? base.contention.slowdown : 1;
-  const double fresh_slowdown = fresh.contention.known ? fresh.contention.slowdown : 1;
+  // (A file that does not say keeps the default slowdown, 1.)
+  const double base_slowdown = base.contention.slowdown, fresh_slowdown = fresh.contention.slowdown;
   c.contention = {std::max(0.0, 1 - fresh_slowdown / base_slowdown), std::max(0.0, 1 - base_slowdown / fresh_slowdown)};
   match_rows(c, base, fresh, options);
   if (c.rows.empty())
