@@ -16,24 +16,25 @@
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
 #include "common/expectation.hpp"
+#include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
-#include "common/row_exchange.hpp"
-#include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
 #include "fabric/link_matrix.hpp"
 #include "fabric/matrix_record.hpp"
 #include "fabric/pairing.hpp"
+#include "fabric/run_tree.hpp"
 
 namespace fabricbench::collectives {
 namespace {
 
 class PairsJob final : public Job {
  public:
-  PairsJob(std::string program, RunPlan plan, Pairing pairing, std::string backend, const Topology& topology,
-           ControlPlane& world)
+  PairsJob(std::string program, RunPlan plan, Pairing pairing, std::optional<FabricTree> tree, std::string backend,
+           const Topology& topology, ControlPlane& world)
       : program_(std::move(program)),
         plan_(std::move(plan)),
         pairing_(std::move(pairing)),
+        tree_(std::move(tree)),
         backend_name_(std::move(backend)),
         topology_(topology),
         world_(world) {}
@@ -74,38 +75,20 @@ class PairsJob final : public Job {
     for (const auto& round : pairing_.rounds) cells += round.size();
     header.planned_rows = plan_.points.size() * plan_.placements.size() * cells;
     header.notes = plan_.notes;
+    describe_tree(tree_, header);
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
     const PairOptions& pairs = plan_.options.pairs;
-    const MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes,
-                          pairs.node_threshold};
+    MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes, pairs.node_threshold};
+    rule.tree = tree_ ? &*tree_ : nullptr;
     MatrixRecord record(pairing_, topology_, rule, reporter);
     RunVerdict path{"NCCL path", "UNKNOWN", {}};
-    ScheduleClock clock;
-    for (std::size_t round = 0; round < pairing_.rounds.size(); ++round) {
-      record.begin_round(round);
-      // --repeat: each cell's sweep again within its round, combined into one row per cell.
-      std::vector<std::vector<ResultRow>> repeats;
-      for (int r = 0; r < plan_.options.outputs.repeat; ++r)
-        repeats.push_back(measure_pairs(pairing_.rounds[round], round, plan_, watchdog, clock));
-      std::vector<ResultRow> mine = combine_repeats(repeats);
-      watchdog.set_activity(fmt::format("gathering the cells of round {}", round));
-      std::vector<ResultRow> rows;
-      {
-        Watchdog::Scope wait(watchdog);
-        world_.idle_barrier();  // those sitting the round out wait without taking a CPU
-        rows = gather_rows(world_, mine);
-        clock.end_step(world_);
-      }
-      if (observer_) judge_round_paths(round, path);
-      // In pair order; each pair's rows keep the sweep's order (out-of-place before in-place).
-      std::stable_sort(rows.begin(), rows.end(),
-                       [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
-      for (const ResultRow& row : rows) record.add(row, row.placement == "out-of-place");  // out of place: the matrix
-      clock.end_round();
-    }
+    PairRounds matrix_rounds(*this, pairing_.rounds, plan_, 0, observer_ ? &path : nullptr);
+    IntoRecord into_record(record);
+    const ScheduleFigures schedule =
+        run_group_rounds(matrix_rounds, plan_.options.outputs.repeat, world_, watchdog, into_record);
     outcome.rows = record.rows();
     outcome.wrong_total = record.wrong_total();
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
@@ -114,7 +97,7 @@ class PairsJob final : public Job {
     if (topology_.rank != 0) return outcome;
     const std::vector<ResultRow> cells = record.cells();
     outcome.summary = summarize_rows(cells);
-    RunVerdict links = judge_links(matrix, pairs.node_threshold);
+    RunVerdict links = judge_links(matrix, pairs.node_threshold, tree_ ? &*tree_ : nullptr);
     if (look.cells > 0)
       links.lines.insert(links.lines.begin(),
                          fmt::format("second look: {} suspect cell(s) measured {} more time(s) at {} B before judging, "
@@ -122,7 +105,7 @@ class PairsJob final : public Job {
                                      look.cells, kSecondLooks, matrix.size_bytes, look.rounds, look.seconds));
     outcome.summary.verdicts.push_back(std::move(links));
     outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
-    outcome.summary.schedule = clock.figures();
+    outcome.summary.schedule = schedule;
     if (observer_) outcome.summary.verdicts.push_back(std::move(path));
     if (const auto& gate = plan_.options.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(cells, *gate * 1e9));
@@ -136,6 +119,69 @@ class PairsJob final : public Job {
  private:
   /// How often a suspect cell is measured again before anything is accused.
   static constexpr int kSecondLooks = 2;
+
+  // Rounds of pairs measured as groups of the world's backend, each pair's whole sweep in one step:
+  // the matrix's rounds, or the second look's suspects one at a time (labelled after them).
+  class PairRounds final : public GroupedMeasurement {
+   public:
+    PairRounds(PairsJob& job, std::vector<std::vector<RankPair>> rounds, const RunPlan& plan, std::size_t first_label,
+               RunVerdict* path)
+        : job_(job), rounds_(std::move(rounds)), plan_(plan), first_label_(first_label), path_(path) {}
+    std::size_t rounds() const override { return rounds_.size(); }
+    int group_of(std::size_t round, int rank) const override {
+      for (std::size_t i = 0; i < rounds_[round].size(); ++i)
+        if (rounds_[round][i].ranks[0] == rank || rounds_[round][i].ranks[1] == rank) return static_cast<int>(i);
+      return -1;
+    }
+    int role_of(std::size_t round, int rank) const override {
+      return rounds_[round][static_cast<std::size_t>(group_of(round, rank))].ranks[0] == rank ? 0 : 1;
+    }
+    std::size_t steps() const override { return 1; }
+    std::string entering(std::size_t round) const override {
+      return fmt::format("forming the pairs of round {}", first_label_ + round);
+    }
+    std::string round_name(std::size_t round) const override { return fmt::format("round {}", first_label_ + round); }
+    void enter_round(std::size_t, int, ControlPlane*) override {}
+    std::vector<ResultRow> measure_step(std::size_t round, int group, std::size_t, ControlPlane& plane,
+                                        Watchdog& watchdog) override {
+      return job_.measure_pair(rounds_[round][static_cast<std::size_t>(group)], group, first_label_ + round, plan_,
+                               plane, watchdog);
+    }
+    void leave_round(std::size_t round) override {
+      if (path_) job_.judge_round_paths(round, *path_);
+    }
+
+   private:
+    PairsJob& job_;
+    const std::vector<std::vector<RankPair>> rounds_;
+    const RunPlan& plan_;
+    const std::size_t first_label_;
+    RunVerdict* path_;  // the matrix's rounds: each round's NCCL path judged
+  };
+
+  // Rank 0 reports each cell's rows through the record; the out-of-place ones make the matrix.
+  class IntoRecord final : public RoundRows {
+   public:
+    explicit IntoRecord(MatrixRecord& record) : record_(record) {}
+    void begin_round(std::size_t round) override { record_.begin_round(round); }
+    void add_step(std::size_t, std::vector<ResultRow> rows) override {
+      for (const ResultRow& row : rows) record_.add(row, row.placement == "out-of-place");
+    }
+
+   private:
+    MatrixRecord& record_;
+  };
+
+  // Every look's rate per cell (host, peer, rail), rank 0.
+  class IntoLooks final : public RoundRows {
+   public:
+    void begin_round(std::size_t) override {}
+    void add_step(std::size_t, std::vector<ResultRow> rows) override {
+      for (const ResultRow& row : rows)
+        looks[{row.host, row.peer_host, row.rail}].push_back(row.busbw_median_bytes_per_s);
+    }
+    std::map<std::tuple<std::string, std::string, int>, std::vector<double>> looks;
+  };
 
   struct SecondLook {
     std::size_t cells = 0, rounds = 0;
@@ -169,59 +215,37 @@ class PairsJob final : public Job {
     // same contention again (seen on the fake cluster: two healthy cells of one round at 0.67 x
     // the median on every look), and a slow link or node is slow alone too.
     std::vector<std::vector<RankPair>> rounds;
-    for (long long code : chosen)
-      rounds.push_back(
-          {pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
+    for (int look = 0; look < kSecondLooks; ++look)
+      for (long long code : chosen)
+        rounds.push_back(
+            {pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
     RunPlan at_size = plan_;
     at_size.points.erase(std::remove_if(at_size.points.begin(), at_size.points.end(),
                                         [&](const SweepPoint& p) { return p.bytes != size; }),
                          at_size.points.end());
     at_size.placements = {Placement::kOutOfPlace};
-    ScheduleClock unused;
-    std::map<std::tuple<std::string, std::string, int>, std::vector<double>> looks;
-    for (int look = 0; look < kSecondLooks; ++look)
-      for (std::size_t r = 0; r < rounds.size(); ++r) {
-        const std::size_t label = pairing_.rounds.size() + static_cast<std::size_t>(look) * rounds.size() + r;
-        std::vector<ResultRow> mine = measure_pairs(rounds[r], label, at_size, watchdog, unused);
-        watchdog.set_activity(fmt::format("gathering the second look's cells (round {})", label));
-        Watchdog::Scope wait(watchdog);
-        world_.idle_barrier();  // every rank but the pair's sits this round out
-        for (const ResultRow& row : gather_rows(world_, mine))
-          looks[{row.host, row.peer_host, row.rail}].push_back(row.busbw_median_bytes_per_s);
-      }
+    PairRounds looks(*this, rounds, at_size, pairing_.rounds.size(), nullptr);
+    IntoLooks into_looks;
+    run_group_rounds(looks, 1, world_, watchdog, into_looks);
     for (MatrixCell& cell : matrix.cells)
-      if (const auto found = looks.find({cell.a, cell.b, cell.rail}); found != looks.end()) cell.looks = found->second;
-    return {chosen.size(), rounds.size() * kSecondLooks,
+      if (const auto found = into_looks.looks.find({cell.a, cell.b, cell.rail}); found != into_looks.looks.end())
+        cell.looks = found->second;
+    return {chosen.size(), rounds.size(),
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   }
 
   const std::string& unit_name(int unit) const { return pairing_.units[static_cast<std::size_t>(unit)]; }
 
-  // This rank's pair sweeps as a group of the world's backend, agreeing on its samples over a
-  // two-rank MPI communicator; the initiator keeps the rows. `pairs` is one round (disjoint pairs),
-  // `round` its label in the rows and messages. Every rank calls.
-  std::vector<ResultRow> measure_pairs(const std::vector<RankPair>& pairs, std::size_t round, const RunPlan& plan,
-                                       Watchdog& watchdog, ScheduleClock& clock) {
-    int pair = -1;
-    for (std::size_t i = 0; i < pairs.size(); ++i)
-      if (pairs[i].ranks[0] == topology_.rank || pairs[i].ranks[1] == topology_.rank) pair = static_cast<int>(i);
-    const std::unique_ptr<ControlPlane> comm = [&] {
-      watchdog.set_activity(fmt::format("forming the pairs of round {}", round));
-      Watchdog::Scope wait(watchdog);
-      return world_.split(pair,
-                          pair < 0 ? 0 : (pairs[static_cast<std::size_t>(pair)].ranks[0] == topology_.rank ? 0 : 1));
-    }();
-    if (pair < 0) return {};  // sits this round out
-    const RankPair& p = pairs[static_cast<std::size_t>(pair)];
-    const int role = p.ranks[0] == topology_.rank ? 0 : 1;
+  // One pair's sweep as a group of the world's backend, agreeing on its samples over the pair's
+  // own two-rank plane; the initiator keeps the rows, labelled with the cell.
+  std::vector<ResultRow> measure_pair(const RankPair& p, int pair, std::size_t round, const RunPlan& plan,
+                                      ControlPlane& two, Watchdog& watchdog) {
     SweepResult result;
     try {
       backend_->set_group({p.ranks[0], p.ranks[1]});  // role 0 is ranks[0]
       if (observer_) observer_->begin_path_window();
-      clock.cell_begin();
-      result = run_sweep(program_, plan, *backend_, RankGroup{*comm, {p.ranks[0], p.ranks[1]}}, topology_, nullptr,
-                         watchdog);
-      clock.cell_end();
+      result =
+          run_sweep(program_, plan, *backend_, RankGroup{two, {p.ranks[0], p.ranks[1]}}, topology_, nullptr, watchdog);
       backend_->set_group({});
     } catch (const UsageError&) {
       throw;
@@ -229,7 +253,7 @@ class PairsJob final : public Job {
       rethrow_with_context(fmt::format("round {} pair {} (rank {} on {}, rank {} on {})", round, pair, p.ranks[0],
                                        topology_.host_of(p.ranks[0]), p.ranks[1], topology_.host_of(p.ranks[1])));
     }
-    if (role != 0) return {};
+    if (p.ranks[0] != topology_.rank) return {};
     for (ResultRow& row : result.rows) {
       row.pair = pair;
       row.round = static_cast<int>(round);
@@ -268,6 +292,7 @@ class PairsJob final : public Job {
   std::string program_;
   const RunPlan plan_;
   const Pairing pairing_;
+  const std::optional<FabricTree> tree_;  // --topology
   const std::string backend_name_;
   const Topology& topology_;
   ControlPlane& world_;
@@ -292,7 +317,9 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
         fmt::format("fb_sendrecv --pairs {}: a matrix schedule (all, quick, rail, ring); half and "
                     "cross-node are the verbs pairings",
                     options.pairs.mode.name));
-  Pairing pairing = make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
+  std::optional<FabricTree> tree = load_run_tree(options.pairs.topology_path, topology, world);
+  Pairing pairing =
+      make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank, leaves_of(tree));
   const BackendGroup unconnected{nullptr, 0, 2};  // answers what the library can carry; never connected
   const std::unique_ptr<Backend> capabilities = make_backend(options, topology, unconnected);
   const std::string backend = std::string(capabilities->name());
@@ -308,7 +335,8 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
       size &&
       std::none_of(plan.points.begin(), plan.points.end(), [&](const SweepPoint& p) { return p.bytes == *size; }))
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *size));
-  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), backend, topology, world);
+  return std::make_unique<PairsJob>(program, std::move(plan), std::move(pairing), std::move(tree), backend, topology,
+                                    world);
 }
 
 }  // namespace fabricbench::collectives

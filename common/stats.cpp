@@ -48,9 +48,12 @@ Summary summarize(std::span<const double> samples) {
 
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  // Linear time: the link matrix of 1,024 nodes takes medians of half a million cells.
+  const std::size_t n = values.size(), mid = n / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (n % 2 == 1) return upper;
+  return (*std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
 }
 
 }  // namespace fabricbench

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include "fabric/tree_verdict.hpp"
+
 namespace fabricbench {
 namespace {
 
@@ -127,7 +129,9 @@ std::vector<std::string> failed_cell_lines(const LinkMatrix& m) {
 
 }  // namespace
 
-RunVerdict judge_links(const LinkMatrix& m, double threshold) {
+namespace {
+
+RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   RunVerdict verdict{"link matrix", "PASS", {}};
   auto fail = [&](std::string line) {
     verdict.word = "FAIL";
@@ -144,14 +148,15 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
   }
   // Every figure below is a cell's best look.
   const auto best_shown = [&](const MatrixCell& c) { return shown_at(c, c.best(), m.unit); };
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> of_unit;  // rates, figures
+  for (const MatrixCell* c : measured)
+    for (const std::string* unit : {&c->a, &c->b}) {
+      of_unit[*unit].first.push_back(c->best());
+      of_unit[*unit].second.push_back(best_shown(*c));
+    }
   std::map<std::string, NodeScore> scores;
   for (const std::string& unit : m.units) {
-    std::vector<double> rates, shown;
-    for (const MatrixCell* c : measured)
-      if (c->a == unit || c->b == unit) {
-        rates.push_back(c->best());
-        shown.push_back(best_shown(*c));
-      }
+    const auto& [rates, shown] = of_unit[unit];
     scores[unit] = {median_of(rates), median_of(shown), rates.size()};
   }
   std::vector<double> node_rates, node_shown, cell_rates, cell_shown;
@@ -200,6 +205,27 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold) {
     verdict.lines.push_back(
         fmt::format("{} cells of {} units, every node and link within {:g} x the median ({:.4g} {})", m.cells.size(),
                     m.units.size(), threshold, median_of(cell_shown), m.unit));
+  return verdict;
+}
+
+}  // namespace
+
+RunVerdict judge_links(const LinkMatrix& m, double threshold, const FabricTree* tree) {
+  if (!tree || m.units.size() < 3) return judge_nodes_and_links(m, threshold);
+  const TreeJudgement parts = judge_tree(m, threshold, *tree);
+  if (parts.slow.empty() && parts.unsure.empty()) return judge_nodes_and_links(m, threshold);
+  LinkMatrix rest = m;  // the cells no part of the tree explains, for the node and link rule
+  rest.cells.clear();
+  for (std::size_t i = 0; i < m.cells.size(); ++i)
+    if (!parts.explained.count(i)) rest.cells.push_back(m.cells[i]);
+  RunVerdict verdict = judge_nodes_and_links(rest, threshold);
+  if (verdict.word == "PASS") verdict.lines.clear();  // its "every node and link within" line: not so
+  verdict.lines.insert(verdict.lines.begin(), parts.slow.begin(), parts.slow.end());
+  verdict.lines.insert(verdict.lines.end(), parts.unsure.begin(), parts.unsure.end());
+  if (!parts.slow.empty())
+    verdict.word = "FAIL";
+  else if (verdict.word == "PASS")
+    verdict.word = "UNSURE";
   return verdict;
 }
 

@@ -21,6 +21,7 @@
 #include "common/row.hpp"
 #include "common/stats.hpp"
 #include "common/summary.hpp"
+#include "fabric/fabric_tree.hpp"
 #include "fabric/pairing.hpp"
 
 namespace fabricbench {
@@ -54,8 +55,10 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshol
 
 /// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell; UNSURE (and
 /// its lines) where a node or link is below the threshold but within the spread; else PASS.
-/// Fewer than three units cannot say which end is slow: FAIL with that reason.
-RunVerdict judge_links(const LinkMatrix& matrix, double threshold);
+/// Fewer than three units cannot say which end is slow: FAIL with that reason. With a `tree`
+/// (every unit a node of it), a slow leaf, uplink or spine is named first and the cells it
+/// explains are left out of the node and link rule (tree_verdict.hpp).
+RunVerdict judge_links(const LinkMatrix& matrix, double threshold, const FabricTree* tree = nullptr);
 
 /// Units on both axes, the cell's figure in each place ("FAIL" for a failed cell, "-" for none).
 void print_matrix(std::FILE* out, const LinkMatrix& matrix);

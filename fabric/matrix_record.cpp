@@ -135,7 +135,7 @@ void MatrixRecord::on_timeout(const std::string& diagnosis, const TimeoutExplana
     totals.end_time = utc_timestamp();
     totals.ended_by = diagnosis;
     totals.summary = summarize_rows(cells_);
-    totals.summary.verdicts.push_back(judge_links(stopped, rule_.node_threshold));
+    totals.summary.verdicts.push_back(judge_links(stopped, rule_.node_threshold, rule_.tree));
     totals.summary.verdicts.push_back(
         {"run", "FAIL", {fmt::format("stopped in round {} of {} by a timeout", round_, pairing_.rounds.size())}});
     totals.summary.exhibits.push_back(matrix_exhibit(std::move(stopped)));

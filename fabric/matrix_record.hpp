@@ -31,6 +31,7 @@ struct MatrixRule {
   bool latency = false;
   /// How the activity of a rank waiting for all the others begins (not in a pair's own work).
   std::vector<std::string> all_rank_waits = {"gathering the cells", "forming the pairs", "connecting the pairs"};
+  const FabricTree* tree = nullptr;  ///< --topology: the verdict follows it
 };
 
 class MatrixRecord final : public TimeoutEpilogue {

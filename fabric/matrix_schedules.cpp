@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "common/error.hpp"
 #include "fabric/pairing.hpp"
@@ -57,11 +58,49 @@ std::vector<UnitRound> ring_rounds(int units) {
   return rounds;
 }
 
+}  // namespace
+
+std::vector<UnitRound> tree_rounds(const std::vector<int>& leaf_of_unit) {
+  std::map<int, std::vector<int>> members;  // leaf -> its units, in unit order
+  for (std::size_t u = 0; u < leaf_of_unit.size(); ++u) members[leaf_of_unit[u]].push_back(static_cast<int>(u));
+  std::vector<std::vector<int>> leaves;
+  for (auto& [leaf, units] : members) leaves.push_back(std::move(units));
+  auto pair = [](int a, int b) { return UnitPair{std::min(a, b), std::max(a, b)}; };
+  std::vector<UnitRound> rounds;
+  // Inside every leaf at once.
+  for (const std::vector<int>& units : leaves) {
+    const std::vector<UnitRound> inside = circle_rounds(static_cast<int>(units.size()));
+    if (rounds.size() < inside.size()) rounds.resize(inside.size());
+    for (std::size_t r = 0; r < inside.size(); ++r)
+      for (const UnitPair& p : inside[r])
+        rounds[r].push_back(pair(units[static_cast<std::size_t>(p.a)], units[static_cast<std::size_t>(p.b)]));
+  }
+  // Across, meeting by meeting of the leaves' own circle.
+  for (const UnitRound& meeting : circle_rounds(static_cast<int>(leaves.size()))) {
+    std::vector<UnitRound> across;
+    for (const UnitPair& m : meeting) {
+      const std::vector<int>* small = &leaves[static_cast<std::size_t>(m.a)];
+      const std::vector<int>* large = &leaves[static_cast<std::size_t>(m.b)];
+      if (small->size() > large->size()) std::swap(small, large);
+      if (across.size() < large->size()) across.resize(large->size());
+      for (std::size_t j = 0; j < large->size(); ++j)
+        for (std::size_t i = 0; i < small->size(); ++i)
+          across[j].push_back(pair((*small)[i], (*large)[(i + j) % large->size()]));
+    }
+    rounds.insert(rounds.end(), across.begin(), across.end());
+  }
+  return rounds;
+}
+
+namespace {
+
 constexpr MatrixSchedule kSchedules[] = {
     {"all", "every node pair once, in rounds (the link matrix)", circle_rounds},
     {"quick", "every node once", quick_rounds},
     {"rail", "all, local rank g with local rank g", circle_rounds, true},
     {"ring", "every node with the next, the last with the first", ring_rounds},
+    {"tree", "inside every leaf switch at once, then leaf with leaf across the spine (needs --topology)", nullptr,
+     false, tree_rounds},
 };
 
 }  // namespace

@@ -20,6 +20,9 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
   app.add_option("--node-threshold", options.node_threshold,
                  "a node or link is SLOW below this fraction of the median [0.85]")
       ->check(number_in(NumberRange::between(0, 1)));
+  app.add_option("--topology", options.topology_path,
+                 "the switch tree (Slurm's topology.conf, ibnetdiscover's output or a fabricbench topology): the "
+                 "verdict names a leaf, uplink or spine, and --pairs tree follows it");
 }
 
 bool PairFlags::check() {
@@ -28,11 +31,15 @@ bool PairFlags::check() {
   if (!size_text_.empty()) options_.matrix_size = parse_bytes(size_text_, "--matrix-size");
   if (mode_text_.empty()) {
     if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
+    if (!options_.topology_path.empty())
+      throw UsageError("--topology needs --pairs with a matrix schedule (all, tree, ...)");
     return false;
   }
   options_.mode = pair_mode(mode_text_);
   if (options_.matrix_size && !options_.mode.matrix())
     throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
+  if (!options_.topology_path.empty() && !options_.mode.matrix())
+    throw UsageError("--topology needs --pairs with a matrix schedule (all, tree, ...)");
   return true;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pairing flags shared by the verbs executables and fb_sendrecv: --pairs, --matrix-size,
-// --node-threshold.
+// --node-threshold, --topology.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@ struct PairOptions {
   PairMode mode;
   std::optional<std::uint64_t> matrix_size;  ///< the size the matrix and its verdict use; none: the best
   double node_threshold = 0.85;              ///< SLOW below this fraction of the median
+  std::string topology_path;                 ///< --topology: the switch tree the verdict follows; "" none
 };
 
 class PairFlags {

@@ -78,6 +78,30 @@ Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<i
   return units;
 }
 
+// The schedule's rounds of units; a schedule along the tree also says how they divide.
+std::vector<UnitRound> unit_rounds(Pairing& pairing, const LeafOfUnit& leaf_of_unit) {
+  const MatrixSchedule& schedule = *pairing.mode.schedule;
+  const int count = static_cast<int>(pairing.units.size());
+  if (!schedule.rounds_by_leaf) return schedule.rounds(count);
+  if (!leaf_of_unit)
+    throw UsageError(
+        fmt::format("--pairs {} follows the fabric's tree: give --topology FILE (Slurm's topology.conf, "
+                    "ibnetdiscover's output or a fabricbench topology)",
+                    schedule.name));
+  std::vector<int> leaves;
+  for (const std::string& unit : pairing.units) leaves.push_back(leaf_of_unit(unit));
+  std::vector<UnitRound> rounds = schedule.rounds_by_leaf(leaves);
+  std::size_t inside = 0;
+  for (const UnitRound& round : rounds)
+    if (std::all_of(round.begin(), round.end(), [&](const UnitPair& p) {
+          return leaves[static_cast<std::size_t>(p.a)] == leaves[static_cast<std::size_t>(p.b)];
+        }))
+      ++inside;
+  pairing.schedule_note = fmt::format("{} round(s) inside the leaves, {} across; --pairs all takes {}", inside,
+                                      rounds.size() - inside, circle_rounds(count).size());
+  return rounds;
+}
+
 }  // namespace
 
 int Pairing::pair_of(std::size_t round, int rank) const {
@@ -93,8 +117,8 @@ std::string Pairing::describe() const {
   if (matrix()) {
     std::size_t cells = 0;
     for (const auto& round : rounds) cells += round.size();
-    return fmt::format("--pairs {}: {} cells of {} units in {} round(s)", mode.name, cells, units.size(),
-                       rounds.size());
+    return fmt::format("--pairs {}: {} cells of {} units in {} round(s){}", mode.name, cells, units.size(),
+                       rounds.size(), schedule_note.empty() ? "" : " (" + schedule_note + ")");
   }
   std::string text;
   for (const RankPair& p : rounds.front())
@@ -103,7 +127,7 @@ std::string Pairing::describe() const {
 }
 
 Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_of_rank,
-                     const std::vector<int>& local_rank_of_rank) {
+                     const std::vector<int>& local_rank_of_rank, const LeafOfUnit& leaf_of_unit) {
   Pairing pairing;
   pairing.mode = mode;
   if (!pairing.matrix()) {
@@ -128,7 +152,7 @@ Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_
                           mode.name, units.names.front(), rails, units.names[u], units.ranks_by_local[u].size()));
     }
     pairing.units = units.names;
-    for (const UnitRound& unit_round : mode.schedule->rounds(count)) {
+    for (const UnitRound& unit_round : unit_rounds(pairing, leaf_of_unit)) {
       std::vector<RankPair> round;
       for (const UnitPair& cell : unit_round)
         for (std::size_t g = 0; g < rails; ++g) {

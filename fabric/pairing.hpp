@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ struct MatrixSchedule {
   std::string_view what;  ///< for --help
   std::vector<UnitRound> (*rounds)(int units);
   bool per_rail = false;  ///< local rank g of one node with local rank g of the other
+  /// A schedule that follows the fabric's tree: rounds from each unit's leaf switch (an index),
+  /// instead of `rounds`.
+  std::vector<UnitRound> (*rounds_by_leaf)(const std::vector<int>& leaf_of_unit) = nullptr;
 };
 std::span<const MatrixSchedule> matrix_schedules();
 
@@ -58,6 +62,12 @@ std::vector<UnitRound> circle_rounds(int units);
 /// against unit 0 (or 1, when it is unit 0) in a second, one-pair round.
 std::vector<UnitRound> quick_rounds(int units);
 
+/// --pairs tree: first every leaf's pairs inside it, all leaves at once (the circle in each);
+/// then the leaves meet in the circle of leaves, and each meeting of leaves A and B takes
+/// max(|A|, |B|) rounds in which every node of the smaller leaf measures with one of the other
+/// at once, all crossing the spine together. Every unit pair once, no unit twice in a round.
+std::vector<UnitRound> tree_rounds(const std::vector<int>& leaf_of_unit);
+
 /// One pair of ranks of a round: the lower world rank initiates.
 struct RankPair {
   std::array<int, 2> ranks;  ///< {initiator, target}, world ranks
@@ -71,6 +81,7 @@ struct Pairing {
   std::vector<std::string> units;              ///< the matrix axes (matrix modes only)
   std::vector<std::vector<RankPair>> rounds;   ///< half and cross-node: one round
   std::vector<std::vector<int>> pair_of_rank;  ///< [round][world rank]: index in the round, -1 idle
+  std::string schedule_note;                   ///< how the rounds divide, where the schedule says so
 
   bool matrix() const { return mode.matrix(); }
   /// Index of `rank`'s pair in `round`, or -1 when it sits this round out.
@@ -81,11 +92,14 @@ struct Pairing {
   std::string describe() const;
 };
 
+/// Each unit's leaf switch (an index), for the schedules that follow the tree.
+using LeafOfUnit = std::function<int(const std::string& unit)>;
+
 /// Pairs the ranks placed on `host_of_rank` (with their node-local ranks). Throws UsageError when
 /// the mode cannot be formed: an odd rank count for half and cross-node, a node holding more than
 /// half the ranks for cross-node, fewer than two units for the matrix modes, unequal ranks per
-/// node for rail.
+/// node for rail, a schedule along the tree without `leaf_of_unit`.
 Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_of_rank,
-                     const std::vector<int>& local_rank_of_rank);
+                     const std::vector<int>& local_rank_of_rank, const LeafOfUnit& leaf_of_unit = {});
 
 }  // namespace fabricbench

@@ -11,14 +11,14 @@
 
 #include "common/driver.hpp"
 #include "common/expectation.hpp"
+#include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
-#include "common/row_exchange.hpp"
 #include "common/sampling.hpp"
-#include "common/schedule_clock.hpp"
 #include "common/watchdog.hpp"
 #include "fabric/link_matrix.hpp"
 #include "fabric/matrix_record.hpp"
 #include "fabric/pairing.hpp"
+#include "fabric/run_tree.hpp"
 #include "verbs/device.hpp"
 #include "verbs/pair_benchmark.hpp"
 #include "verbs/verbs_main.hpp"
@@ -36,6 +36,7 @@ struct VerbsPlan {
   VerbsOptions options;
   std::vector<std::uint64_t> sizes;  ///< measured once each
   Pairing pairing;
+  std::optional<FabricTree> tree;  ///< --topology
   SamplingPlan sampling;
   std::uint64_t half_bytes = 0;  ///< each half of a pair's memory
 };
@@ -125,7 +126,34 @@ ResultRow total_of(const std::vector<ResultRow>& rows, const Topology& topology)
   return total;
 }
 
-class VerbsJob final : public Job {
+/// Rank 0's rows of a run of pairs: a matrix's cells through its record; otherwise each size's
+/// pair rows, and their total when there are several pairs.
+struct PairRows final : RoundRows {
+  PairRows(MatrixRecord* matrix_record, Reporter* rank0_reporter, const Topology& run_topology)
+      : record(matrix_record), reporter(rank0_reporter), topology(run_topology) {}
+  void begin_round(std::size_t round) override {
+    if (record) record->begin_round(round);
+  }
+  void add_step(std::size_t, std::vector<ResultRow> rows) override {
+    for (const ResultRow& row : rows) wrong_total += row.wrong;
+    if (record) {
+      for (const ResultRow& row : rows) record->add(row, true);
+    } else if (reporter) {
+      for (const ResultRow& row : rows) reporter->add(row);
+      if (rows.size() > 1) reporter->add(total_of(rows, topology));
+    }
+    if (reporter) reported += rows.size() + (rows.size() > 1 && !record ? 1 : 0);
+    pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
+  }
+  MatrixRecord* record;  // a matrix run's
+  Reporter* reporter;
+  const Topology& topology;
+  std::size_t reported = 0;
+  std::int64_t wrong_total = 0;
+  std::vector<ResultRow> pair_rows;
+};
+
+class VerbsJob final : public Job, public GroupedMeasurement {
  public:
   VerbsJob(VerbsPlan plan, Hca hca, std::unique_ptr<MessageMemory> memory, const Topology& topology,
            ControlPlane& world)
@@ -137,7 +165,6 @@ class VerbsJob final : public Job {
   void connect() override {
     memory_description_ = memory_->describe();
     word_ = std::string(plan_.operation->make(plan_.metric, plan_.options.atomic, *memory_)->word());
-    connect_round(0);
   }
 
   std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override {
@@ -171,6 +198,7 @@ class VerbsJob final : public Job {
     for (const auto& round : pairing.rounds)
       rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
     header.planned_rows = plan_.sizes.size() * rows;
+    describe_tree(plan_.tree, header);
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
@@ -181,72 +209,41 @@ class VerbsJob final : public Job {
     std::optional<MatrixRecord> record;
     if (plan_.pairing.matrix()) {
       const std::uint64_t shown = latency ? plan_.sizes.front() : plan_.sizes.back();  // before any cell
-      record.emplace(plan_.pairing, topology_, MatrixRule{pairs.matrix_size, shown, pairs.node_threshold, latency},
-                     reporter);
+      MatrixRule rule{pairs.matrix_size, shown, pairs.node_threshold, latency};
+      rule.tree = plan_.tree ? &*plan_.tree : nullptr;
+      record.emplace(plan_.pairing, topology_, std::move(rule), reporter);
     }
-    std::vector<ResultRow> pair_rows;
-    ScheduleClock clock;
-    for (std::size_t round = 0; round < plan_.pairing.rounds.size(); ++round) {
-      if (record) record->begin_round(round);
-      if (round > 0) {
-        watchdog.set_activity(fmt::format("connecting the pairs of round {} on {}", round, hca_.name));
-        Watchdog::Scope wait(watchdog);
-        connect_round(round);
-      }
-      auto report = [&](const std::vector<ResultRow>& rows) {
-        for (const ResultRow& row : rows) outcome.wrong_total += row.wrong;
-        if (record) {
-          for (const ResultRow& row : rows) record->add(row, true);
-        } else if (reporter) {
-          for (const ResultRow& row : rows) reporter->add(row);
-          if (rows.size() > 1) reporter->add(total_of(rows, topology_));
-        }
-        if (reporter) outcome.rows += rows.size() + (rows.size() > 1 && !record ? 1 : 0);
-        pair_rows.insert(pair_rows.end(), rows.begin(), rows.end());
-      };
-      // --repeat: every size once per sweep, the sweeps one after the other; then each pair's rows
-      // of a size (rank 0 holds them in pair order) become their centre and spread.
-      const auto repeats = static_cast<std::size_t>(plan_.options.outputs.repeat);
-      std::vector<std::vector<std::vector<ResultRow>>> sweeps_of_size(plan_.sizes.size());
-      for (std::size_t r = 0; r < repeats; ++r)
-        for (std::size_t j = 0; j < plan_.sizes.size(); ++j) {
-          std::vector<ResultRow> rows = measure_size(round, plan_.sizes[j], watchdog, clock);
-          if (repeats == 1)
-            report(rows);
-          else
-            sweeps_of_size[j].push_back(std::move(rows));
-        }
-      if (repeats > 1)
-        for (const auto& sweeps : sweeps_of_size) report(combine_repeats(sweeps));
-      clock.end_round();
-      bench_.reset();
-      pair_.reset();
-    }
-    outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
+    PairRows rows(record ? &*record : nullptr, reporter, topology_);
+    const ScheduleFigures schedule = run_group_rounds(*this, plan_.options.outputs.repeat, world_, watchdog, rows);
+    outcome.rows = rows.reported;
+    outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(rows.wrong_total), 0));
     if (topology_.rank != 0) return outcome;
-    if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(pair_rows, hca_, plan_.options));
+    if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(rows.pair_rows, hca_, plan_.options));
     if (const auto& gate = plan_.options.expect_gbps)
-      outcome.summary.verdicts.push_back(judge_expected_gbps(pair_rows, *gate));
+      outcome.summary.verdicts.push_back(judge_expected_gbps(rows.pair_rows, *gate));
     if (record) {
       LinkMatrix matrix = record->matrix();
-      outcome.summary.verdicts.push_back(judge_links(matrix, pairs.node_threshold));
+      outcome.summary.verdicts.push_back(
+          judge_links(matrix, pairs.node_threshold, plan_.tree ? &*plan_.tree : nullptr));
       outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
-      outcome.summary.schedule = clock.figures();
+      outcome.summary.schedule = schedule;
     }
     return outcome;
   }
 
-  // Leaves the QPs as they are: towards a peer that stopped answering, tearing them down can
-  // block in the kernel; MPI_Abort ends the process next.
-  void abandon() noexcept override {}
+  // The rounds of the pairing, every pair of a round measuring each size at once.
+  std::size_t rounds() const override { return plan_.pairing.rounds.size(); }
+  int group_of(std::size_t round, int rank) const override { return plan_.pairing.pair_of(round, rank); }
+  int role_of(std::size_t round, int rank) const override { return plan_.pairing.role_of(round, rank); }
+  std::size_t steps() const override { return plan_.sizes.size(); }
+  std::string entering(std::size_t round) const override {
+    return fmt::format("connecting the pairs of round {} on {}", round, hca_.name);
+  }
 
- private:
-  // This rank's pair of `round` (if it has one) connects; every rank takes part in the split.
-  void connect_round(std::size_t round) {
+  // This rank's pair of `round` (if it has one) connects its queue pairs.
+  void enter_round(std::size_t, int, ControlPlane* pair) override {
+    if (!pair) return;  // sits this round out
     const VerbsOptions& o = plan_.options;
-    const int pair = plan_.pairing.pair_of(round, topology_.rank);
-    pair_ = world_.split(pair, pair < 0 ? 0 : plan_.pairing.role_of(round, topology_.rank));
-    if (pair < 0) return;  // sits this round out
     const PairConfig config{plan_.metric,
                             plan_.half_bytes,
                             o.qps,
@@ -255,47 +252,40 @@ class VerbsJob final : public Job {
                             mtu_enum(o.mtu),
                             o.outputs.timeout_seconds,
                             topology_.label()};
-    bench_.emplace(hca_, config, plan_.operation->make(plan_.metric, o.atomic, *memory_), *memory_, *pair_);
+    bench_.emplace(hca_, config, plan_.operation->make(plan_.metric, o.atomic, *memory_), *memory_, *pair);
   }
 
-  // Every pair of the round measures `bytes` at once; its initiator builds the row; rank 0 gets
-  // them all. A rank sitting the round out only takes part in the gather.
-  std::vector<ResultRow> measure_size(std::size_t round, std::uint64_t bytes, Watchdog& watchdog,
-                                      ScheduleClock& clock) {
-    const int pair = plan_.pairing.pair_of(round, topology_.rank);
-    std::vector<ResultRow> mine;
-    if (pair >= 0) {
-      const std::string what = fmt::format("{} {} of {} B", plan_.program,
-                                           plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
-      watchdog.set_activity(what + fmt::format(" (round {} pair {})", round, pair));
-      try {
-        clock.cell_begin();
-        std::optional<ResultRow> row = measure_pair(round, pair, bytes, watchdog);
-        clock.cell_end();
-        if (row) mine.push_back(std::move(*row));
-      } catch (const UsageError&) {
-        throw;
-      } catch (...) {
-        const RankPair& p = plan_.pairing.rounds[round][static_cast<std::size_t>(pair)];
-        rethrow_with_context(what + fmt::format(" on pair {} of round {} (ranks {} on {} and {} on {}, {} port {})",
-                                                pair, round, p.ranks[0], topology_.host_of(p.ranks[0]), p.ranks[1],
-                                                topology_.host_of(p.ranks[1]), hca_.name,
-                                                static_cast<int>(hca_.port.number)));
-      }
+  void leave_round(std::size_t) override { bench_.reset(); }
+
+  // This rank's pair measures one size; its initiator builds the row.
+  std::vector<ResultRow> measure_step(std::size_t round, int pair, std::size_t step, ControlPlane& two,
+                                      Watchdog& watchdog) override {
+    const std::uint64_t bytes = plan_.sizes[step];
+    const std::string what = fmt::format("{} {} of {} B", plan_.program,
+                                         plan_.metric == Metric::kLatency ? "round trips" : "messages", bytes);
+    watchdog.set_activity(what + fmt::format(" (round {} pair {})", round, pair));
+    try {
+      std::optional<ResultRow> row = measure_pair(round, pair, bytes, two, watchdog);
+      if (row) return {std::move(*row)};
+      return {};
+    } catch (const UsageError&) {
+      throw;
+    } catch (...) {
+      const RankPair& p = plan_.pairing.rounds[round][static_cast<std::size_t>(pair)];
+      rethrow_with_context(what + fmt::format(" on pair {} of round {} (ranks {} on {} and {} on {}, {} port {})", pair,
+                                              round, p.ranks[0], topology_.host_of(p.ranks[0]), p.ranks[1],
+                                              topology_.host_of(p.ranks[1]), hca_.name,
+                                              static_cast<int>(hca_.port.number)));
     }
-    watchdog.set_activity(fmt::format("gathering the cells of {} B, round {}", bytes, round));
-    std::vector<ResultRow> rows;
-    {
-      Watchdog::Scope wait(watchdog);
-      rows = gather_rows(world_, mine);  // in initiators' rank order
-      clock.end_step(world_);
-    }
-    std::sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
-    return rows;
   }
 
-  std::optional<ResultRow> measure_pair(std::size_t round, int pair, std::uint64_t bytes, Watchdog& watchdog) {
-    ControlPlane& two = *pair_;
+  // Leaves the QPs as they are: towards a peer that stopped answering, tearing them down can
+  // block in the kernel; MPI_Abort ends the process next.
+  void abandon() noexcept override {}
+
+ private:
+  std::optional<ResultRow> measure_pair(std::size_t round, int pair, std::uint64_t bytes, ControlPlane& two,
+                                        Watchdog& watchdog) {
     bench_->prepare(bytes);
     {
       Watchdog::Scope wait(watchdog);
@@ -362,7 +352,6 @@ class VerbsJob final : public Job {
   std::unique_ptr<MessageMemory> memory_;  // one buffer for every round
   const Topology& topology_;
   ControlPlane& world_;
-  std::unique_ptr<ControlPlane> pair_;  // this round's pair; null when sitting it out
   std::string word_;
   std::string memory_description_;
   std::optional<PairBenchmark> bench_;
@@ -390,10 +379,11 @@ Plan plan_verbs(const VerbsOperation& operation, Metric metric, const std::strin
                 const Topology& topology, ControlPlane& world) {
   ParsedVerbsCommandLine parsed = parse_verbs_options(program, operation, metric, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
-  VerbsPlan plan{program, &operation, metric, std::move(parsed.options), {}, {}, {}, 0};
+  VerbsPlan plan{program, &operation, metric, std::move(parsed.options), {}, {}, {}, {}, 0};
   const VerbsOptions& o = plan.options;
   plan.sizes = make_sweep(o.sweep);
-  plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank);
+  plan.tree = load_run_tree(o.pairs.topology_path, topology, world);
+  plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank, leaves_of(plan.tree));
   if (o.pairs.matrix_size && std::find(plan.sizes.begin(), plan.sizes.end(), *o.pairs.matrix_size) == plan.sizes.end())
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *o.pairs.matrix_size));
   plan.sampling = sampling_plan(o, metric);

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/group_rounds.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "common/measured_row.hpp"
+#include "common/row_exchange.hpp"
+#include "common/watchdog.hpp"
+
+namespace fabricbench {
+
+std::string GroupedMeasurement::round_name(std::size_t round) const { return fmt::format("round {}", round); }
+
+namespace {
+
+// This rank's group of `round` as a plane of its own; every rank takes part in the split.
+std::unique_ptr<ControlPlane> enter(GroupedMeasurement& job, std::size_t round, ControlPlane& world,
+                                    Watchdog& watchdog) {
+  const int rank = world.rank();
+  const int group = job.group_of(round, rank);
+  watchdog.set_activity(job.entering(round));
+  Watchdog::Scope wait(watchdog);
+  try {
+    std::unique_ptr<ControlPlane> plane = world.split(group, group < 0 ? 0 : job.role_of(round, rank));
+    job.enter_round(round, group, group < 0 ? nullptr : plane.get());
+    return group < 0 ? nullptr : std::move(plane);
+  } catch (const UsageError&) {
+    throw;
+  } catch (...) {
+    rethrow_with_context(job.entering(round));
+  }
+}
+
+// One step of every group of the round, gathered to rank 0 in group order.
+std::vector<ResultRow> measure_step(GroupedMeasurement& job, std::size_t round, std::size_t step, ControlPlane* group,
+                                    ControlPlane& world, Watchdog& watchdog, ScheduleClock& clock) {
+  std::vector<ResultRow> mine;
+  if (group) {
+    clock.cell_begin();
+    mine = job.measure_step(round, job.group_of(round, world.rank()), step, *group, watchdog);
+    clock.cell_end();
+  }
+  watchdog.set_activity(job.steps() > 1 ? fmt::format("gathering the cells of {}, step {}", job.round_name(round), step)
+                                        : fmt::format("gathering the cells of {}", job.round_name(round)));
+  std::vector<ResultRow> rows;
+  {
+    Watchdog::Scope wait(watchdog);
+    world.idle_barrier();  // those sitting the round out wait without taking a CPU
+    rows = gather_rows(world, mine);
+    clock.end_step(world);
+  }
+  // Each group's rows keep their order (a sweep: out-of-place before in-place).
+  std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) { return a.pair < b.pair; });
+  return rows;
+}
+
+}  // namespace
+
+ScheduleFigures run_group_rounds(GroupedMeasurement& job, int repeats, ControlPlane& world, Watchdog& watchdog,
+                                 RoundRows& sink) {
+  ScheduleClock clock;
+  const std::size_t steps = job.steps();
+  for (std::size_t round = 0; round < job.rounds(); ++round) {
+    sink.begin_round(round);
+    const std::unique_ptr<ControlPlane> group = enter(job, round, world, watchdog);
+    std::vector<std::vector<std::vector<ResultRow>>> repeats_of_step(steps);
+    for (int r = 0; r < repeats; ++r)
+      for (std::size_t step = 0; step < steps; ++step) {
+        std::vector<ResultRow> rows = measure_step(job, round, step, group.get(), world, watchdog, clock);
+        if (repeats == 1)
+          sink.add_step(round, std::move(rows));
+        else
+          repeats_of_step[step].push_back(std::move(rows));
+      }
+    if (repeats > 1)
+      for (const auto& sweeps : repeats_of_step) sink.add_step(round, combine_repeats(sweeps));
+    job.leave_round(round);
+    clock.end_round();
+  }
+  return clock.figures();
+}
+
+}  // namespace fabricbench

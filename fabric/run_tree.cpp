@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fabric/run_tree.hpp"
+
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/input_file.hpp"
+
+namespace fabricbench {
+
+std::optional<FabricTree> load_run_tree(const std::string& path, const Topology& topology, ControlPlane& world) {
+  if (path.empty()) return std::nullopt;
+  std::string text;  // "+" and the file, or "!" and why it could not be read
+  if (topology.rank == 0) {
+    try {
+      const std::string file = read_input_file(path, "--topology", 64u << 20);
+      text.push_back('+');
+      text.append(file);
+    } catch (const UsageError& e) {
+      text.push_back('!');
+      text.append(e.what());
+    }
+  }
+  text = world.broadcast(text, 0);
+  if (text.empty() || text.front() == '!') throw UsageError(text.empty() ? "--topology: not received" : text.substr(1));
+  std::istringstream in(text.substr(1));
+  FabricTree tree = parse_fabric_tree(in, path);
+  check_tree_covers(tree, topology.host_of_rank);
+  return tree;
+}
+
+void describe_tree(const std::optional<FabricTree>& tree, RunHeader& header) {
+  if (!tree) return;
+  header.context["topology"] = {{"format", tree->format},
+                                {"file", tree->origin},
+                                {"switches", tree->switches.size()},
+                                {"levels", tree->levels()},
+                                {"leaves", tree->leaves().size()},
+                                {"nodes", tree->leaf_of_node.size()},
+                                {"findings", tree->findings}};
+  header.notes.push_back("topology: " + tree->describe());
+  for (const std::string& finding : tree->findings) header.notes.push_back("topology: " + finding);
+}
+
+LeafOfUnit leaves_of(const std::optional<FabricTree>& tree) {
+  if (!tree) return {};
+  return [leaves = tree->leaves(), &tree = *tree](const std::string& unit) {
+    const TreeSwitch* leaf = tree.leaf_of(tree_node_name(tree, unit));
+    for (std::size_t i = 0; i < leaves.size(); ++i)
+      if (leaves[i] == leaf) return static_cast<int>(i);
+    return -1;
+  };
+}
+
+}  // namespace fabricbench

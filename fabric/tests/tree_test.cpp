@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fabric's tree: reading topology.conf, ibnetdiscover and the project's own file; the
+// schedule along the tree; and the attribution of planted faults (a leaf, an uplink, the spine, a
+// node's cable) on synthetic matrices up to 32 leaves of 32 nodes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "fabric/fabric_tree.hpp"
+#include "fabric/hostlist.hpp"
+#include "fabric/ibnetdiscover.hpp"
+#include "fabric/link_matrix.hpp"
+#include "fabric/pairing.hpp"
+#include "fabric/tree_verdict.hpp"
+
+namespace fabricbench {
+namespace {
+
+FabricTree tree_of(const std::string& text, const std::string& origin = "t.conf") {
+  std::istringstream in(text);
+  return parse_fabric_tree(in, origin);
+}
+
+FabricTree tree_file(const std::string& name) {
+  std::ifstream in(std::string(FABRICBENCH_TEST_DATA) + "/topology/" + name);
+  EXPECT_TRUE(in) << name;
+  return parse_fabric_tree(in, name);
+}
+
+std::string usage_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Hostlist, ExpandsRangesListsAndSeveralBrackets) {
+  EXPECT_EQ(expand_hostlist("tux[0-2,7],login1", "x"),
+            (std::vector<std::string>{"tux0", "tux1", "tux2", "tux7", "login1"}));
+  EXPECT_EQ(expand_hostlist("node[08-10]", "x"), (std::vector<std::string>{"node08", "node09", "node10"}));
+  EXPECT_EQ(expand_hostlist("r[1-2]-n[1-2]", "x"), (std::vector<std::string>{"r1-n1", "r1-n2", "r2-n1", "r2-n2"}));
+  EXPECT_NE(
+      usage_error([] { expand_hostlist("n[3-1]", "t.conf line 2"); }).find("t.conf line 2: range '3-1' runs backwards"),
+      std::string::npos);
+  EXPECT_NE(usage_error([] { expand_hostlist("n[1-2", "x"); }).find("unbalanced '['"), std::string::npos);
+  EXPECT_NE(usage_error([] { expand_hostlist("n]1", "x"); }).find("unbalanced ']'"), std::string::npos);
+  EXPECT_NE(usage_error([] { expand_hostlist("n[a-b]", "x"); }).find("not a list of numbers"), std::string::npos);
+  EXPECT_NE(usage_error([] { expand_hostlist("n[0-99999999]", "x", 1000); }).find("more than 1000"), std::string::npos);
+  EXPECT_NE(usage_error([] { expand_hostlist("a,,b", "x"); }).find("an empty name"), std::string::npos);
+}
+
+TEST(FabricTree, ReadsSlurmTopologyConf) {
+  const FabricTree t = tree_file("three-leaves.conf");
+  EXPECT_EQ(t.format, "topology.conf");
+  EXPECT_EQ(t.leaves().size(), 3u);
+  EXPECT_EQ(t.levels(), 2);
+  EXPECT_EQ(t.leaf_of("mhnode5")->name, "leaf2");
+  EXPECT_EQ(t.leaf_of("mhnode5")->parents, std::vector<std::string>{"spine1"});
+  EXPECT_EQ(t.describe(),
+            "topology.conf three-leaves.conf: 4 switch(es) on 2 level(s); 3 leaves of 3 node(s); 1 upper switch(es); 9 "
+            "nodes; link rates unknown");
+}
+
+TEST(FabricTree, ReadsItsOwnFileWithRates) {
+  const FabricTree t = tree_file("fabricbench-rates.topology");
+  EXPECT_EQ(t.format, "fabricbench topology");
+  EXPECT_EQ(t.leaf_of("gpu06")->node_rate_gbps, 400);
+  EXPECT_EQ(t.leaf_of("gpu06")->uplink_rate_gbps, 1600);
+  // topology.conf has no rates: the key says whose it is.
+  EXPECT_NE(usage_error([] { tree_of("SwitchName=s Nodes=a RateGbps=100\n"); }).find("begin the file with"),
+            std::string::npos);
+}
+
+TEST(FabricTree, RefusesWhatItCannotRead) {
+  EXPECT_NE(
+      usage_error([] { tree_of("SwitchName=s Nodes=a Colour=red\n"); }).find("t.conf line 1: unknown key 'Colour'"),
+      std::string::npos);
+  EXPECT_NE(usage_error([] { tree_of("Nodes=a\n"); }).find("without SwitchName"), std::string::npos);
+  EXPECT_NE(usage_error([] { tree_of("SwitchName=s Nodes=a\nSwitchName=s Nodes=b\n"); }).find("described twice"),
+            std::string::npos);
+  EXPECT_NE(
+      usage_error([] { tree_of("SwitchName=s Nodes=a\nSwitchName=t Switches=s,u\n"); }).find("no line of its own"),
+      std::string::npos);
+  EXPECT_NE(usage_error([] {
+              tree_of("SwitchName=l Nodes=a\nSwitchName=x Switches=l,y\nSwitchName=y Switches=x\n");
+            }).find("below itself"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { tree_of("SwitchName=l1 Nodes=a\nSwitchName=l2 Nodes=a\n"); }).find("node a hangs on two"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { tree_of("# nothing\n"); }).find("no node"), std::string::npos);
+  // Comments and continued lines are topology.conf's.
+  const FabricTree t = tree_of("SwitchName=l1 \\\n  Nodes=a,b # two\nSwitchName=top Switches=l1\n");
+  EXPECT_EQ(t.leaf_of("b")->name, "l1");
+}
+
+TEST(FabricTree, ReadsIbnetdiscoverAndNamesTheSlowCable) {
+  const FabricTree t = tree_file("ibnetdiscover-edr-2-leaves.txt");
+  EXPECT_EQ(t.format, "ibnetdiscover");
+  ASSERT_EQ(t.leaves().size(), 2u);
+  EXPECT_EQ(t.levels(), 2);
+  const TreeSwitch* leaf = t.leaf_of("node047");
+  ASSERT_NE(leaf, nullptr);
+  EXPECT_EQ(leaf->name, "S-ec0d9a0300ec8480");  // every switch says "SwitchIB Mellanox Technologies"
+  EXPECT_EQ(leaf->nodes, (std::vector<std::string>{"gpu045", "node047", "node045"}));
+  EXPECT_EQ(leaf->parents, (std::vector<std::string>{"S-ec0d9a0300ec81e0", "S-ec0d9a0300ec8200"}));
+  EXPECT_EQ(leaf->node_rate_gbps, 100);
+  EXPECT_EQ(t.leaf_of("node018")->uplink_rate_gbps, 600);  // six 4xEDR cables to each spine
+  ASSERT_EQ(t.findings.size(), 1u);
+  EXPECT_EQ(t.findings[0],
+            "S-ec0d9a0300ec8200 port 11 - S-ec0d9a0300ec8480: 4xDDR (20 Gb/s) where most such links run at 100 Gb/s");
+  EXPECT_EQ(infiniband_rate_gbps("4xNDR"), 400);
+  EXPECT_EQ(infiniband_rate_gbps("lmc"), 0);
+}
+
+TEST(FabricTree, CoversTheRunsHostsOrSaysWhichAreMissing) {
+  const FabricTree t = tree_file("three-leaves.conf");
+  EXPECT_NO_THROW(check_tree_covers(t, {"mhnode1", "mhnode9.cluster.example"}));
+  EXPECT_EQ(tree_node_name(t, "mhnode9.cluster.example"), "mhnode9");
+  EXPECT_EQ(usage_error([&] {
+              check_tree_covers(t, {"mhnode1", "gpu7", "gpu8"});
+            }),
+            "--topology three-leaves.conf: 2 of the run's hosts on no leaf switch of it: gpu7, gpu8 (it names 9 "
+            "node(s), e.g. mhnode1)");
+}
+
+// Every unordered pair once, no unit twice in a round.
+void expect_complete(const std::vector<UnitRound>& rounds, int units) {
+  std::set<std::pair<int, int>> seen;
+  for (const UnitRound& round : rounds) {
+    std::set<int> busy;
+    for (const UnitPair& p : round) {
+      EXPECT_TRUE(busy.insert(p.a).second && busy.insert(p.b).second) << "a unit twice in a round";
+      EXPECT_TRUE(seen.insert({p.a, p.b}).second) << p.a << "-" << p.b << " twice";
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(units * (units - 1) / 2));
+}
+
+std::vector<int> leaves_of_sizes(const std::vector<int>& sizes) {
+  std::vector<int> leaf;
+  for (std::size_t l = 0; l < sizes.size(); ++l)
+    for (int i = 0; i < sizes[l]; ++i) leaf.push_back(static_cast<int>(l));
+  return leaf;
+}
+
+TEST(TreeSchedule, InsideEveryLeafFirstThenAcross) {
+  const std::vector<int> leaf = leaves_of_sizes({3, 3, 3});
+  const std::vector<UnitRound> rounds = tree_rounds(leaf);
+  expect_complete(rounds, 9);
+  // Three rounds inside the leaves (the circle of three), then three meetings of two leaves, three rounds each.
+  ASSERT_EQ(rounds.size(), 12u);
+  for (std::size_t r = 0; r < rounds.size(); ++r)
+    for (const UnitPair& p : rounds[r])
+      EXPECT_EQ(leaf[static_cast<std::size_t>(p.a)] == leaf[static_cast<std::size_t>(p.b)], r < 3) << "round " << r;
+  for (const std::vector<int>& sizes :
+       std::vector<std::vector<int>>{{1}, {2, 2}, {4, 4, 4, 4}, {5, 3}, {1, 4, 2}, {8, 8, 8, 7}, {2, 3, 2, 3, 2}}) {
+    const std::vector<int> l = leaves_of_sizes(sizes);
+    expect_complete(tree_rounds(l), static_cast<int>(l.size()));
+  }
+  // 32 leaves of 32: 31 rounds inside, 31 meetings of 32 rounds: 1,023 = N - 1, as --pairs all.
+  const std::vector<UnitRound> big = tree_rounds(leaves_of_sizes(std::vector<int>(32, 32)));
+  expect_complete(big, 1024);
+  EXPECT_EQ(big.size(), 1023u);
+}
+
+TEST(TreeSchedule, NeedsTheTopology) {
+  EXPECT_NE(usage_error([] {
+              make_pairing(pair_mode("tree"), {"a", "b", "c"}, {0, 0, 0});
+            }).find("--topology FILE"),
+            std::string::npos);
+  const std::vector<std::string> hosts = {"a", "b", "c", "d"};
+  const Pairing p =
+      make_pairing(pair_mode("tree"), hosts, {0, 0, 0, 0}, [](const std::string& unit) { return unit < "c" ? 0 : 1; });
+  EXPECT_EQ(p.describe(),
+            "--pairs tree: 6 cells of 4 units in 3 round(s) (1 round(s) inside the leaves, 2 across; "
+            "--pairs all takes 3)");
+}
+
+// A tree of `leaves` x `per_leaf` nodes ("n0".."nN", leaves "leaf1".., one spine), and its matrix
+// at 100 Gb/s with 2 % noise, each cell scaled by `factor(a, b)`.
+struct Synthetic {
+  FabricTree tree;
+  LinkMatrix matrix;
+};
+
+Synthetic synthetic(int leaves, int per_leaf, const std::function<double(int, int)>& factor, unsigned seed = 7) {
+  std::string conf;
+  for (int l = 0; l < leaves; ++l)
+    conf += fmt::format("SwitchName=leaf{} Nodes=n[{}-{}]\n", l + 1, l * per_leaf, (l + 1) * per_leaf - 1);
+  conf += fmt::format("SwitchName=spine1 Switches=leaf[1-{}]\n", leaves);
+  Synthetic s{tree_of(conf), {}};
+  const int n = leaves * per_leaf;
+  std::mt19937 random(seed);
+  std::normal_distribution<double> noise(1, 0.02);
+  for (int u = 0; u < n; ++u) s.matrix.units.push_back(fmt::format("n{}", u));
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      const double gbps = 100 * noise(random) * factor(a, b);
+      s.matrix.cells.push_back({s.matrix.units[static_cast<std::size_t>(a)],
+                                s.matrix.units[static_cast<std::size_t>(b)],
+                                -1,
+                                gbps * 1e9 / 8,
+                                gbps,
+                                {},
+                                {}});
+    }
+  return s;
+}
+
+std::vector<std::string> slow_lines(const RunVerdict& v) {
+  std::vector<std::string> found;
+  for (const std::string& line : v.lines)
+    if (line.rfind("SLOW", 0) == 0) found.push_back(line.substr(0, line.find(" (")));
+  return found;
+}
+
+TEST(TreeVerdict, HealthyTreeAccusesNothing) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const Synthetic s = synthetic(
+        3, 3, [](int, int) { return 1.0; }, seed);
+    const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+    EXPECT_EQ(v.word, "PASS") << seed << ": " << (v.lines.empty() ? "" : v.lines.front());
+  }
+}
+
+TEST(TreeVerdict, NamesTheSlowUplinkAloneNoNodeNoLink) {
+  const int per_leaf = 3;
+  auto leaf = [&](int u) { return u / per_leaf; };
+  const Synthetic s = synthetic(
+      3, per_leaf, [&](int a, int b) { return leaf(a) != leaf(b) && (leaf(a) == 1 || leaf(b) == 1) ? 0.4 : 1; });
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW uplink: leaf2 - spine1"});
+  EXPECT_NE(v.lines.front().find("cross-leaf cells 0.4"), std::string::npos) << v.lines.front();
+  EXPECT_NE(v.lines.front().find("18 of 18; inside leaf2 fine)"), std::string::npos) << v.lines.front();
+}
+
+TEST(TreeVerdict, NamesTheSlowNodeCableNotItsUplinkOrLeaf) {
+  const Synthetic s = synthetic(3, 3, [](int a, int b) { return a == 4 || b == 4 ? 0.4 : 1; });
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW node  : n4"});
+}
+
+TEST(TreeVerdict, NamesTheSlowLeaf) {
+  const Synthetic s = synthetic(3, 3, [](int a, int b) { return a / 3 == 2 || b / 3 == 2 ? 0.4 : 1; });
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW leaf  : leaf3"});
+}
+
+TEST(TreeVerdict, TwoLeavesCannotSayWhichUplink) {
+  const Synthetic s = synthetic(2, 4, [](int a, int b) { return a / 4 != b / 4 ? 0.4 : 1; });
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW uplink: leaf1 - spine1 or leaf2 - spine1"});
+}
+
+TEST(TreeVerdict, EveryUplinkSlowIsTheSpine) {
+  const Synthetic s = synthetic(4, 3, [](int a, int b) { return a / 3 != b / 3 ? 0.4 : 1; });
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW spine : spine1"});
+}
+
+TEST(TreeVerdict, AThousandNodesJudgedInUnderASecond) {
+  const int per_leaf = 32;
+  const Synthetic s = synthetic(32, per_leaf, [&](int a, int b) {
+    const int la = a / per_leaf, lb = b / per_leaf;
+    if (a == 100 || b == 100) return 0.4;                // n100's cable (leaf4)
+    if (la != lb && (la == 20 || lb == 20)) return 0.4;  // leaf21's uplink
+    return 1.0;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(slow_lines(v), (std::vector<std::string>{"SLOW uplink: leaf21 - spine1", "SLOW node  : n100"}));
+  // Timing is a benchmark's figure, not an assertion: printed for the record.
+  std::printf("1,024 nodes, %zu cells judged along the tree in %.3f s\n", s.matrix.cells.size(), seconds);
+}
+
+}  // namespace
+}  // namespace fabricbench
