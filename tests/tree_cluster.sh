@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs inside scripts/fake-cluster.sh --leaves 3 (9 hosts, one rank each): fb_sendrecv's link matrix
+# judged along the fake cluster's own topology.conf. Healthy (--pairs tree): exit 0, nothing SLOW.
+# Leaf 2's uplink shaped: that uplink named, no node, leaf or link, exit 1. mhnode5's cable shaped:
+# that node named, no uplink, exit 1. And the refusals: a topology missing a host, --pairs tree
+# without a topology (exit 2, one line, before any work).
+#   scripts/fake-cluster.sh --hosts 9 --leaves 3 --slots 1 -- bash tests/tree_cluster.sh BIN_DIR
+# As in tests/pairs_cluster.sh, every host link is first shaped to a 1 Gbit/s "line rate" (so a
+# cell measures the network, not its share of this machine's two cores); faults are 100 Mbit/s.
+set -uo pipefail
+bin=$(cd "${1:?usage: tests/tree_cluster.sh BIN_DIR}" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+read -ra hosts <<< "$FB_CLUSTER_HOSTS"
+n=${#hosts[@]}
+[[ ${FB_CLUSTER_LEAVES:-0} -eq 3 && $n -eq 9 ]] || { echo "tree_cluster: needs --hosts 9 --leaves 3"; exit 2; }
+out=$(mktemp -d /tmp/tree-cluster.XXXXXX)
+topology=$FB_CLUSTER_DIR/topology.conf
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
+leaf_of_host() { echo $((($1 - 1) / 3 + 1)); }
+flags=(--backend mpi -b 1M -e 1M -n 10 -w 3 --node-threshold 0.5 -T 120 --topology "$topology")
+
+shape_host() {  # HOST RATE: the host's eth0 and its port on its leaf
+  tc -n "$(ns "$1")" qdisc replace dev eth0 root tbf rate "$2" burst 256kb latency 400ms
+  tc -n "$(ns "leaf$(leaf_of_host "$1")")" qdisc replace dev "port$1" root tbf rate "$2" burst 256kb latency 400ms
+}
+shape_uplink() {  # LEAF RATE: both ends of the leaf's uplink
+  tc -n "$(ns "leaf$1")" qdisc replace dev uplink root tbf rate "$2" burst 256kb latency 400ms
+  tc -n "$(ns spine)" qdisc replace dev "leaf$1" root tbf rate "$2" burst 256kb latency 400ms
+}
+unshape_uplink() {
+  tc -n "$(ns "leaf$1")" qdisc del dev uplink root 2>/dev/null
+  tc -n "$(ns spine)" qdisc del dev "leaf$1" root 2>/dev/null
+}
+for ((h = 1; h <= n; h++)); do shape_host $h 1gbit; done
+
+sweep() {  # NAME MODE: runs the matrix; sets rc
+  local start=$SECONDS
+  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs "$2" "${flags[@]}" --json "$out/$1.json" \
+    > "$out/$1.log" 2>&1
+  rc=$?
+  echo "   $1: exit $rc in $((SECONDS - start)) s; $(grep -E '^# Verdict' "$out/$1.log" | cut -c1-160)"
+  grep -E '^# (note: topology|fb_sendrecv)' "$out/$1.log" | cut -c1-200 | sed "s/^# /   $1: /"
+}
+slow_lines() { grep -oE 'SLOW (node  |link  |leaf  |uplink|spine ): [^(]*' "$out/$1.log" | sed 's/ *$//' | sort -u; }
+
+# 1. Healthy, on the schedule that follows the tree: every cell once, exit 0, nothing SLOW.
+sweep healthy tree
+[[ $rc -eq 0 && -z $(slow_lines healthy) ]] || fail "healthy: exit $rc, $(slow_lines healthy | tr '\n' ';')"
+grep -q "^# fb_sendrecv (mpi backend, --pairs tree: 36 cells of 9 units in 12 round(s) (3 round(s) inside the leaves, 9 across; --pairs all takes 9)" "$out/healthy.log" ||
+  fail "healthy: the title does not state the tree schedule's rounds: $(grep -m1 '^# fb_sendrecv' "$out/healthy.log")"
+python3 - "$out/healthy.json" <<'PY' || fail "healthy: cells or topology context"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cells = {tuple(sorted((r["host"], r["peer_host"]))) for r in doc["rows"] if r["placement"] == "out-of-place"}
+assert len(cells) == 36, len(cells)
+assert all(r["wrong"] == 0 for r in doc["rows"])
+topology = doc["context"]["topology"]
+assert topology["format"] == "topology.conf" and topology["leaves"] == 3 and topology["nodes"] == 9, topology
+PY
+
+# 2. Leaf 2's uplink at 100 Mbit/s: the uplink alone.
+shape_uplink 2 100mbit
+sweep uplink tree
+unshape_uplink 2
+[[ $rc -eq 1 && $(slow_lines uplink) == "SLOW uplink: leaf2 - spine1" ]] ||
+  fail "uplink: exit $rc, named '$(slow_lines uplink | tr '\n' ';')', expected the uplink leaf2 - spine1 alone"
+
+# 3. mhnode5's cable (leaf 2) at 100 Mbit/s: the node alone, no uplink.
+shape_host 5 100mbit
+sweep node all
+shape_host 5 1gbit
+[[ $rc -eq 1 && $(slow_lines node) == "SLOW node  : mhnode5" ]] ||
+  fail "node: exit $rc, named '$(slow_lines node | tr '\n' ';')', expected mhnode5 alone"
+
+# 4. Refusals before any work: exit 2, one line naming what is wrong.
+printf 'SwitchName=leaf1 Nodes=mhnode[1-8]\nSwitchName=spine Switches=leaf1\n' > "$out/short.conf"
+scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs all --backend mpi -b 1M -e 1M \
+  --topology "$out/short.conf" > "$out/short.log" 2>&1
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "1 of the run's hosts on no leaf switch of it: mhnode9" "$out/short.log" ||
+  fail "short topology: exit $rc: $(grep -m2 -v '^$' "$out/short.log")"
+scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs tree --backend mpi -b 1M -e 1M > "$out/none.log" 2>&1
+rc=$?
+[[ $rc -eq 2 ]] && grep -q -- "--pairs tree follows the fabric's tree: give --topology FILE" "$out/none.log" ||
+  fail "no topology: exit $rc: $(grep -m2 -v '^$' "$out/none.log")"
+
+[[ -e $out/uplink.log ]] && grep -A10 "^# link matrix" "$out/uplink.log" | sed 's/^/   /'
+[[ -e $out/uplink.log ]] && grep -E "SLOW|second look" "$out/uplink.log" | sed 's/^/   /'
+# FB_TREE_KEEP=DIR keeps the runs (results/reference/fake-cluster-tree came from here).
+[[ -n ${FB_TREE_KEEP:-} ]] && mkdir -p "$FB_TREE_KEEP" && cp "$out"/*.json "$out"/*.log "$FB_TREE_KEEP"/
+echo "tree on $n fake hosts: $failures failed check(s)"
+exit $((failures > 0))
