@@ -60,6 +60,7 @@ namespace {
 
 constexpr std::size_t kMostSwitches = 100'000;
 constexpr std::size_t kMostNodes = 1'000'000;
+constexpr int kMostLevels = 16;  // real trees have 2 to 4; a deeper chain is a damaged file
 
 std::string trimmed(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
@@ -170,18 +171,20 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
   }
   // Levels: a leaf is 1, a switch one above its highest child; a loop has no level.
   std::vector<int> state(tree.switches.size(), 0);  // 0 new, 1 on the path, 2 done
-  std::function<int(std::size_t)> level = [&](std::size_t i) -> int {
+  std::function<int(std::size_t, int)> level = [&](std::size_t i, int depth) -> int {
     if (state[i] == 1)
-      throw UsageError(
-          fmt::format("{}: switch {} is below itself (a loop of Switches=)", origin, tree.switches[i].name));
+      throw UsageError(fmt::format("{}: switch {} is below itself (a loop of Switches=)", origin, tree.switches[i].name));
+    if (depth > kMostLevels || (state[i] == 2 && tree.switches[i].level + depth - 1 > kMostLevels))
+      throw UsageError(fmt::format("{}: switch {} is more than {} levels above a leaf", origin, tree.switches[i].name,
+                                   kMostLevels));
     if (state[i] == 2) return tree.switches[i].level;
     state[i] = 1;
     int l = 1;
-    for (const std::string& child : tree.switches[i].children) l = std::max(l, level(index.at(child)) + 1);
+    for (const std::string& child : tree.switches[i].children) l = std::max(l, level(index.at(child), depth + 1) + 1);
     state[i] = 2;
     return tree.switches[i].level = l;
   };
-  for (std::size_t i = 0; i < tree.switches.size(); ++i) level(i);
+  for (std::size_t i = 0; i < tree.switches.size(); ++i) level(i, 1);
   return tree;
 }
 

@@ -60,12 +60,24 @@ Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<i
   for (std::size_t r = 0; r < host_of_rank.size(); ++r)
     if (index.emplace(host_of_rank[r], index.size()).second) units.names.push_back(host_of_rank[r]);
   units.ranks_by_local.resize(units.names.size());
+  bool consistent = true;  // each node's local ranks 0..k-1, once each
   for (std::size_t r = 0; r < host_of_rank.size(); ++r) {
     auto& locals = units.ranks_by_local[index[host_of_rank[r]]];
     const auto local = static_cast<std::size_t>(local_rank_of_rank[r]);
     if (locals.size() <= local) locals.resize(local + 1, -1);
+    consistent = consistent && locals[local] < 0;
     locals[local] = static_cast<int>(r);
   }
+  for (const auto& locals : units.ranks_by_local)
+    consistent = consistent && std::find(locals.begin(), locals.end(), -1) == locals.end();
+  // Host names and shared-memory nodes disagree (ranks given fake host names on one machine, as
+  // the GPU test beds do): a node's ranks in rank order.
+  if (!consistent)
+    for (std::size_t u = 0; u < units.names.size(); ++u) {
+      units.ranks_by_local[u].clear();
+      for (std::size_t r = 0; r < host_of_rank.size(); ++r)
+        if (host_of_rank[r] == units.names[u]) units.ranks_by_local[u].push_back(static_cast<int>(r));
+    }
   if (units.names.size() == 1) {  // one node: its ranks are the units
     const std::vector<int> ranks = units.ranks_by_local.front();
     units.names.clear();

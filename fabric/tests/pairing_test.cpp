@@ -161,6 +161,18 @@ TEST(AllPairing, OneRankPerNodeAndTheRanksOfOneNodeWhenThereIsOnlyOne) {
   EXPECT_THROW(pairing_of(pair_mode("all"), {"vm"}), UsageError);
 }
 
+// Ranks given host names of their own on one machine (the GPU bed's fake hosts): MPI's shared-memory
+// split says local ranks 0..3 while each name holds one rank. Found on the H200: the pairing wrote
+// past its rank table (a heap overflow, then a crash in the CUDA runtime's first dlopen).
+TEST(AllPairing, HostNamesThatDisagreeWithTheSharedMemoryNode) {
+  const Pairing p = make_pairing(pair_mode("all"), {"g0", "g1", "g2", "g3"}, {0, 1, 2, 3});
+  EXPECT_EQ(p.units, (std::vector<std::string>{"g0", "g1", "g2", "g3"}));
+  EXPECT_EQ(p.rounds.size(), 3u);
+  for (const auto& round : p.rounds)
+    for (const RankPair& pair : round) EXPECT_TRUE(pair.ranks[0] >= 0 && pair.ranks[1] < 4);
+  EXPECT_EQ(p.pair_of(0, 3) >= 0, true);
+}
+
 // The attribution rule on hand-made matrices of 5 nodes at 400 Gb/s.
 LinkMatrix matrix(const std::vector<std::tuple<std::string, std::string, double>>& slow, std::string failed = {}) {
   LinkMatrix m;

@@ -98,6 +98,9 @@ TEST(FabricTree, RefusesWhatItCannotRead) {
   EXPECT_NE(usage_error([] { tree_of("SwitchName=l1 Nodes=a\nSwitchName=l2 Nodes=a\n"); }).find("node a hangs on two"),
             std::string::npos);
   EXPECT_NE(usage_error([] { tree_of("# nothing\n"); }).find("no node"), std::string::npos);
+  std::string chain = "SwitchName=s0 Nodes=a\n";  // 100 levels: a damaged file, refused before any recursion runs deep
+  for (int i = 1; i < 100; ++i) chain += fmt::format("SwitchName=s{} Switches=s{}\n", i, i - 1);
+  EXPECT_NE(usage_error([&] { tree_of(chain); }).find("more than 16 levels above a leaf"), std::string::npos);
   // Comments and continued lines are topology.conf's.
   const FabricTree t = tree_of("SwitchName=l1 \\\n  Nodes=a,b # two\nSwitchName=top Switches=l1\n");
   EXPECT_EQ(t.leaf_of("b")->name, "l1");
