@@ -19,6 +19,7 @@
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
 #include "common/watchdog.hpp"
+#include "fabric/expected_rates.hpp"
 #include "fabric/link_matrix.hpp"
 #include "fabric/matrix_record.hpp"
 #include "fabric/pairing.hpp"
@@ -104,6 +105,9 @@ class PairsJob final : public Job {
                                      "in {} round(s), {:.2f} s",
                                      look.cells, kSecondLooks, matrix.size_bytes, look.rounds, look.seconds));
     outcome.summary.verdicts.push_back(std::move(links));
+    const RateRule rates{tree_ ? &*tree_ : nullptr, pairs.line_rate_gbps};
+    set_expected_rates(matrix, pairing_, rates);
+    if (auto expected = judge_expected_rates(matrix, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
     outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
     outcome.summary.schedule = schedule;
     if (observer_) outcome.summary.verdicts.push_back(std::move(path));
@@ -314,9 +318,8 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
     throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");
   if (!options.pairs.mode.matrix())
     throw UsageError(
-        fmt::format("fb_sendrecv --pairs {}: a matrix schedule (all, quick, rail, ring); half and "
-                    "cross-node are the verbs pairings",
-                    options.pairs.mode.name));
+        fmt::format("fb_sendrecv --pairs {}: a matrix schedule ({}); half and cross-node are the verbs pairings",
+                    options.pairs.mode.name, matrix_schedule_names()));
   std::optional<FabricTree> tree = load_run_tree(options.pairs.topology_path, topology, world);
   Pairing pairing =
       make_pairing(options.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank, leaves_of(tree));

@@ -73,20 +73,33 @@ std::string lower(std::string text) {
   return text;
 }
 
+// A word of the file as a message quotes it: at most 60 bytes, anything unprintable as \xNN.
+std::string quoted_word(std::string_view word) {
+  std::string out;
+  for (std::size_t i = 0; i < word.size() && i < 60; ++i) {
+    const auto c = static_cast<unsigned char>(word[i]);
+    out += std::isprint(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return word.size() > 60 ? out + "..." : out;
+}
+
 double parse_rate(const std::string& text, const std::string& where) {
+  // Decimal digits only (no hex, no "inf"), at least 1 Mb/s.
+  const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   std::size_t used = 0;
   double rate = 0;
   try {
-    rate = std::stod(text, &used);
+    if (decimal) rate = std::stod(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || !(rate > 0) || rate > 1e6)
-    throw UsageError(fmt::format("{}: RateGbps={} is not a rate in Gb/s (0 < rate <= 1e6)", where, text));
+  if (!decimal || used != text.size() || !(rate >= 1e-3) || rate > 1e6)
+    throw UsageError(fmt::format("{}: RateGbps={} is not a rate in Gb/s (0.001 to 1e6)", where, quoted_word(text)));
   return rate;
 }
 
-// topology.conf's logical lines: comments dropped, a trailing backslash joins the next line.
+// topology.conf's logical lines: comments dropped, a trailing backslash joins the next line as
+// Slurm does (directly: "Nodes=a,\\" then "b" is "Nodes=a,b").
 std::vector<std::pair<int, std::string>> logical_lines(std::istream& in) {
   std::vector<std::pair<int, std::string>> lines;
   std::string line, joined;
@@ -94,11 +107,11 @@ std::vector<std::pair<int, std::string>> logical_lines(std::istream& in) {
   while (std::getline(in, line)) {
     ++number;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    line = trimmed(line);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
     if (joined.empty()) first = number;
     const bool continued = !line.empty() && line.back() == '\\';
     if (continued) line.pop_back();
-    joined += (joined.empty() ? "" : " ") + line;
+    joined += line;
     if (continued) continue;
     if (!trimmed(joined).empty()) lines.emplace_back(first, trimmed(joined));
     joined.clear();
@@ -115,6 +128,7 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
   std::map<std::string, std::size_t> index;
   std::vector<std::vector<std::string>> children_of;
   std::vector<double> line_rate;  // RateGbps: a leaf's node cables, an upper switch's children's uplinks
+  std::size_t names = 0;          // every name the file's host lists expand to, against kMostNodes
   for (const auto& [number, text] : logical_lines(in)) {
     const std::string where = fmt::format("{} line {}", origin, number);
     std::istringstream words(text);
@@ -124,14 +138,21 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
     double rate = 0;
     while (words >> word) {
       const auto eq = word.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError(fmt::format("{}: '{}' is not KEY=VALUE", where, word));
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError(fmt::format("{}: '{}' is not KEY=VALUE", where, quoted_word(word)));
       const std::string key = lower(word.substr(0, eq)), value = word.substr(eq + 1);
       if (key == "switchname") {
         s.name = value;
       } else if (key == "nodes") {
-        for (std::string& n : expand_hostlist(value, where, kMostNodes)) s.nodes.push_back(std::move(n));
+        for (std::string& n : expand_hostlist(value, where, kMostNodes - std::min(kMostNodes, names))) {
+          s.nodes.push_back(std::move(n));
+          ++names;
+        }
       } else if (key == "switches") {
-        for (std::string& n : expand_hostlist(value, where, kMostSwitches)) children.push_back(std::move(n));
+        for (std::string& n : expand_hostlist(value, where, kMostNodes - std::min(kMostNodes, names))) {
+          children.push_back(std::move(n));
+          ++names;
+        }
       } else if (key == "rategbps") {
         if (!own_format)
           throw UsageError(
@@ -141,7 +162,7 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
         rate = parse_rate(value, where);
       } else if (key != "linkspeed") {  // Slurm's LinkSpeed has no unit: read, not used
         throw UsageError(fmt::format("{}: unknown key '{}' (SwitchName, Nodes, Switches, LinkSpeed{})", where,
-                                     word.substr(0, eq), own_format ? ", RateGbps" : ""));
+                                     quoted_word(word.substr(0, eq)), own_format ? ", RateGbps" : ""));
       }
     }
     if (s.name.empty()) throw UsageError(fmt::format("{}: a line without SwitchName=", where));
@@ -173,9 +194,10 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
   std::vector<int> state(tree.switches.size(), 0);  // 0 new, 1 on the path, 2 done
   std::function<int(std::size_t, int)> level = [&](std::size_t i, int depth) -> int {
     if (state[i] == 1)
-      throw UsageError(fmt::format("{}: switch {} is below itself (a loop of Switches=)", origin, tree.switches[i].name));
+      throw UsageError(
+          fmt::format("{}: switch {} is below itself (a loop of Switches=)", origin, tree.switches[i].name));
     if (depth > kMostLevels || (state[i] == 2 && tree.switches[i].level + depth - 1 > kMostLevels))
-      throw UsageError(fmt::format("{}: switch {} is more than {} levels above a leaf", origin, tree.switches[i].name,
+      throw UsageError(fmt::format("{}: the switches above {} reach more than {} levels", origin, tree.switches[i].name,
                                    kMostLevels));
     if (state[i] == 2) return tree.switches[i].level;
     state[i] = 1;
@@ -189,6 +211,13 @@ FabricTree parse_switch_lines(std::istream& in, const std::string& origin, bool 
 }
 
 void index_leaves(FabricTree& tree) {
+  for (TreeSwitch& s : tree.switches) {  // two HCAs of one node on one leaf: the node once
+    std::set<std::string> seen;
+    std::vector<std::string> nodes;
+    for (std::string& node : s.nodes)
+      if (seen.insert(node).second) nodes.push_back(std::move(node));
+    s.nodes = std::move(nodes);
+  }
   for (std::size_t i = 0; i < tree.switches.size(); ++i)
     for (const std::string& node : tree.switches[i].nodes)
       if (const auto [at, fresh] = tree.leaf_of_node.emplace(node, i); !fresh)
@@ -209,7 +238,10 @@ FabricTree parse_fabric_tree(std::istream& text, const std::string& origin) {
   while (std::getline(text, line)) {
     const std::string t = trimmed(line);
     if (first.empty() && !t.empty()) first = t;
-    if (t.rfind("Switch", 0) == 0 && t.find("\"S-") != std::string::npos) ibnetdiscover = true;
+    // "Switch<TAB>36 "S-..."": the word Switch alone, then the port count (not SwitchName=).
+    if (t.rfind("Switch", 0) == 0 && t.size() > 7 && std::isspace(static_cast<unsigned char>(t[6])) &&
+        t.find("\"S-") != std::string::npos)
+      ibnetdiscover = true;
   }
   text.clear();
   text.seekg(start);

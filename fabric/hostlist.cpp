@@ -31,8 +31,8 @@ std::vector<std::string> bracket_values(std::string_view inside, std::string_vie
       throw UsageError(fmt::format("{}: '[{}]' is not a list of numbers and ranges", where, inside));
     const long long first = std::stoll(std::string(low)), last = std::stoll(std::string(high));
     if (last < first) throw UsageError(fmt::format("{}: range '{}' runs backwards", where, item));
-    if (static_cast<std::size_t>(last - first) >= most)
-      throw UsageError(fmt::format("{}: range '{}' names more than {} hosts", where, item, most));
+    if (values.size() + static_cast<std::size_t>(last - first) + 1 > most)  // before making any of them
+      throw UsageError(fmt::format("{}: '[{}]' names more than {} hosts", where, inside.substr(0, 60), most));
     for (long long v = first; v <= last; ++v) values.push_back(fmt::format("{:0{}}", v, low.size()));
     start = comma + 1;
   }

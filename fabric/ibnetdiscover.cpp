@@ -49,11 +49,16 @@ std::string quoted(const std::string& line, std::size_t& from) {
   return line.substr(open + 1, close - open - 1);
 }
 
-// The description after the comment mark that follows the GUID's closing quote.
-std::string description_after(const std::string& line, std::size_t from) {
+// The description after the comment mark that follows the GUID's closing quote; a quote that
+// never closes is a file cut short.
+std::string description_after(const std::string& line, std::size_t from, const std::string& where) {
   std::size_t hash = line.find('#', from);
   if (hash == std::string::npos) return {};
-  return quoted(line, hash);
+  const bool opened = line.find('"', hash) != std::string::npos;
+  std::string text = quoted(line, hash);
+  if (opened && hash == std::string::npos)
+    throw UsageError(fmt::format("{}: a description whose quote never closes (a file cut short?)", where));
+  return text;
 }
 
 std::string last_word(const std::string& line) {
@@ -84,7 +89,7 @@ std::map<std::string, SwitchBlock> read_switch_blocks(std::istream& in, const st
       const std::string guid = quoted(line, at);
       if (guid.rfind("S-", 0) != 0) throw UsageError(fmt::format("{}: a Switch line without its \"S-GUID\"", where));
       current = &blocks[guid];
-      current->description = description_after(line, at);
+      current->description = description_after(line, at, where);
       continue;
     }
     if (!current || line.empty() || line.front() != '[') continue;
@@ -99,7 +104,7 @@ std::map<std::string, SwitchBlock> read_switch_blocks(std::istream& in, const st
     link.peer = quoted(line, at);
     if (link.peer.rfind("H-", 0) != 0 && link.peer.rfind("S-", 0) != 0 && link.peer.rfind("R-", 0) != 0)
       throw UsageError(fmt::format("{}: a port line without its peer's \"H-GUID\" or \"S-GUID\"", where));
-    link.peer_description = description_after(line, at);
+    link.peer_description = description_after(line, at, where);
     link.width_speed = last_word(line);
     if (infiniband_rate_gbps(link.width_speed) == 0) link.width_speed.clear();
     current->links.push_back(std::move(link));

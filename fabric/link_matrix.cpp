@@ -322,7 +322,12 @@ nlohmann::json matrix_json(const LinkMatrix& m) {
   for (const MatrixCell& c : m.cells) {
     const nlohmann::json value = c.failure.empty() ? nlohmann::json(c.shown) : nlohmann::json(nullptr);
     if (c.rail <= 0) grid[index[c.a]][index[c.b]] = grid[index[c.b]][index[c.a]] = value;
-    cells.push_back({{"a", c.a}, {"b", c.b}, {"rail", c.rail}, {"value", value}, {"failure", c.failure}});
+    nlohmann::json cell = {{"a", c.a}, {"b", c.b}, {"rail", c.rail}, {"value", value}, {"failure", c.failure}};
+    if (c.expected_gbps > 0) {
+      cell["expected_gbps"] = c.expected_gbps;
+      cell["percent_of_expected"] = c.failure.empty() ? nlohmann::json(100 * c.shown / c.expected_gbps) : nullptr;
+    }
+    cells.push_back(std::move(cell));
   }
   return {{"units", m.units}, {"size_bytes", m.size_bytes}, {"unit", m.unit}, {"grid", grid}, {"cells", cells}};
 }

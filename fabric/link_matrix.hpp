@@ -35,6 +35,8 @@ struct MatrixCell {
   std::string failure;  ///< non-empty: why this cell FAILs
   /// The second looks' rates (same unit as `rate`), for a cell that looked slow in its round.
   std::vector<double> looks = {};
+  /// What its path can carry, Gb/s (expected_rates.hpp); 0 when no rate is known.
+  double expected_gbps = 0;
 
   /// The best of the round's figure and the second looks: what the verdict judges.
   double best() const;

@@ -114,6 +114,12 @@ PairMode pair_mode(const std::string& name) {
   throw UsageError(fmt::format("--pairs: '{}' is not {}", name, pair_mode_names()));
 }
 
+std::string matrix_schedule_names() {
+  std::string names;
+  for (const MatrixSchedule& schedule : kSchedules) names += (names.empty() ? "" : ", ") + std::string(schedule.name);
+  return names;
+}
+
 std::string pair_mode_names() {
   std::string names = "half, cross-node";
   for (std::size_t i = 0; i < std::size(kSchedules); ++i)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pairing flags shared by the verbs executables and fb_sendrecv: --pairs, --matrix-size,
-// --node-threshold, --topology.
+// --node-threshold, --topology, --line-rate.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace fabricbench {
 
@@ -20,6 +21,7 @@ struct PairOptions {
   std::optional<std::uint64_t> matrix_size;  ///< the size the matrix and its verdict use; none: the best
   double node_threshold = 0.85;              ///< SLOW below this fraction of the median
   std::string topology_path;                 ///< --topology: the switch tree the verdict follows; "" none
+  double line_rate_gbps = 0;                 ///< --line-rate: every node cable's rate; 0 unknown
 };
 
 class PairFlags {
@@ -33,6 +35,7 @@ class PairFlags {
   PairOptions& options_;
   std::string mode_text_;
   std::string size_text_;
+  CLI::Option* topology_flag_ = nullptr;
 };
 
 }  // namespace fabricbench

@@ -52,6 +52,8 @@ struct PairMode {
 PairMode pair_mode(const std::string& name);
 /// "half, cross-node, all, ..." for messages.
 std::string pair_mode_names();
+/// "all, quick, rail, ring, tree": the matrix schedules, for messages.
+std::string matrix_schedule_names();
 
 /// Every unordered pair of `units` exactly once, in rounds where no unit appears twice (the circle
 /// method: fix one unit, rotate the others): units - 1 rounds of units / 2 pairs when even, units

@@ -13,7 +13,7 @@ std::optional<FabricTree> load_run_tree(const std::string& path, const Topology&
   std::string text;  // "+" and the file, or "!" and why it could not be read
   if (topology.rank == 0) {
     try {
-      const std::string file = read_input_file(path, "--topology", 64u << 20);
+      const std::string file = read_input_file(path, "--topology", 32u << 20);
       text.push_back('+');
       text.append(file);
     } catch (const UsageError& e) {
@@ -24,7 +24,12 @@ std::optional<FabricTree> load_run_tree(const std::string& path, const Topology&
   text = world.broadcast(text, 0);
   if (text.empty() || text.front() == '!') throw UsageError(text.empty() ? "--topology: not received" : text.substr(1));
   std::istringstream in(text.substr(1));
-  FabricTree tree = parse_fabric_tree(in, path);
+  FabricTree tree;
+  try {
+    tree = parse_fabric_tree(in, path);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("--topology ") + e.what());
+  }
   check_tree_covers(tree, topology.host_of_rank);
   return tree;
 }

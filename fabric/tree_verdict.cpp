@@ -228,7 +228,10 @@ class TreeJudge {
              "every cross-leaf cell", cross_all, "; every leaf fine inside");
       return;
     }
-    if (candidates.size() == 2 && leaves_across.size() == 2) {
+    if (leaves_across.size() == 2) {
+      // Every cross-leaf cell crosses both uplinks: never one alone, and only with both leaves
+      // fine inside (else the slow inside is the story: the node and link rule tells it).
+      if (candidates.size() != 2) return;
       report(
           weigh(cross_all),
           fmt::format("uplink: {} or {}", uplink_name(*leaves_[candidates[0]]), uplink_name(*leaves_[candidates[1]])),

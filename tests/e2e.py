@@ -339,7 +339,7 @@ BAD_INPUT = [
     ("all_reduce", 2, ["-n", "many"], "--iters"),
     ("all_reduce", 2, ["-e", "4G", "-d", "int8"], "limit"),
     ("all_reduce", 2, ["--pairs", "all"], "fb_sendrecv"),
-    ("sendrecv", 2, ["--pairs", "half"], "a matrix schedule (all, quick, rail, ring)"),
+    ("sendrecv", 2, ["--pairs", "half"], "a matrix schedule (all, quick, rail, ring, tree)"),
     ("sendrecv", 2, ["--pairs", "random"], "--pairs"),
     ("sendrecv", 1, ["--pairs", "all"], "needs three nodes"),
     ("sendrecv", 2, ["--pairs", "all"], "needs three nodes"),

@@ -15,6 +15,7 @@
 #include "common/measured_row.hpp"
 #include "common/sampling.hpp"
 #include "common/watchdog.hpp"
+#include "fabric/expected_rates.hpp"
 #include "fabric/link_matrix.hpp"
 #include "fabric/matrix_record.hpp"
 #include "fabric/pairing.hpp"
@@ -225,6 +226,14 @@ class VerbsJob final : public Job, public GroupedMeasurement {
       LinkMatrix matrix = record->matrix();
       outcome.summary.verdicts.push_back(
           judge_links(matrix, pairs.node_threshold, plan_.tree ? &*plan_.tree : nullptr));
+      // The port's own rate stands in for --line-rate where it is a wire speed.
+      const double line_rate = pairs.line_rate_gbps > 0 ? pairs.line_rate_gbps
+                               : hca_.port.nominal_rate ? 0
+                                                        : hca_.port.line_rate_gbps;
+      const RateRule rates{plan_.tree ? &*plan_.tree : nullptr, line_rate, plan_.options.pass_percent,
+                           plan_.options.warn_percent};
+      set_expected_rates(matrix, plan_.pairing, rates);
+      if (auto expected = judge_expected_rates(matrix, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
       outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
       outcome.summary.schedule = schedule;
     }

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "fabric/expected_rates.hpp"
 #include "fabric/fabric_tree.hpp"
 #include "fabric/hostlist.hpp"
 #include "fabric/ibnetdiscover.hpp"
@@ -100,10 +102,28 @@ TEST(FabricTree, RefusesWhatItCannotRead) {
   EXPECT_NE(usage_error([] { tree_of("# nothing\n"); }).find("no node"), std::string::npos);
   std::string chain = "SwitchName=s0 Nodes=a\n";  // 100 levels: a damaged file, refused before any recursion runs deep
   for (int i = 1; i < 100; ++i) chain += fmt::format("SwitchName=s{} Switches=s{}\n", i, i - 1);
-  EXPECT_NE(usage_error([&] { tree_of(chain); }).find("more than 16 levels above a leaf"), std::string::npos);
+  EXPECT_NE(usage_error([&] { tree_of(chain); }).find("reach more than 16 levels"), std::string::npos);
+  // The whole file's host lists share one budget: three lines of a million names are not three millions.
+  EXPECT_NE(usage_error([] {
+              tree_of("SwitchName=l1 Nodes=a[0-999999]\nSwitchName=l2 Nodes=b[0-999999]\n");
+            }).find("names more than"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { tree_of("SwitchName=l1 Nodes=n[0-999999,0-999999]\n"); }).find("names more than"),
+            std::string::npos);
+  // Unprintable bytes and long words are quoted, not echoed.
+  EXPECT_NE(usage_error([] { tree_of("SwitchName=s Nodes=a \xff\xfe\n"); }).find("'\\xff\\xfe' is not KEY=VALUE"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] {
+              tree_of("# fabricbench topology\nSwitchName=s Nodes=a RateGbps=0x10\n");
+            }).find("not a rate in Gb/s"),
+            std::string::npos);
   // Comments and continued lines are topology.conf's.
   const FabricTree t = tree_of("SwitchName=l1 \\\n  Nodes=a,b # two\nSwitchName=top Switches=l1\n");
   EXPECT_EQ(t.leaf_of("b")->name, "l1");
+  // Slurm joins a continued line directly; a node named twice on one leaf is one node (two HCAs);
+  // a comment quoting an ibnetdiscover GUID does not make the file ibnetdiscover's.
+  const FabricTree joined = tree_of("SwitchName=l1 Nodes=a,\\\nb,a # see \"S-abc\"\nSwitchName=l2 Nodes=c\n");
+  EXPECT_EQ(joined.leaf_of("b")->nodes, (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(FabricTree, ReadsIbnetdiscoverAndNamesTheSlowCable) {
@@ -122,6 +142,13 @@ TEST(FabricTree, ReadsIbnetdiscoverAndNamesTheSlowCable) {
   EXPECT_EQ(t.findings[0],
             "S-ec0d9a0300ec8200 port 11 - S-ec0d9a0300ec8480: 4xDDR (20 Gb/s) where most such links run at 100 Gb/s");
   EXPECT_EQ(infiniband_rate_gbps("4xNDR"), 400);
+  // Cut short inside a description: refused, not a host named by its GUID.
+  std::ifstream in(std::string(FABRICBENCH_TEST_DATA) + "/topology/ibnetdiscover-edr-2-leaves.txt");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = text.substr(0, text.find("node020") + 4);
+  EXPECT_NE(
+      usage_error([&] { tree_of(text, "cut.txt"); }).find("cut.txt line 12: a description whose quote never closes"),
+      std::string::npos);
   EXPECT_EQ(infiniband_rate_gbps("lmc"), 0);
 }
 
@@ -287,6 +314,49 @@ TEST(TreeVerdict, AThousandNodesJudgedInUnderASecond) {
   EXPECT_EQ(slow_lines(v), (std::vector<std::string>{"SLOW uplink: leaf21 - spine1", "SLOW node  : n100"}));
   // Timing is a benchmark's figure, not an assertion: printed for the record.
   std::printf("1,024 nodes, %zu cells judged along the tree in %.3f s\n", s.matrix.cells.size(), seconds);
+}
+
+// Expected rates: two leaves of two nodes, 100 Gb/s cables, one 100 Gb/s uplink per leaf. On
+// --pairs tree both cross-leaf rounds send two flows through each uplink: 50 Gb/s each.
+TEST(ExpectedRates, PathsShareTheirUplinksWithTheRoundsFlows) {
+  const FabricTree tree = tree_of(
+      "# fabricbench topology\nSwitchName=l1 Nodes=a,b RateGbps=100\nSwitchName=l2 Nodes=c,d RateGbps=100\n"
+      "SwitchName=s Switches=l[1-2] RateGbps=100\n");
+  const Pairing pairing = make_pairing(pair_mode("tree"), {"a", "b", "c", "d"}, {0, 0, 0, 0},
+                                       [&](const std::string& unit) { return unit < "c" ? 0 : 1; });
+  auto matrix = [&](double cross_gbps) {
+    LinkMatrix m;
+    m.units = {"a", "b", "c", "d"};
+    for (const auto& round : pairing.rounds)
+      for (const RankPair& p : round) {
+        const std::string& a = pairing.units[static_cast<std::size_t>(p.unit_a)];
+        const std::string& b = pairing.units[static_cast<std::size_t>(p.unit_b)];
+        const double gbps = (a < "c") == (b < "c") ? 95 : cross_gbps;
+        m.cells.push_back({a, b, -1, gbps * 1e9 / 8, gbps, {}, {}});
+      }
+    return m;
+  };
+  const RateRule rule{&tree, 0};
+  LinkMatrix healthy = matrix(48);
+  set_expected_rates(healthy, pairing, rule);
+  for (const MatrixCell& c : healthy.cells) EXPECT_EQ(c.expected_gbps, (c.a < "c") == (c.b < "c") ? 100 : 50);
+  const std::optional<RunVerdict> pass = judge_expected_rates(healthy, rule);
+  ASSERT_TRUE(pass);
+  EXPECT_EQ(pass->word, "PASS");
+  LinkMatrix slow = matrix(30);
+  set_expected_rates(slow, pairing, rule);
+  const std::optional<RunVerdict> fail = judge_expected_rates(slow, rule);
+  EXPECT_EQ(fail->word, "FAIL");
+  EXPECT_NE(fail->lines[0].find(": 30 Gb/s is 60.0 % of the 50 Gb/s its path can carry"), std::string::npos)
+      << fail->lines[0];
+  EXPECT_EQ(fail->lines[1], "4 of 6 cells below 90 % of what their path can carry");
+  // --line-rate alone: every cell against it; nothing known: no verdict.
+  LinkMatrix plain = matrix(48);
+  set_expected_rates(plain, pairing, RateRule{nullptr, 100});
+  EXPECT_EQ(judge_expected_rates(plain, RateRule{nullptr, 100})->word, "FAIL");  // 48 of 100
+  LinkMatrix unknown = matrix(48);
+  set_expected_rates(unknown, pairing, RateRule{});
+  EXPECT_FALSE(judge_expected_rates(unknown, RateRule{}));
 }
 
 }  // namespace
