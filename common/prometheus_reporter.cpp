@@ -59,6 +59,11 @@ class PrometheusReporter final : public Reporter {
     for (const RunVerdict& verdict : totals.summary.verdicts)
       doc_.gauge("fabricbench_verdict", "The run's verdicts: 1 for the word each subject got (PASS, WARN, FAIL, ...).",
                  prom::with(prom::with(run, "subject", verdict.subject), "verdict", verdict.word), 1);
+    for (const RunVerdict& verdict : totals.summary.verdicts)
+      for (const RunVerdict::Accused& a : verdict.accused)
+        doc_.gauge("fabricbench_verdict_accused", "A part a verdict names as bad (a node, link, leaf, uplink...): 1.",
+                   prom::with(prom::with(prom::with(run, "subject", verdict.subject), "kind", a.kind), "part", a.part),
+                   1);
     prom::write_exposition_file(path_, doc_.text());
   }
 

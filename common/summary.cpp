@@ -95,8 +95,11 @@ nlohmann::json to_json(const RunSummary& s) {
   }
   if (!s.slowest_host_rows.empty()) j["slowest_host_rows"] = s.slowest_host_rows;
   j["verdicts"] = nlohmann::json::array();
-  for (const RunVerdict& v : s.verdicts)
-    j["verdicts"].push_back({{"subject", v.subject}, {"word", v.word}, {"lines", v.lines}});
+  for (const RunVerdict& v : s.verdicts) {
+    nlohmann::json verdict = {{"subject", v.subject}, {"word", v.word}, {"lines", v.lines}};
+    for (const RunVerdict::Accused& a : v.accused) verdict["accused"].push_back({{"kind", a.kind}, {"part", a.part}});
+    j["verdicts"].push_back(std::move(verdict));
+  }
   if (s.settings_swept) {
     j["not_honoured"] = nlohmann::json::array();
     for (const SettingMismatch& m : s.not_honoured)

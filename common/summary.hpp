@@ -47,9 +47,15 @@ struct Headline {
 /// One judgement of the run. `word` is PASS, WARN or FAIL, or a word that says no judgement was
 /// possible (UNKNOWN, NOMINAL); only FAIL fails the run.
 struct RunVerdict {
+  /// A part the verdict names as bad, for machines: the kind of part and which one.
+  struct Accused {
+    std::string kind;  ///< "node", "link", "leaf", "uplink", ...
+    std::string part;  ///< "node07", "node03 - node11", "leaf2 - spine1"
+  };
   std::string subject;  ///< "line rate", "NCCL path"
   std::string word;
   std::vector<std::string> lines;  ///< why, one finding per line
+  std::vector<Accused> accused = {};
   bool failed() const { return word == "FAIL"; }
 };
 

@@ -183,6 +183,7 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
+      verdict.accused.push_back({"node", unit});
     } else {
       slow.insert(unit);  // its links are not accused on its account either
       unsure.push_back(fmt::format("UNSURE node: {} ({}; within {:g} x the nodes' spread of {:.0f} %)", unit, evidence,
@@ -193,11 +194,13 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
     const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
                                              median_of(cell_shown), looks_text(*c, m.unit));
-    if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread)
+    if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));
-    else
+      verdict.accused.push_back({"link", cell_name(*c)});
+    } else {
       unsure.push_back(fmt::format("UNSURE link: {} ({}; within {:g} x the cells' spread of {:.0f} %)", cell_name(*c),
                                    evidence, kSpreads, cell_spread * 100));
+    }
   }
   if (verdict.word == "PASS" && !unsure.empty()) verdict.word = "UNSURE";
   verdict.lines.insert(verdict.lines.end(), unsure.begin(), unsure.end());
@@ -221,6 +224,7 @@ RunVerdict judge_links(const LinkMatrix& m, double threshold, const FabricTree* 
   RunVerdict verdict = judge_nodes_and_links(rest, threshold);
   if (verdict.word == "PASS") verdict.lines.clear();  // its "every node and link within" line: not so
   verdict.lines.insert(verdict.lines.begin(), parts.slow.begin(), parts.slow.end());
+  verdict.accused.insert(verdict.accused.begin(), parts.accused.begin(), parts.accused.end());
   verdict.lines.insert(verdict.lines.end(), parts.unsure.begin(), parts.unsure.end());
   if (!parts.slow.empty())
     verdict.word = "FAIL";

@@ -127,16 +127,19 @@ class TreeJudge {
     return e;
   }
 
-  void report(const Evidence& e, const std::string& what, const std::string& cells_text, const CellList& explained,
-              const std::string& beside) {
+  // "SLOW uplink: leaf2 - spine1 (...)": `kind` (leaf, uplink, spine) and the part it names.
+  void report(const Evidence& e, const std::string& kind, const std::string& part, const std::string& cells_text,
+              const CellList& explained, const std::string& beside) {
     if (e.finding == Finding::kFine) return;
     const std::string evidence =
         fmt::format("{} {:.2f} x the other cells' median, {} of {}{}", cells_text, e.ratio, e.slow, e.cells, beside);
-    if (e.finding == Finding::kSlow)
-      out_.slow.push_back(fmt::format("SLOW {} ({})", what, evidence));
-    else
-      out_.unsure.push_back(fmt::format("UNSURE {} ({}; within {:g} x the others' spread of {:.0f} %)", what, evidence,
-                                        kSpreads, e.spread * 100));
+    if (e.finding == Finding::kSlow) {
+      out_.slow.push_back(fmt::format("SLOW {:<6}: {} ({})", kind, part, evidence));
+      out_.accused.push_back({kind, part});
+    } else {
+      out_.unsure.push_back(fmt::format("UNSURE {}: {} ({}; within {:g} x the others' spread of {:.0f} %)", kind, part,
+                                        evidence, kSpreads, e.spread * 100));
+    }
     for (std::size_t i : explained) explained_[i] = 1;
   }
 
@@ -165,7 +168,7 @@ class TreeJudge {
     }
     for (const auto& [unit, counts] : per_node)
       if (static_cast<double>(counts.first) < kMostCells * static_cast<double>(counts.second)) return;
-    report(weigh(all), fmt::format("leaf  : {}", leaf.name), "its cells", all,
+    report(weigh(all), "leaf", leaf.name, "its cells", all,
            fmt::format("; all {} of its nodes slow inside it and across", per_node.size()));
   }
 
@@ -224,24 +227,23 @@ class TreeJudge {
     if (candidates.size() == leaves_across.size() && leaves_across.size() > 2) {
       std::string spines;
       for (const std::string& p : leaves_[candidates.front()]->parents) spines += (spines.empty() ? "" : "|") + p;
-      report(weigh(cross_all), fmt::format("spine : {}", spines.empty() ? "above the leaves" : spines),
-             "every cross-leaf cell", cross_all, "; every leaf fine inside");
+      report(weigh(cross_all), "spine", spines.empty() ? "above the leaves" : spines, "every cross-leaf cell",
+             cross_all, "; every leaf fine inside");
       return;
     }
     if (leaves_across.size() == 2) {
       // Every cross-leaf cell crosses both uplinks: never one alone, and only with both leaves
       // fine inside (else the slow inside is the story: the node and link rule tells it).
       if (candidates.size() != 2) return;
-      report(
-          weigh(cross_all),
-          fmt::format("uplink: {} or {}", uplink_name(*leaves_[candidates[0]]), uplink_name(*leaves_[candidates[1]])),
-          "cross-leaf cells", cross_all,
-          "; both leaves fine inside; with two leaves every cross-leaf cell crosses both uplinks");
+      report(weigh(cross_all), "uplink",
+             fmt::format("{} or {}", uplink_name(*leaves_[candidates[0]]), uplink_name(*leaves_[candidates[1]])),
+             "cross-leaf cells", cross_all,
+             "; both leaves fine inside; with two leaves every cross-leaf cell crosses both uplinks");
       return;
     }
     for (std::size_t l : candidates) {
       const CellList cross = open_of(cross_[l]);
-      report(weigh(cross), fmt::format("uplink: {}", uplink_name(*leaves_[l])), "cross-leaf cells", cross,
+      report(weigh(cross), "uplink", uplink_name(*leaves_[l]), "cross-leaf cells", cross,
              fmt::format("; inside {} fine", leaves_[l]->name));
     }
   }

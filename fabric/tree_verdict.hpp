@@ -25,9 +25,10 @@
 namespace fabricbench {
 
 struct TreeJudgement {
-  std::vector<std::string> slow;    ///< "SLOW uplink: leaf2 - spine1 (...)" lines
-  std::vector<std::string> unsure;  ///< a pattern below the threshold but within the spread
-  std::set<std::size_t> explained;  ///< indices into the matrix's cells the parts above account for
+  std::vector<std::string> slow;             ///< "SLOW uplink: leaf2 - spine1 (...)" lines
+  std::vector<std::string> unsure;           ///< a pattern below the threshold but within the spread
+  std::vector<RunVerdict::Accused> accused;  ///< the SLOW parts: ("uplink", "leaf2 - spine1")
+  std::set<std::size_t> explained;           ///< indices into the matrix's cells the parts above account for
 };
 
 /// The matrix's cells judged along `tree` (every unit a node of it: check_tree_covers).

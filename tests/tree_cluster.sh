@@ -67,6 +67,12 @@ sweep uplink tree
 unshape_uplink 2
 [[ $rc -eq 1 && $(slow_lines uplink) == "SLOW uplink: leaf2 - spine1" ]] ||
   fail "uplink: exit $rc, named '$(slow_lines uplink | tr '\n' ';')', expected the uplink leaf2 - spine1 alone"
+python3 - "$out/uplink.json" <<'PY' || fail "uplink: the JSON's verdict does not accuse the uplink alone"
+import json, sys
+verdicts = json.load(open(sys.argv[1]))["summary"]["verdicts"]
+accused = [a for v in verdicts for a in v.get("accused", [])]
+assert accused == [{"kind": "uplink", "part": "leaf2 - spine1"}], accused
+PY
 
 # 3. mhnode5's cable (leaf 2) at 100 Mbit/s: the node alone, no uplink.
 shape_host 5 100mbit

@@ -271,6 +271,9 @@ TEST(TreeVerdict, NamesTheSlowUplinkAloneNoNodeNoLink) {
   const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
   EXPECT_EQ(v.word, "FAIL");
   EXPECT_EQ(slow_lines(v), std::vector<std::string>{"SLOW uplink: leaf2 - spine1"});
+  ASSERT_EQ(v.accused.size(), 1u);  // for machines: the JSON's "accused", Prometheus' fabricbench_verdict_accused
+  EXPECT_EQ(v.accused[0].kind, "uplink");
+  EXPECT_EQ(v.accused[0].part, "leaf2 - spine1");
   EXPECT_NE(v.lines.front().find("cross-leaf cells 0.4"), std::string::npos) << v.lines.front();
   EXPECT_NE(v.lines.front().find("18 of 18; inside leaf2 fine)"), std::string::npos) << v.lines.front();
 }
@@ -312,6 +315,9 @@ TEST(TreeVerdict, AThousandNodesJudgedInUnderASecond) {
   const RunVerdict v = judge_links(s.matrix, 0.85, &s.tree);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(slow_lines(v), (std::vector<std::string>{"SLOW uplink: leaf21 - spine1", "SLOW node  : n100"}));
+  ASSERT_EQ(v.accused.size(), 2u);
+  EXPECT_EQ(v.accused[1].kind, "node");
+  EXPECT_EQ(v.accused[1].part, "n100");
   // Timing is a benchmark's figure, not an assertion: printed for the record.
   std::printf("1,024 nodes, %zu cells judged along the tree in %.3f s\n", s.matrix.cells.size(), seconds);
 }
