@@ -82,8 +82,9 @@ class PairsJob final : public Job {
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     JobOutcome outcome;
     const PairOptions& pairs = plan_.options.pairs;
+    const FabricTree* tree = tree_ ? &*tree_ : nullptr;
     MatrixRule rule{pairs.matrix_size, plan_.points.empty() ? 0 : plan_.points.back().bytes, pairs.node_threshold};
-    rule.tree = tree_ ? &*tree_ : nullptr;
+    rule.tree = tree;
     MatrixRecord record(pairing_, topology_, rule, reporter);
     RunVerdict path{"NCCL path", "UNKNOWN", {}};
     PairRounds matrix_rounds(*this, pairing_.rounds, plan_, 0, observer_ ? &path : nullptr);
@@ -98,14 +99,14 @@ class PairsJob final : public Job {
     if (topology_.rank != 0) return outcome;
     const std::vector<ResultRow> cells = record.cells();
     outcome.summary = summarize_rows(cells);
-    RunVerdict links = judge_links(matrix, pairs.node_threshold, tree_ ? &*tree_ : nullptr);
+    RunVerdict links = judge_links(matrix, pairs.node_threshold, tree);
     if (look.cells > 0)
       links.lines.insert(links.lines.begin(),
                          fmt::format("second look: {} suspect cell(s) measured {} more time(s) at {} B before judging, "
                                      "in {} round(s), {:.2f} s",
                                      look.cells, kSecondLooks, matrix.size_bytes, look.rounds, look.seconds));
     outcome.summary.verdicts.push_back(std::move(links));
-    const RateRule rates{tree_ ? &*tree_ : nullptr, pairs.line_rate_gbps};
+    const RateRule rates{tree, pairs.line_rate_gbps};
     set_expected_rates(matrix, pairing_, rates);
     if (auto expected = judge_expected_rates(matrix, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
     outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));

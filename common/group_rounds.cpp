@@ -16,17 +16,23 @@ std::string GroupedMeasurement::round_name(std::size_t round) const { return fmt
 
 namespace {
 
-// This rank's group of `round` as a plane of its own; every rank takes part in the split.
-std::unique_ptr<ControlPlane> enter(GroupedMeasurement& job, std::size_t round, ControlPlane& world,
-                                    Watchdog& watchdog) {
+// This rank's group in a round: its index (-1 sitting out) and its own plane (null then).
+struct RoundGroup {
+  int index = -1;
+  std::unique_ptr<ControlPlane> plane;
+};
+
+// This rank's group of `round`; every rank takes part in the split.
+RoundGroup enter(GroupedMeasurement& job, std::size_t round, ControlPlane& world, Watchdog& watchdog) {
   const int rank = world.rank();
-  const int group = job.group_of(round, rank);
+  RoundGroup group{job.group_of(round, rank), nullptr};
   watchdog.set_activity(job.entering(round));
   Watchdog::Scope wait(watchdog);
   try {
-    std::unique_ptr<ControlPlane> plane = world.split(group, group < 0 ? 0 : job.role_of(round, rank));
-    job.enter_round(round, group, group < 0 ? nullptr : plane.get());
-    return group < 0 ? nullptr : std::move(plane);
+    std::unique_ptr<ControlPlane> plane = world.split(group.index, group.index < 0 ? 0 : job.role_of(round, rank));
+    if (group.index >= 0) group.plane = std::move(plane);
+    job.enter_round(round, group.index, group.plane.get());
+    return group;
   } catch (const UsageError&) {
     throw;
   } catch (...) {
@@ -35,12 +41,13 @@ std::unique_ptr<ControlPlane> enter(GroupedMeasurement& job, std::size_t round, 
 }
 
 // One step of every group of the round, gathered to rank 0 in group order.
-std::vector<ResultRow> measure_step(GroupedMeasurement& job, std::size_t round, std::size_t step, ControlPlane* group,
-                                    ControlPlane& world, Watchdog& watchdog, ScheduleClock& clock) {
+std::vector<ResultRow> measure_step(GroupedMeasurement& job, std::size_t round, std::size_t step,
+                                    const RoundGroup& group, ControlPlane& world, Watchdog& watchdog,
+                                    ScheduleClock& clock) {
   std::vector<ResultRow> mine;
-  if (group) {
+  if (group.plane) {
     clock.cell_begin();
-    mine = job.measure_step(round, job.group_of(round, world.rank()), step, *group, watchdog);
+    mine = job.measure_step(round, group.index, step, *group.plane, watchdog);
     clock.cell_end();
   }
   watchdog.set_activity(job.steps() > 1 ? fmt::format("gathering the cells of {}, step {}", job.round_name(round), step)
@@ -65,11 +72,11 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, int repeats, ControlPl
   const std::size_t steps = job.steps();
   for (std::size_t round = 0; round < job.rounds(); ++round) {
     sink.begin_round(round);
-    const std::unique_ptr<ControlPlane> group = enter(job, round, world, watchdog);
+    const RoundGroup group = enter(job, round, world, watchdog);
     std::vector<std::vector<std::vector<ResultRow>>> repeats_of_step(steps);
     for (int r = 0; r < repeats; ++r)
       for (std::size_t step = 0; step < steps; ++step) {
-        std::vector<ResultRow> rows = measure_step(job, round, step, group.get(), world, watchdog, clock);
+        std::vector<ResultRow> rows = measure_step(job, round, step, group, world, watchdog, clock);
         if (repeats == 1)
           sink.add_step(round, std::move(rows));
         else

@@ -20,12 +20,6 @@ const TreeSwitch* FabricTree::leaf_of(const std::string& node) const {
   return found == leaf_of_node.end() ? nullptr : &switches[found->second];
 }
 
-const TreeSwitch& FabricTree::named(const std::string& name) const {
-  for (const TreeSwitch& s : switches)
-    if (s.name == name) return s;
-  throw Error(fmt::format("no switch {} in {}", name, origin));
-}
-
 std::vector<const TreeSwitch*> FabricTree::leaves() const {
   std::vector<const TreeSwitch*> found;
   for (const TreeSwitch& s : switches)

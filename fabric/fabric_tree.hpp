@@ -34,7 +34,6 @@ struct FabricTree {
   std::vector<std::string> findings;
 
   const TreeSwitch* leaf_of(const std::string& node) const;
-  const TreeSwitch& named(const std::string& name) const;
   std::vector<const TreeSwitch*> leaves() const;
   int levels() const;
   /// "topology.conf t.conf: 4 switches on 2 levels; 3 leaves of 3 nodes; 9 nodes; rates unknown"

@@ -20,21 +20,9 @@ out=$(mktemp -d /tmp/pairs-cluster.XXXXXX)
 scenarios=" ${*:2} "
 [[ $scenarios == "  " ]] && scenarios=" healthy quick slow_node slow_link stopped killed "
 want() { [[ $scenarios == *" $1 "* ]]; }
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
 # --expect-busbw 0.01 GB/s (0.08 Gb/s): the shaped 1 Gbit/s cells pass it, the 100 Mbit/s ones do not.
 flags=(--backend mpi -b 1M -e 1M -n 20 -w 5 --node-threshold 0.5 --expect-busbw 0.01 -T 120)
-
-sweep() {  # NAME MODE: runs the matrix; sets rc
-  local start=$SECONDS
-  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs "$2" "${flags[@]}" --json "$out/$1.json" \
-    > "$out/$1.log" 2>&1
-  rc=$?
-  echo "   $1: exit $rc in $((SECONDS - start)) s; $(grep -E '^# Verdict' "$out/$1.log" | cut -c1-160)"
-  grep -E '^# Schedule' "$out/$1.log" | sed "s/^# /   $1: /"
-  [[ -s $out/$1.json ]] || echo "   $1: no JSON; log: $(grep -m3 -E 'error|rror:' "$out/$1.log")"
-}
+source "$(dirname "$0")/matrix_bed.sh"
 
 cells_ok() {  # NAME EXPECTED_CELLS: every scheduled cell present exactly once, data correct
   python3 - "$out/$1.json" "$2" "$n" <<'PY'
@@ -56,8 +44,6 @@ shape() {  # HOST RATE: the host's egress (eth0) and ingress (its bridge port) a
   tc -n "$(ns sw)" qdisc replace dev "port$1" root tbf rate "$2" burst 256kb latency 400ms
 }
 for ((h = 1; h <= n; h++)); do shape $h 1gbit; done
-
-slow_lines() { grep -E '^# Verdict|SLOW (node|link)' "$out/$1.log" | grep -oE 'SLOW (node|link)  : [^(]*' | sed 's/ *$//'; }
 
 if want healthy; then
 # 1. Healthy: all N(N-1)/2 cells, each once, exit 0, no SLOW line.

@@ -16,11 +16,9 @@ n=${#hosts[@]}
 [[ ${FB_CLUSTER_LEAVES:-0} -eq 3 && $n -eq 9 ]] || { echo "tree_cluster: needs --hosts 9 --leaves 3"; exit 2; }
 out=$(mktemp -d /tmp/tree-cluster.XXXXXX)
 topology=$FB_CLUSTER_DIR/topology.conf
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
 leaf_of_host() { echo $((($1 - 1) / 3 + 1)); }
 flags=(--backend mpi -b 1M -e 1M -n 10 -w 3 --node-threshold 0.5 -T 120 --topology "$topology")
+source "$(dirname "$0")/matrix_bed.sh"
 
 shape_host() {  # HOST RATE: the host's eth0 and its port on its leaf
   tc -n "$(ns "$1")" qdisc replace dev eth0 root tbf rate "$2" burst 256kb latency 400ms
@@ -35,16 +33,6 @@ unshape_uplink() {
   tc -n "$(ns spine)" qdisc del dev "leaf$1" root 2>/dev/null
 }
 for ((h = 1; h <= n; h++)); do shape_host $h 1gbit; done
-
-sweep() {  # NAME MODE: runs the matrix; sets rc
-  local start=$SECONDS
-  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs "$2" "${flags[@]}" --json "$out/$1.json" \
-    > "$out/$1.log" 2>&1
-  rc=$?
-  echo "   $1: exit $rc in $((SECONDS - start)) s; $(grep -E '^# Verdict' "$out/$1.log" | cut -c1-160)"
-  grep -E '^# (note: topology|fb_sendrecv)' "$out/$1.log" | cut -c1-200 | sed "s/^# /   $1: /"
-}
-slow_lines() { grep -oE 'SLOW (node  |link  |leaf  |uplink|spine ): [^(]*' "$out/$1.log" | sed 's/ *$//' | sort -u; }
 
 # 1. Healthy, on the schedule that follows the tree: every cell once, exit 0, nothing SLOW.
 sweep healthy tree

@@ -207,11 +207,12 @@ class VerbsJob final : public Job, public GroupedMeasurement {
     const PairOptions& pairs = plan_.options.pairs;
     const bool latency = plan_.metric == Metric::kLatency;
     // Only a matrix keeps its cells through a timeout; half and cross-node runs are one round.
+    const FabricTree* tree = plan_.tree ? &*plan_.tree : nullptr;
     std::optional<MatrixRecord> record;
     if (plan_.pairing.matrix()) {
       const std::uint64_t shown = latency ? plan_.sizes.front() : plan_.sizes.back();  // before any cell
       MatrixRule rule{pairs.matrix_size, shown, pairs.node_threshold, latency};
-      rule.tree = plan_.tree ? &*plan_.tree : nullptr;
+      rule.tree = tree;
       record.emplace(plan_.pairing, topology_, std::move(rule), reporter);
     }
     PairRows rows(record ? &*record : nullptr, reporter, topology_);
@@ -224,14 +225,12 @@ class VerbsJob final : public Job, public GroupedMeasurement {
       outcome.summary.verdicts.push_back(judge_expected_gbps(rows.pair_rows, *gate));
     if (record) {
       LinkMatrix matrix = record->matrix();
-      outcome.summary.verdicts.push_back(
-          judge_links(matrix, pairs.node_threshold, plan_.tree ? &*plan_.tree : nullptr));
+      outcome.summary.verdicts.push_back(judge_links(matrix, pairs.node_threshold, tree));
       // The port's own rate stands in for --line-rate where it is a wire speed.
       const double line_rate = pairs.line_rate_gbps > 0 ? pairs.line_rate_gbps
                                : hca_.port.nominal_rate ? 0
                                                         : hca_.port.line_rate_gbps;
-      const RateRule rates{plan_.tree ? &*plan_.tree : nullptr, line_rate, plan_.options.pass_percent,
-                           plan_.options.warn_percent};
+      const RateRule rates{tree, line_rate, plan_.options.pass_percent, plan_.options.warn_percent};
       set_expected_rates(matrix, plan_.pairing, rates);
       if (auto expected = judge_expected_rates(matrix, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
       outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
