@@ -62,6 +62,7 @@ enum class CallForm { kLibrary, kPointToPoint };
 
 /// The name of the point-to-point form in the rows' call column.
 inline constexpr std::string_view kNcclPointToPointName = "ncclSend+ncclRecv";
+inline constexpr std::string_view kMpiPointToPointName = "MPI_Isend+MPI_Irecv";
 
 struct Collective {
   std::string_view name{};
@@ -85,6 +86,9 @@ struct Collective {
   Span (*output)(const Shape&, bool in_place, Library library) = nullptr;
 
   void (*mpi)(const MpiCall&) = nullptr;
+  /// The collective as MPI's nonblocking sends and receives (MpiExchange), out of place: what a
+  /// load pattern runs on a group of the world's ranks. Null where no pattern needs it.
+  void (*mpi_p2p)(const MpiCall&) = nullptr;
   /// NCCL's own call for this collective; null where NCCL has none (sendrecv) or this build's
   /// nccl.h is older than `nccl_since`.
   void (*nccl)(const NcclCall&) = nullptr;

@@ -13,6 +13,7 @@
 #include "collectives/collective_table_reporter.hpp"
 #include "collectives/nccl/nccl_log.hpp"
 #include "collectives/pairs_job.hpp"
+#include "collectives/pattern_job.hpp"
 #include "collectives/runner.hpp"
 #include "common/context.hpp"
 #include "common/driver.hpp"
@@ -237,6 +238,7 @@ Plan plan_collective(const Collective& c, const std::string& program, int argc, 
   ParsedCommandLine parsed = parse_collective_options(program, argc, argv, topology.rank == 0);
   if (parsed.help_text) return std::move(*parsed.help_text);
   if (parsed.options.pairs_given) return make_pairs_job(program, c, std::move(parsed.options), topology, world);
+  if (parsed.options.pattern_given) return make_pattern_job(program, c, std::move(parsed.options), topology, world);
   std::unique_ptr<Backend> backend =
       make_backend(parsed.options, topology, BackendGroup{&world, topology.rank, topology.size});
   RunPlan plan = make_run_plan(c, std::move(parsed.options), *backend);

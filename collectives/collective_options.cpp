@@ -249,6 +249,7 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   add_sweep_flags(app, o, flags);
   OutputFlags output_flags(app, o.outputs);
   PairFlags pair_flags(app, o.pairs, "");
+  LoadFlags load_flags(app, o.pairs);
   add_run_flags(app, o, flags);
   add_nccl_flags(app, o, flags);
   if (auto help = parse_or_help(app, argc, argv)) {
@@ -260,7 +261,8 @@ ParsedCommandLine parse_collective_options(const std::string& program, int argc,
   check_sweep(o, flags.step->count() > 0);
   check_timing(o);
   output_flags.check(check_paths);
-  o.pairs_given = pair_flags.check();
+  o.pattern_given = load_flags.check();
+  o.pairs_given = pair_flags.check(o.pattern_given);
   return parsed;
 }
 

@@ -72,6 +72,7 @@ struct CollectiveOptions {
   PairOptions pairs;                       ///< fb_sendrecv --pairs: pairs of nodes instead of the ring
   std::optional<double> expect_busbw_gbs;  ///< --expect-busbw: the plateau gate, GB/s
   bool pairs_given = false;
+  bool pattern_given = false;  ///< fb_sendrecv --pattern: a load pattern over the nodes
 
   // Filled by resolve():
   std::vector<DataType> dtypes;

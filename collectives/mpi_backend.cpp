@@ -94,10 +94,12 @@ std::string MpiBackend::op_unsupported(ReduceOp op) const {
 std::uint64_t MpiBackend::max_count() const { return static_cast<std::uint64_t>(INT_MAX); }
 
 bool MpiBackend::has_form(const Collective& c, CallForm form) const {
-  return form == CallForm::kLibrary && c.mpi != nullptr;
+  return (form == CallForm::kLibrary ? c.mpi : c.mpi_p2p) != nullptr;
 }
 
-std::string MpiBackend::call_name(const Collective& c, CallForm) const { return std::string(c.mpi_name); }
+std::string MpiBackend::call_name(const Collective& c, CallForm form) const {
+  return std::string(form == CallForm::kLibrary ? c.mpi_name : kMpiPointToPointName);
+}
 
 KeyValues MpiBackend::settings() const {
   KeyValues settings;
@@ -156,6 +158,7 @@ MpiCall MpiBackend::make_call(const CallSpec& call) const {
   m.out = output_view(call).data;
   m.in_place = call.placement == Placement::kInPlace;
   m.count = static_cast<int>(call.count);
+  m.chunk_bytes = call.count * size_of(call.dtype);
   m.type = mpi_type(call.dtype);
   m.op = c.reduces ? mpi_op(call.op) : MPI_OP_NULL;
   m.shape = shape_of(call);
@@ -167,7 +170,8 @@ MpiCall MpiBackend::make_call(const CallSpec& call) const {
 double MpiBackend::run(const CallSpec& call, int operations) {
   // Everything but the calls themselves is settled before the clock starts: the calls of each
   // window made once.
-  void (*const issue)(const MpiCall&) = call.collective->mpi;
+  void (*const issue)(const MpiCall&) =
+      call.form == CallForm::kLibrary ? call.collective->mpi : call.collective->mpi_p2p;
   const auto windows = static_cast<std::size_t>(std::min<std::uint64_t>(windows_.windows(), operations));
   std::vector<MpiCall> calls;
   calls.reserve(windows);

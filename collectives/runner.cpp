@@ -124,7 +124,7 @@ SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& 
           row.placement = std::string(name_of(placement));
           row.call = backend.call_name(c, form);
           // Grouped sends and receives where the library has a call of its own: a setting asked for.
-          if (form == CallForm::kPointToPoint && backend.has_form(c, CallForm::kLibrary))
+          if (form == CallForm::kPointToPoint && !o.nccl_calls.empty() && backend.has_form(c, CallForm::kLibrary))
             row.settings.set("nccl_call", "p2p");
           row.hosts = group.hosts(topology);
           record_measurement(row, m, group.world_rank(m.slowest_rank), topology.host_of_rank);

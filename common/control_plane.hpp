@@ -30,7 +30,16 @@ class ControlPlane {
   /// A barrier that sleeps between its checks instead of spinning: for ranks with nothing to do
   /// until the others finish (a round of pairs they sit out), so that they leave the CPUs to those
   /// measuring. Each check costs up to its sleep (100 us) more than barrier().
-  virtual void idle_barrier() { barrier(); }
+  virtual void idle_barrier();
+  /// A barrier entered now and left later: complete() says, without blocking, whether every rank
+  /// has entered it. A load pattern's aggressors run until their round's victims enter one. The
+  /// handle must be completed (or waited on) before the plane is destroyed.
+  class PendingBarrier {
+   public:
+    virtual ~PendingBarrier() = default;
+    virtual bool complete() = 0;
+  };
+  virtual std::unique_ptr<PendingBarrier> start_barrier() = 0;
   enum class Fold { kSum, kMax, kMin };
   /// Element-wise fold of `values` over the ranks, in place on every rank.
   virtual void all_reduce(std::span<double> values, Fold fold) = 0;

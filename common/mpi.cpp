@@ -69,18 +69,32 @@ MpiPlane::~MpiPlane() {
 
 void MpiPlane::barrier() { FB_MPI_CHECK(MPI_Barrier(comm_)); }
 
-void MpiPlane::idle_barrier() {
-  // MPI_Barrier polls hot: on a node with more ranks than cores (a shared node, the fake cluster)
-  // a rank sitting a round out took the CPU from the pair measuring beside it, whose cells then
-  // read 20-30 % slow alone than in a full round.
-  MPI_Request request = MPI_REQUEST_NULL;
-  FB_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-  int done = 0;
-  while (true) {
-    FB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+namespace {
+
+class MpiPendingBarrier final : public ControlPlane::PendingBarrier {
+ public:
+  explicit MpiPendingBarrier(MPI_Comm comm) { FB_MPI_CHECK(MPI_Ibarrier(comm, &request_)); }
+  ~MpiPendingBarrier() override {
+    if (!done_) MPI_Wait(&request_, MPI_STATUS_IGNORE);
   }
+  bool complete() override {
+    if (!done_) {
+      int flag = 0;
+      FB_MPI_CHECK(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
+      done_ = flag != 0;
+    }
+    return done_;
+  }
+
+ private:
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ControlPlane::PendingBarrier> MpiPlane::start_barrier() {
+  return std::make_unique<MpiPendingBarrier>(comm_);
 }
 
 void MpiPlane::all_reduce(std::span<double> values, Fold fold) {

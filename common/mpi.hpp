@@ -54,7 +54,7 @@ class MpiPlane final : public fabricbench::ControlPlane {
   std::string kind() const override { return "MPI"; }
   std::string library() const override { return library_version(); }
   void barrier() override;
-  void idle_barrier() override;
+  std::unique_ptr<PendingBarrier> start_barrier() override;
   void all_reduce(std::span<double> values, Fold fold) override;
   void all_reduce(std::span<std::int64_t> values, Fold fold) override;
   std::pair<double, int> max_location(double value) override;

@@ -64,6 +64,9 @@ class PrometheusReporter final : public Reporter {
         doc_.gauge("fabricbench_verdict_accused", "A part a verdict names as bad (a node, link, leaf, uplink...): 1.",
                    prom::with(prom::with(prom::with(run, "subject", verdict.subject), "kind", a.kind), "part", a.part),
                    1);
+    for (const auto& exhibit : totals.summary.exhibits)
+      for (const SummaryExhibit::Gauge& gauge : exhibit->gauges())
+        doc_.gauge(gauge.name, gauge.help, with_all(run, gauge.labels), gauge.value);
     prom::write_exposition_file(path_, doc_.text());
   }
 

@@ -22,6 +22,7 @@ class SingletonPlane final : public ControlPlane {
   /// The MPI library this build links, so a stored run compares with an mpirun-launched one.
   std::string library() const override;
   void barrier() override {}
+  std::unique_ptr<PendingBarrier> start_barrier() override;
   void all_reduce(std::span<double>, Fold) override {}
   void all_reduce(std::span<std::int64_t>, Fold) override {}
   std::pair<double, int> max_location(double value) override { return {value, 0}; }

@@ -176,7 +176,7 @@ void print_verdicts(std::FILE* out, const RunSummary& s) {
   if (const auto& t = s.schedule)
     fmt::print(out,
                "# Schedule              : {} round(s) in {:.2f} s; their longest cells measured {:.2f} s "
-               "(overhead {:.1f} %: forming pairs, connecting, gathering)\n",
+               "(overhead {:.1f} %: forming groups, connecting, gathering)\n",
                t->rounds, t->wall_seconds, t->cells_seconds, 100 * t->overhead());
   for (const RunVerdict& v : s.verdicts) {
     if (v.lines.size() == 1) {

@@ -89,6 +89,14 @@ class SummaryExhibit {
   virtual std::string json_key() const = 0;
   virtual nlohmann::json to_json() const = 0;
   virtual void print(std::FILE* out) const = 0;
+  /// One number for the Prometheus file: a gauge's name, help and labels (beside the run's).
+  struct Gauge {
+    std::string name;
+    std::string help;
+    std::vector<std::pair<std::string, std::string>> labels;
+    double value = 0;
+  };
+  virtual std::vector<Gauge> gauges() const { return {}; }
 };
 
 struct RunSummary {

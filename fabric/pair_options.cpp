@@ -32,7 +32,45 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
       ->check(number_in(NumberRange::between(0, 1e6)));
 }
 
-bool PairFlags::check() {
+LoadFlags::LoadFlags(CLI::App& app, PairOptions& options) : options_(options) {
+  std::string patterns;
+  for (const LoadPattern& pattern : load_patterns())
+    patterns += fmt::format("{}{}: {}", patterns.empty() ? "" : "; ", pattern.name, pattern.what);
+  app.add_option("--pattern", pattern_text_, "load the fabric instead of measuring pairs: " + patterns);
+  senders_flag_ = app.add_option("--senders", options.load.senders,
+                                 "incast, one-to-many, congestion's incast aggressors: the others of each group [8, "
+                                 "fewer on small clusters]");
+  aggressors_flag_ = app.add_option("--aggressors", aggressors_text_,
+                                    "congestion: incast, all-to-all, or none (the victims twice alone: the factor's "
+                                    "noise) [incast]");
+  victims_flag_ = app.add_option("--victims", options.load.victims,
+                                 "congestion: victim pairs, measured alone and under load [one per ten nodes]");
+}
+
+bool LoadFlags::check() {
+  if (pattern_text_.empty()) {
+    for (const CLI::Option* flag : {senders_flag_, aggressors_flag_, victims_flag_})
+      if (flag->count() > 0) throw UsageError(fmt::format("{} needs --pattern", flag->get_name()));
+    return false;
+  }
+  options_.pattern = &load_pattern(pattern_text_);
+  if (senders_flag_->count() > 0 && options_.load.senders < 1)
+    throw UsageError(fmt::format("--senders {}: one sender or more", options_.load.senders));
+  if (victims_flag_->count() > 0 && options_.load.victims < 1)
+    throw UsageError(fmt::format("--victims {}: one victim pair or more", options_.load.victims));
+  if (aggressors_text_ != "incast" && aggressors_text_ != "all-to-all" && aggressors_text_ != "none")
+    throw UsageError(fmt::format("--aggressors: '{}' is not incast, all-to-all or none", aggressors_text_));
+  const std::string_view name = options_.pattern->name;
+  if (name != "congestion" && (aggressors_flag_->count() > 0 || victims_flag_->count() > 0))
+    throw UsageError(fmt::format("--aggressors and --victims shape --pattern congestion, not {}", name));
+  if (senders_flag_->count() > 0 &&
+      (name == "all-to-all" || name == "bisection" || (name == "congestion" && aggressors_text_ != "incast")))
+    throw UsageError(fmt::format("--senders: --pattern {} has no incast or one-to-many groups", name));
+  options_.load.aggressors = aggressors_text_;
+  return true;
+}
+
+bool PairFlags::check(bool pattern_given) {
   if (!(options_.node_threshold > 0 && options_.node_threshold <= 1))
     throw UsageError(fmt::format("--node-threshold {:g}: a fraction in (0, 1]", options_.node_threshold));
   if (!size_text_.empty()) options_.matrix_size = parse_bytes(size_text_, "--matrix-size");
@@ -40,6 +78,12 @@ bool PairFlags::check() {
     throw UsageError("--topology: an empty path (give the topology file, or leave the flag out)");
   if (options_.line_rate_gbps < 0 || !std::isfinite(options_.line_rate_gbps))
     throw UsageError(fmt::format("--line-rate {:g}: a rate in Gb/s", options_.line_rate_gbps));
+  if (mode_text_.empty() && pattern_given) {
+    if (options_.matrix_size) throw UsageError("--matrix-size is the link matrix's; a load pattern measures -b and -e");
+    return false;
+  }
+  if (!mode_text_.empty() && pattern_given)
+    throw UsageError("--pairs and --pattern: one measurement at a time (pairs of nodes, or a load pattern)");
   if (mode_text_.empty()) {
     if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
     if (!options_.topology_path.empty())

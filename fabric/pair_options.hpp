@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "fabric/load_patterns.hpp"
 #include "fabric/pairing.hpp"
 
 namespace CLI {
@@ -22,6 +23,24 @@ struct PairOptions {
   double node_threshold = 0.85;              ///< SLOW below this fraction of the median
   std::string topology_path;                 ///< --topology: the switch tree the verdict follows; "" none
   double line_rate_gbps = 0;                 ///< --line-rate: every node cable's rate; 0 unknown
+  const LoadPattern* pattern = nullptr;      ///< fb_sendrecv --pattern: a load instead of pairs; null none
+  LoadRequest load;                          ///< --senders, --aggressors, --victims
+};
+
+/// fb_sendrecv's load patterns: --pattern, --senders, --aggressors, --victims.
+class LoadFlags {
+ public:
+  LoadFlags(CLI::App& app, PairOptions& options);
+  /// Throws UsageError naming the flag. True when --pattern was given.
+  bool check();
+
+ private:
+  PairOptions& options_;
+  std::string pattern_text_;
+  std::string aggressors_text_ = "incast";
+  CLI::Option* senders_flag_ = nullptr;
+  CLI::Option* aggressors_flag_ = nullptr;
+  CLI::Option* victims_flag_ = nullptr;
 };
 
 class PairFlags {
@@ -29,7 +48,8 @@ class PairFlags {
   /// `default_mode` is "half" for verbs, "" (no pairs: the ring) for fb_sendrecv.
   PairFlags(CLI::App& app, PairOptions& options, std::string default_mode);
   /// Throws UsageError naming the flag. True when --pairs was given (or defaults to a mode).
-  bool check();
+  /// `pattern_given`: --pattern takes the place of --pairs (--topology and --line-rate serve it).
+  bool check(bool pattern_given = false);
 
  private:
   PairOptions& options_;

@@ -48,14 +48,10 @@ std::vector<RankPair> split_pairs(const PairMode& mode, const std::vector<std::s
   return halves(order);
 }
 
-// The matrix modes: units are nodes (the ranks of each, by local rank), or the ranks of the one node.
-struct Units {
-  std::vector<std::string> names;
-  std::vector<std::vector<int>> ranks_by_local;  ///< [unit][local rank] -> world rank
-};
+}  // namespace
 
-Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<int>& local_rank_of_rank) {
-  Units units;
+NodeUnits node_units(const std::vector<std::string>& host_of_rank, const std::vector<int>& local_rank_of_rank) {
+  NodeUnits units;
   std::map<std::string, std::size_t> index;
   for (std::size_t r = 0; r < host_of_rank.size(); ++r)
     if (index.emplace(host_of_rank[r], index.size()).second) units.names.push_back(host_of_rank[r]);
@@ -89,6 +85,8 @@ Units units_of(const std::vector<std::string>& host_of_rank, const std::vector<i
   }
   return units;
 }
+
+namespace {
 
 // The schedule's rounds of units; a schedule along the tree also says how they divide.
 std::vector<UnitRound> unit_rounds(Pairing& pairing, const LeafOfUnit& leaf_of_unit) {
@@ -145,7 +143,7 @@ Pairing make_pairing(const PairMode& mode, const std::vector<std::string>& host_
   if (!pairing.matrix()) {
     pairing.rounds.push_back(split_pairs(mode, host_of_rank));
   } else {
-    const Units units = units_of(host_of_rank, local_rank_of_rank);
+    const NodeUnits units = node_units(host_of_rank, local_rank_of_rank);
     const int count = static_cast<int>(units.names.size());
     // Two units make one cell: a slow one could be either end, and there is no median to judge by.
     if (count < 3)

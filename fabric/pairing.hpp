@@ -94,6 +94,16 @@ struct Pairing {
   std::string describe() const;
 };
 
+/// The units the matrix modes and load patterns measure: nodes (their ranks by local rank), or the
+/// ranks of the one node when there is only one.
+struct NodeUnits {
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> ranks_by_local;  ///< [unit][local rank] -> world rank
+};
+/// Host names that disagree with the launcher's node-local ranks (fake hosts on one machine) give
+/// each node its ranks in rank order.
+NodeUnits node_units(const std::vector<std::string>& host_of_rank, const std::vector<int>& local_rank_of_rank);
+
 /// Each unit's leaf switch (an index), for the schedules that follow the tree.
 using LeafOfUnit = std::function<int(const std::string& unit)>;
 

@@ -502,6 +502,54 @@ def test_matrix_schedules(runner, _):
     print(f"--pairs ring --repeat 2 on 3 ranks: links {links}, {len(rows)} rows of 2 runs each")
 
 
+def test_load_patterns(runner, _):
+    """--pattern on 5 and 6 ranks of one node (its ranks are the units): every pattern's groups with
+    correct data, the load report in the JSON and Prometheus files, the refusals."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shapes = {"incast": (5, ["--senders", "2"], 5, "gather"), "one-to-many": (5, ["--senders", "3"], 5, "scatter"),
+                  "all-to-all": (5, [], 1, "alltoall"), "bisection": (5, [], 2, "sendrecv")}
+        for pattern, (ranks, extra, groups, collective) in shapes.items():
+            result = runner.run("sendrecv", ranks, ["--pattern", pattern, "-b", "8", "-e", "256K", "-f", "32", "-n", "5",
+                                                    "--json", f"{tmp}/{pattern}.json"] + extra)
+            expect(result.returncode == 0, f"{pattern}: exit {result.returncode}\n{result.stdout[-2000:]}{result.stderr}")
+            with open(f"{tmp}/{pattern}.json") as f:
+                doc = json.load(f)
+            rows, load = doc["rows"], doc["summary"]["load"]
+            expect(rows and all(r["wrong"] == 0 and r["collective"] == collective for r in rows),
+                   f"{pattern}: rows {[(r['collective'], r['wrong']) for r in rows]}")
+            expect(load["pattern"] == pattern and len(load["groups"]) == groups and all(g["gbps"] > 0 for g in load["groups"]),
+                   f"{pattern}: load {load}")
+            if pattern == "incast":
+                targets = sorted(g["leader"] for g in load["groups"])
+                expect(len(set(targets)) == 5 and all(len(g["others"].split("+")) == 2 for g in load["groups"]),
+                       f"incast: every node the target once with 2 senders: {load['groups']}")
+        result = runner.run("sendrecv", 6, ["--pattern", "congestion", "--senders", "1", "-b", "8", "-e", "256K", "-f", "32768",
+                                            "-n", "10", "--json", f"{tmp}/c.json", "--prom", f"{tmp}/c.prom"])
+        expect(result.returncode == 0, f"congestion: exit {result.returncode}\n{result.stdout[-2000:]}{result.stderr}")
+        with open(f"{tmp}/c.json") as f:
+            doc = json.load(f)
+        victims = doc["summary"]["load"]["victims"]
+        loads = sorted({(r["operation"], r["settings"]) for r in doc["rows"]})
+        expect(len(victims) == 1 and victims[0]["latency_factor"] > 0 and victims[0]["bandwidth_factor"] > 0
+               and victims[0]["load"] == "incast", f"congestion: victims {victims}")
+        expect(all(r["wrong"] == 0 for r in doc["rows"]) and ("incast", "load=aggressor") in loads
+               and ("victim", "load=alone") in loads and ("victim", "load=incast") in loads, f"congestion rows: {loads}")
+        prom = Path(f"{tmp}/c.prom").read_text()
+        expect('fabricbench_congestion_impact_factor{benchmark="fb_sendrecv",victim=' in prom, "congestion: no gauge")
+        expect("Congestion impact" in result.stdout, f"congestion: no report\n{result.stdout[-2000:]}")
+    for ranks, args, what in [(5, ["--pattern", "incast", "--senders", "5"], "--senders 5"),
+                              (5, ["--pattern", "incast", "--pairs", "all"], "--pairs and --pattern"),
+                              (5, ["--pattern", "bisection", "--victims", "2"], "--aggressors and --victims"),
+                              (4, ["--pattern", "congestion", "--victims", "2"], "--victims"),
+                              (5, ["--pattern", "tornado"], "unknown pattern")]:
+        result = runner.run("sendrecv", ranks, args + ["-b", "8", "-e", "8"])
+        expect(result.returncode == 2 and what in result.stderr, f"{args}: exit {result.returncode}: {result.stderr[-800:]}")
+    result = runner.run("all_reduce", 2, ["--pattern", "incast", "-b", "8", "-e", "8"])
+    expect(result.returncode == 2 and "fb_sendrecv" in result.stderr, f"all_reduce --pattern: {result.stderr[-800:]}")
+    print(f"--pattern: {', '.join(shapes)} and congestion correct; victim {victims[0]['victim']} "
+          f"latency x{victims[0]['latency_factor']:.2f}, bandwidth x{victims[0]['bandwidth_factor']:.2f} (loaded 2-core machine)")
+
+
 SKIP = 77  # ctest's SKIP_RETURN_CODE for the gpu label
 
 
@@ -1038,6 +1086,7 @@ TESTS = {
     "interrupted": test_interrupted,
     "adaptive": test_adaptive,
     "matrix-schedules": test_matrix_schedules,
+    "load-patterns": test_load_patterns,
 }
 
 

@@ -3,7 +3,8 @@
 # Runs inside scripts/fake-cluster.sh --leaves 3 (9 hosts, one rank each): fb_sendrecv's link matrix
 # judged along the fake cluster's own topology.conf. Healthy (--pairs tree): exit 0, nothing SLOW.
 # Leaf 2's uplink shaped: that uplink named, no node, leaf or link, exit 1. mhnode5's cable shaped:
-# that node named, no uplink, exit 1. And the refusals: a topology missing a host, --pairs tree
+# that node named, no uplink, exit 1. Congestion through the shaped uplink: a victim's impact factor
+# ~1 without aggressors, above 1.5 beside two incasts into its leaf. And the refusals: a topology missing a host, --pairs tree
 # without a topology (exit 2, one line, before any work).
 #   scripts/fake-cluster.sh --hosts 9 --leaves 3 --slots 1 -- bash tests/tree_cluster.sh BIN_DIR
 # As in tests/pairs_cluster.sh, every host link is first shaped to a 1 Gbit/s "line rate" (so a
@@ -62,14 +63,46 @@ accused = [a for v in verdicts for a in v.get("accused", [])]
 assert accused == [{"kind": "uplink", "part": "leaf2 - spine1"}], accused
 PY
 
-# 3. mhnode5's cable (leaf 2) at 100 Mbit/s: the node alone, no uplink.
+# 3. Congestion through that uplink, at 100 Mbit/s again (one flow fills it): the victim pair
+# mhnode1 - mhnode5 crosses it into leaf 2. With no aggressors (measured twice alone) its factor is
+# ~1; beside incasts of two senders into leaf 2 (from leaves 1 and 3) it rises above 1.5.
+load() {  # NAME AGGRESSORS [FLAGS]: --pattern congestion into $out/NAME.{log,json}; sets rc
+  local name=$1 aggressors=$2 start=$SECONDS
+  shift 2
+  scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pattern congestion --aggressors "$aggressors" "$@" \
+    --backend mpi -b 8 -e 1M -f 131072 -n 10 -w 3 -T 120 --topology "$topology" --json "$out/$name.json" \
+    > "$out/$name.log" 2>&1
+  rc=$?
+  echo "   $name: exit $rc in $((SECONDS - start)) s"
+  grep -A2 '^# Congestion impact' "$out/$name.log" | cut -c1-200 | sed "s/^# /   $name: /"
+}
+bandwidth_factor() {  # NAME: "victim=factor" of NAME's JSON
+  python3 - "$out/$1.json" <<'PY' 2>/dev/null
+import json, sys
+victims = json.load(open(sys.argv[1]))["summary"]["load"]["victims"]
+print(" ".join(f"{v['victim']}={v['bandwidth_factor']:.2f}" for v in victims))
+PY
+}
+shape_uplink 2 100mbit
+load quiet none
+quiet=$(bandwidth_factor quiet)
+load congested incast --senders 2
+congested=$(bandwidth_factor congested)
+unshape_uplink 2
+[[ $rc -eq 0 ]] && awk -v f="${congested#*=}" 'BEGIN { exit !(f > 1.5) }' && [[ ${congested%=*} == "mhnode1 - mhnode5" ]] &&
+  grep -q "mhnode1 - mhnode5 under incast: latency" "$out/congested.log" ||
+  fail "congestion: exit $rc, bandwidth factor '$congested' (expected mhnode1 - mhnode5 above 1.5)"
+awk -v f="${quiet#*=}" 'BEGIN { exit !(f > 0.67 && f < 1.5) }' && grep -q "under no load (alone again)" "$out/quiet.log" ||
+  fail "congestion without aggressors: bandwidth factor '$quiet' (expected ~1)"
+
+# 4. mhnode5's cable (leaf 2) at 100 Mbit/s: the node alone, no uplink.
 shape_host 5 100mbit
 sweep node all
 shape_host 5 1gbit
 [[ $rc -eq 1 && $(slow_lines node) == "SLOW node  : mhnode5" ]] ||
   fail "node: exit $rc, named '$(slow_lines node | tr '\n' ';')', expected mhnode5 alone"
 
-# 4. Refusals before any work: exit 2, one line naming what is wrong.
+# 5. Refusals before any work: exit 2, one line naming what is wrong.
 printf 'SwitchName=leaf1 Nodes=mhnode[1-8]\nSwitchName=spine Switches=leaf1\n' > "$out/short.conf"
 scripts/fake-cluster/mpirun -np "$n" "$bin/fb_sendrecv" --pairs all --backend mpi -b 1M -e 1M \
   --topology "$out/short.conf" > "$out/short.log" 2>&1

@@ -22,6 +22,15 @@ const Collective kAlltoall{
         [](const MpiCall& c) {
           FB_MPI_CHECK(MPI_Alltoall(c.in_or_in_place(), c.count, c.type, c.recv, c.count, c.type, c.comm));
         },
+    .mpi_p2p =
+        [](const MpiCall& c) {
+          MpiExchange exchange(c);
+          for (int r = 0; r < c.shape.ranks; ++r) {
+            exchange.receive(c.chunk(c.recv, r), r);
+            exchange.send(c.chunk(c.in, r), r);
+          }
+          exchange.wait();
+        },
     .nccl = FB_NCCL_2_28(
         [](const NcclCall& c) { FB_NCCL_CHECK(ncclAlltoAll(c.in, c.recv, c.count, c.type, c.comm, c.stream)); }),
     .nccl_since = kNccl228,

@@ -23,6 +23,13 @@ const Collective kGather{
           void* in = c.in_place && c.at_root() ? MPI_IN_PLACE : c.in;
           FB_MPI_CHECK(MPI_Gather(in, c.count, c.type, c.recv, c.count, c.type, c.shape.root, c.comm));
         },
+    .mpi_p2p =
+        [](const MpiCall& c) {
+          MpiExchange exchange(c);
+          for (int r = 0; c.at_root() && r < c.shape.ranks; ++r) exchange.receive(c.chunk(c.recv, r), r);
+          exchange.send(c.in, c.shape.root);
+          exchange.wait();
+        },
     .nccl = FB_NCCL_2_28([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclGather(c.in, c.recv, c.count, c.type, c.shape.root, c.comm, c.stream));
     }),

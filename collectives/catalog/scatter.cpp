@@ -25,6 +25,13 @@ const Collective kScatter{
           void* out = c.in_place && c.at_root() ? MPI_IN_PLACE : c.out;
           FB_MPI_CHECK(MPI_Scatter(c.in, c.count, c.type, out, c.count, c.type, c.shape.root, c.comm));
         },
+    .mpi_p2p =
+        [](const MpiCall& c) {
+          MpiExchange exchange(c);
+          exchange.receive(c.out, c.shape.root);
+          for (int r = 0; c.at_root() && r < c.shape.ranks; ++r) exchange.send(c.chunk(c.in, r), r);
+          exchange.wait();
+        },
     .nccl = FB_NCCL_2_28([](const NcclCall& c) {
       FB_NCCL_CHECK(ncclScatter(c.in, c.out, c.count, c.type, c.shape.root, c.comm, c.stream));
     }),

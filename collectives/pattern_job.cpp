@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/pattern_job.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "collectives/backend_factory.hpp"
+#include "collectives/catalog.hpp"
+#include "collectives/collective_table_reporter.hpp"
+#include "collectives/run_plan.hpp"
+#include "collectives/runner.hpp"
+#include "common/error.hpp"
+#include "common/expectation.hpp"
+#include "common/group_rounds.hpp"
+#include "common/measured_row.hpp"
+#include "common/watchdog.hpp"
+#include "fabric/load_patterns.hpp"
+#include "fabric/load_report.hpp"
+#include "fabric/pairing.hpp"
+#include "fabric/run_tree.hpp"
+
+namespace fabricbench::collectives {
+namespace {
+
+const Collective& collective_of(LoadShape shape) {
+  const char* names[] = {"gather", "scatter", "alltoall", "sendrecv"};
+  const Collective* c = find_collective(names[static_cast<int>(shape)]);
+  if (!c) throw Error(fmt::format("the catalog has no {}", names[static_cast<int>(shape)]));
+  return *c;
+}
+
+// Waits without spinning until every rank has entered `barrier`.
+void wait_for(ControlPlane::PendingBarrier& barrier) {
+  while (!barrier.complete()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
+class PatternJob final : public Job, private GroupedMeasurement {
+  /// How long an aggressor group runs between agreeing whether the victims are done.
+  static constexpr double kBurstSeconds = 0.2;
+
+ public:
+  PatternJob(std::string program, CollectiveOptions options, NodeUnits units, LoadSchedule schedule,
+             std::optional<FabricTree> tree, std::string backend, const Topology& topology, ControlPlane& world)
+      : program_(std::move(program)),
+        options_(std::move(options)),
+        units_(std::move(units)),
+        schedule_(std::move(schedule)),
+        tree_(std::move(tree)),
+        backend_name_(std::move(backend)),
+        topology_(topology),
+        world_(world) {
+    for (const LoadRound& round : schedule_.rounds) {
+      std::vector<int> group_of_rank(static_cast<std::size_t>(topology_.size), -1);
+      std::vector<int> role_of_rank(static_cast<std::size_t>(topology_.size), -1);
+      for (std::size_t g = 0; g < round.groups.size(); ++g) {
+        const LoadGroup& group = round.groups[g];
+        for (std::size_t i = 0; i < group.units.size(); ++i) {
+          const auto rank = static_cast<std::size_t>(rank_of(group.units[i]));
+          group_of_rank[rank] = static_cast<int>(g);
+          role_of_rank[rank] = static_cast<int>(i);
+        }
+        plan_for(group);  // every plan made (and every usage error raised) before any work
+      }
+      group_of_rank_.push_back(std::move(group_of_rank));
+      role_of_rank_.push_back(std::move(role_of_rank));
+    }
+  }
+
+  const OutputOptions& outputs() const override { return options_.outputs; }
+  std::string connecting() const override { return fmt::format("connecting the {} backend", backend_name_); }
+
+  void connect() override {
+    backend_ = make_backend(options_, topology_, BackendGroup{&world_, topology_.rank, topology_.size});
+    backend_->connect();
+    std::uint64_t send = 0, recv = 0;
+    for (const auto& [key, plan] : plans_) {
+      send = std::max(send, plan.send_bytes);
+      recv = std::max(recv, plan.recv_bytes);
+    }
+    backend_->reserve(send, recv);
+  }
+
+  std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override {
+    return make_collective_table_reporter(out);
+  }
+
+  void describe(RunHeader& header) override {
+    const std::string_view pattern = options_.pairs.pattern->name;
+    header.context["collective"] = "sendrecv";
+    header.context["backend"] = backend_name_;
+    header.context["pattern"] = pattern;
+    header.context["matrix_units"] = units_.names;
+    header.title =
+        fmt::format("{} ({} backend, --pattern {}: {} over {} node(s), {} rank(s) on {} host(s), {} samples)", program_,
+                    backend_name_, pattern, schedule_.note, units_.names.size(), topology_.size,
+                    topology_.ranks_per_host.size(), options_.iterations);
+    for (const LoadRound& round : schedule_.rounds)
+      for (const LoadGroup& group : round.groups) header.planned_rows += plan_for(group).points.size();
+    header.notes.push_back(
+        "the load patterns time out-of-place point-to-point calls; the NCCL path is judged by --pairs");
+    describe_tree(tree_, header);
+  }
+
+  JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
+    IntoReport sink(reporter);
+    const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeat, world_, watchdog, sink);
+    JobOutcome outcome;
+    outcome.rows = sink.rows.size();
+    std::int64_t wrong = 0;
+    for (const ResultRow& row : sink.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
+    outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
+    if (topology_.rank != 0) return outcome;
+    outcome.summary = summarize_rows(sink.rows);
+    outcome.summary.exhibits.push_back(
+        load_exhibit(load_report(std::string(options_.pairs.pattern->name), schedule_.note, sink.rows)));
+    outcome.summary.schedule = schedule;
+    if (const auto& gate = options_.expect_busbw_gbs)
+      outcome.summary.verdicts.push_back(judge_expected_busbw(sink.rows, *gate * 1e9));
+    return outcome;
+  }
+
+  void abandon() noexcept override {
+    if (backend_) backend_->abandon();
+  }
+
+ private:
+  // Rank 0: every step's rows to the reporters as they come, and kept for the summary.
+  class IntoReport final : public RoundRows {
+   public:
+    explicit IntoReport(Reporter* reporter) : reporter_(reporter) {}
+    void begin_round(std::size_t) override {}
+    void add_step(std::size_t, std::vector<ResultRow> step) override {
+      for (ResultRow& row : step) {
+        if (reporter_) reporter_->add(row);
+        rows.push_back(std::move(row));
+      }
+    }
+    std::vector<ResultRow> rows;
+
+   private:
+    Reporter* reporter_;
+  };
+
+  // GroupedMeasurement: the schedule's rounds.
+  std::size_t rounds() const override { return schedule_.rounds.size(); }
+  int group_of(std::size_t round, int rank) const override {
+    return group_of_rank_[round][static_cast<std::size_t>(rank)];
+  }
+  int role_of(std::size_t round, int rank) const override {
+    return role_of_rank_[round][static_cast<std::size_t>(rank)];
+  }
+  std::size_t steps() const override { return 1; }
+  std::string entering(std::size_t round) const override {
+    return fmt::format("forming the groups of round {}", round);
+  }
+
+  // A round with aggressors gets a plane of its ranks: its victims tell the aggressors there when
+  // they are done.
+  void enter_round(std::size_t round, int group, ControlPlane*) override {
+    loaded_ = std::any_of(schedule_.rounds[round].groups.begin(), schedule_.rounds[round].groups.end(),
+                          [](const LoadGroup& g) { return g.aggressor; });
+    if (loaded_) round_plane_ = world_.split(group >= 0 ? 0 : -1, topology_.rank);
+  }
+  void leave_round(std::size_t) override { round_plane_.reset(); }
+
+  std::vector<ResultRow> measure_step(std::size_t round, int index, std::size_t, ControlPlane& plane,
+                                      Watchdog& watchdog) override {
+    const LoadRound& r = schedule_.rounds[round];
+    const LoadGroup& group = r.groups[static_cast<std::size_t>(index)];
+    std::vector<int> members;
+    for (int unit : group.units) members.push_back(rank_of(unit));
+    std::vector<ResultRow> rows;
+    try {
+      backend_->set_group(members);
+      if (group.aggressor) {
+        rows = aggress(group, members, plane, watchdog);
+      } else {
+        if (loaded_) round_plane_->idle_barrier();  // the aggressors are running
+        rows = run_sweep(program_, plan_for(group), *backend_, RankGroup{plane, members}, topology_, nullptr, watchdog)
+                   .rows;
+        if (loaded_) wait_for(*round_plane_->start_barrier());  // the victims are done
+      }
+      backend_->set_group({});
+    } catch (const UsageError&) {
+      throw;
+    } catch (...) {
+      rethrow_with_context(fmt::format("round {} group {} ({} into {})", round, index, name_of(group.shape),
+                                       units_.names[static_cast<std::size_t>(group.units[0])]));
+    }
+    if (plane.rank() != 0) return {};
+    for (ResultRow& row : rows) label(row, r, group, round, index);
+    return rows;
+  }
+
+  // A congestion aggressor: its pattern at the largest size, call after call, until the round's
+  // victims are done (the group's first rank watches; the group agrees between bursts of calls),
+  // then one checked call. One row: the calls' times while the victims measured.
+  std::vector<ResultRow> aggress(const LoadGroup& group, const std::vector<int>& members, ControlPlane& plane,
+                                 Watchdog& watchdog) {
+    const RunPlan& plan = plan_for(group);
+    const SweepPoint& point = plan.points.back();
+    const CallSpec call{plan.collective,        point.dtype,       point.op, 0, point.count,
+                        Placement::kOutOfPlace, plan.forms.front()};
+    watchdog.set_activity(
+        fmt::format("loading the fabric ({} of {} B) while the victims measure", name_of(group.shape), point.bytes));
+    backend_->prepare(call);
+    backend_->run(call, 1);        // its peers connected before the victims start
+    round_plane_->idle_barrier();  // the victims start
+    const auto victims_done = round_plane_->start_barrier();
+    // Calls in bursts of about kBurstSeconds between the group's agreements: agreeing after every
+    // call left gaps in the load where the group's control traffic crossed the congested link
+    // (the fake cluster's shaped uplink).
+    std::vector<double> seconds;  // each call's wall time: what the victims shared the fabric with
+    double burst = 1;             // the same on every rank of the group: the largest proposal
+    while (true) {
+      for (int i = 0; i < static_cast<int>(burst); ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        backend_->run(call, 1);
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      double agreement[2] = {plane.rank() == 0 && victims_done->complete() ? 1.0 : 0.0,
+                             std::clamp(std::floor(kBurstSeconds / std::max(seconds.back(), 1e-6)), 1.0, 1000.0)};
+      plane.all_reduce(std::span<double>(agreement, 2), ControlPlane::Fold::kMax);
+      if (agreement[0] > 0) break;
+      burst = agreement[1];
+    }
+    wait_for(*victims_done);
+    backend_->prepare(call);
+    backend_->run(call, 1);
+    const auto wrong =
+        all_reduce(plane, static_cast<std::int64_t>(backend_->count_wrong(call)), ControlPlane::Fold::kSum);
+    ResultRow row = collective_row(program_, plan, *backend_, point);
+    row.call = backend_->call_name(*plan.collective, call.form);
+    row.hosts = RankGroup{plane, members}.hosts(topology_);
+    Measurement m;
+    m.seconds_per_operation = seconds;
+    m.stop_reason = "victims-done";
+    m.summary = summarize(seconds);
+    record_measurement(row, m, members.front(), topology_.host_of_rank);
+    record_rates(row,
+                 static_cast<double>(plan.collective->algbw_elements(point.count, plan.ranks) * size_of(point.dtype)),
+                 plan.collective->busbw_factor(plan.ranks));
+    row.wrong = wrong;
+    return {row};
+  }
+
+  void label(ResultRow& row, const LoadRound& r, const LoadGroup& group, std::size_t round, int index) const {
+    row.operation = r.load.empty() || group.aggressor ? std::string(name_of(group.shape)) : "victim";
+    row.round = static_cast<int>(round);
+    row.pair = index;
+    row.host = units_.names[static_cast<std::size_t>(group.units[0])];
+    row.peer_host.clear();
+    for (std::size_t i = 1; i < group.units.size(); ++i)
+      row.peer_host += (i > 1 ? "+" : "") + units_.names[static_cast<std::size_t>(group.units[i])];
+    if (!r.load.empty()) row.settings.set("load", group.aggressor ? "aggressor" : r.load);
+  }
+
+  int rank_of(int unit) const { return units_.ranks_by_local[static_cast<std::size_t>(unit)].front(); }
+
+  // The plan of a group's collective for its size: victims at the sweep's smallest and largest
+  // sizes (latency and bandwidth), aggressors at the largest, other groups the whole sweep.
+  const RunPlan& plan_for(const LoadGroup& group) {
+    const int size = static_cast<int>(group.units.size());
+    const auto key = std::tuple{static_cast<int>(group.shape), size, group.aggressor};
+    if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
+    const Collective& c = collective_of(group.shape);
+    const std::unique_ptr<Backend> capabilities =
+        make_backend(options_, topology_, BackendGroup{nullptr, 0, size});  // never connected
+    RunPlan plan = make_run_plan(c, options_, *capabilities);
+    plan.placements = {Placement::kOutOfPlace};
+    if (group.shape != LoadShape::kPair) plan.forms = {CallForm::kPointToPoint};
+    const bool victim = group.shape == LoadShape::kPair && options_.pairs.pattern->name == "congestion";
+    if ((victim || group.aggressor) && plan.points.size() > 1)
+      plan.points = victim ? std::vector{plan.points.front(), plan.points.back()} : std::vector{plan.points.back()};
+    return plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  std::string program_;
+  const CollectiveOptions options_;
+  const NodeUnits units_;
+  const LoadSchedule schedule_;
+  const std::optional<FabricTree> tree_;  // --topology
+  const std::string backend_name_;
+  const Topology& topology_;
+  ControlPlane& world_;
+  std::map<std::tuple<int, int, bool>, RunPlan> plans_;         // (shape, group size, aggressor)
+  std::vector<std::vector<int>> group_of_rank_, role_of_rank_;  // [round][world rank]
+  std::unique_ptr<Backend> backend_;                            // over the world; each group a group of it
+  std::unique_ptr<ControlPlane> round_plane_;                   // a congestion round's ranks
+  bool loaded_ = false;                                         // this round has aggressors
+};
+
+}  // namespace
+
+std::unique_ptr<Job> make_pattern_job(const std::string& program, const Collective& c, CollectiveOptions options,
+                                      const Topology& topology, ControlPlane& world) {
+  if (c.name != "sendrecv")
+    throw UsageError(
+        fmt::format("--pattern: the load patterns are fb_sendrecv's (fb_{} runs on every rank at once)", c.name));
+  if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
+      !options.protocols.empty() || !options.nccl_calls.empty())
+    throw UsageError(
+        "--pattern measures one GPU per rank with plain point-to-point launches: drop -g, -G, --algo, --proto and "
+        "--nccl-call");
+  if (options.fault.kind != FaultInjection::Kind::kNone)
+    throw UsageError("--inject-fault: the load patterns take no planted faults (fb_sendrecv --pairs does)");
+  options.observe_path = false;
+  std::optional<FabricTree> tree = load_run_tree(options.pairs.topology_path, topology, world);
+  NodeUnits units = node_units(topology.host_of_rank, topology.local_rank_of_rank);
+  std::vector<int> leaf_of_unit(units.names.size(), 0);
+  if (const LeafOfUnit leaf = leaves_of(tree))
+    for (std::size_t u = 0; u < units.names.size(); ++u) leaf_of_unit[u] = leaf(units.names[u]);
+  LoadSchedule schedule = options.pairs.pattern->rounds(options.pairs.load, leaf_of_unit);
+  const BackendGroup unconnected{nullptr, 0, 2};
+  const std::string backend = std::string(make_backend(options, topology, unconnected)->name());
+  return std::make_unique<PatternJob>(program, std::move(options), std::move(units), std::move(schedule),
+                                      std::move(tree), backend, topology, world);
+}
+
+}  // namespace fabricbench::collectives

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a load pattern's rows say: each group's rate at the largest size beside the median of its
+// pattern, the bisection's sum, and each congestion victim's impact factor (under load / alone, as
+// GPCNeT reports it: above 1 the load slowed the victim). Printed, in the JSON summary and as
+// Prometheus gauges. It reports; it accuses nothing (a pattern has no healthy reference of its own).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/row.hpp"
+#include "common/summary.hpp"
+
+namespace fabricbench {
+
+struct GroupRate {
+  std::string operation;  ///< incast, one-to-many, all-to-all, pair
+  std::string leader;     ///< the target of an incast, the source of one-to-many
+  std::string others;     ///< "mhnode2+mhnode3"
+  int round = -1;
+  double gbps = 0;  ///< busbw at the report's size, Gb/s (an incast's: the target's ingress)
+};
+
+struct VictimImpact {
+  std::string victim;  ///< "mhnode1 - mhnode5"
+  std::string load;    ///< the aggressors' pattern
+  std::uint64_t small_bytes = 0;
+  std::uint64_t large_bytes = 0;
+  double latency_alone_s = 0;
+  double latency_loaded_s = 0;
+  double gbps_alone = 0;
+  double gbps_loaded = 0;
+  double latency_factor() const;    ///< loaded / alone time at the smallest size; 0 unknown
+  double bandwidth_factor() const;  ///< alone / loaded rate at the largest size; 0 unknown
+};
+
+struct LoadReport {
+  std::string pattern;
+  std::string note;  ///< the schedule's: "9 group(s) of 1 + 2 in 3 round(s)"
+  std::uint64_t size_bytes = 0;
+  std::vector<GroupRate> groups;      ///< measured groups (not victims or aggressors)
+  std::vector<VictimImpact> victims;  ///< congestion
+};
+
+/// The report of a pattern's rows (rank 0's): rows whose operation is "victim" pair up by their
+/// settings' load (alone, or the aggressors' pattern); rows with load=aggressor are left out.
+LoadReport load_report(const std::string& pattern, const std::string& note, const std::vector<ResultRow>& rows);
+
+std::shared_ptr<const SummaryExhibit> load_exhibit(LoadReport report);
+
+}  // namespace fabricbench
