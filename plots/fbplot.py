@@ -5,7 +5,10 @@
   fbplot.py bandwidth RUN [RUN...] [--baseline RUN] [--metric busbw|algbw] --out PREFIX
   fbplot.py latency   RUN [RUN...] [--baseline RUN] --out PREFIX
   fbplot.py heatmap   RUN --out PREFIX          (multi-pair verbs run: pair x size)
-  fbplot.py matrix    RUN.json --out PREFIX     (--pairs all/quick/rail: node x node, bad cells marked)
+  fbplot.py matrix    RUN.json --out PREFIX     (--pairs all/quick/rail: node x node, bad cells marked;
+                                                 ordered by leaf switch when the run had --topology)
+  fbplot.py tree      RUN.json --out PREFIX     (--pairs with --topology: the switch tree, each node cable,
+                                                 leaf and uplink coloured by its cells against the median)
   fbplot.py history   RUN RUN RUN... --out PREFIX  (fb_history: a figure per run, its levels and changes)
   fbplot.py report    RUN [--baseline RUN] [--compare-bin fb_compare] --out report.html
 
@@ -318,8 +321,11 @@ def plot_matrix(args):
     if not isinstance(matrix, dict) or not matrix.get("units"):
         raise InputError(f"{run['path']}: no link matrix (a --pairs all/quick/rail run's JSON has one)")
     units = matrix["units"]
-    index = {u: i for i, u in enumerate(units)}
     grid = [[float("nan") if v is None else float(v) for v in row] for row in matrix["grid"]]
+    order = leaf_order(run, units)  # inside-leaf blocks on the diagonal
+    units = [units[i] for i in order]
+    grid = [[grid[i][j] for j in order] for i in order]
+    index = {u: i for i, u in enumerate(units)}
     lines = [line for v in run["summary"].get("verdicts", []) if v.get("subject") == "link matrix"
              for line in v.get("lines", [])]
     slow_nodes = {line.split(":", 1)[1].split("(")[0].strip() for line in lines if line.startswith("SLOW node")}
@@ -352,9 +358,161 @@ def plot_matrix(args):
     for node in slow_nodes & set(index):
         k = index[node]
         axis.add_patch(plt.Rectangle((-0.5, k - 0.5), len(units), 1, fill=False, edgecolor="red", linewidth=2))
+    leaf_of = node_leaves(run)
+    for k in range(1, len(units)):  # a line between leaves
+        if leaf_of.get(unit_node(units[k], leaf_of)) != leaf_of.get(unit_node(units[k - 1], leaf_of)):
+            axis.axhline(k - 0.5, color="white", linewidth=1.5)
+            axis.axvline(k - 0.5, color="white", linewidth=1.5)
     axis.set_title(title_of([run], f"link matrix at {human_bytes(matrix.get('size_bytes', 0))}"))
     colorbar = figure.colorbar(image, ax=axis)
     colorbar.set_label(matrix.get("unit", ""))
+    save(figure, args.out)
+
+
+def run_switches(run):
+    topology = run["context"].get("topology") if isinstance(run["context"], dict) else None
+    switches = topology.get("run_switches") if isinstance(topology, dict) else None
+    return switches if isinstance(switches, list) else []
+
+
+def node_leaves(run):
+    """{node: its leaf switch} from the run's slice of its topology (empty without one)."""
+    return {node: s["name"] for s in run_switches(run) if isinstance(s, dict) for node in s.get("nodes", [])}
+
+
+def unit_node(unit, leaf_of):
+    """A matrix unit's node: the unit itself, or its host when the units are one node's ranks ("vm#2")."""
+    return unit if unit in leaf_of else unit.rsplit("#", 1)[0]
+
+
+def leaf_order(run, units):
+    """Indices of `units` leaf by leaf (stable), as the tree runs them."""
+    leaf_of = node_leaves(run)
+    leaves = [s["name"] for s in run_switches(run) if s.get("nodes")]
+    rank = {leaf: i for i, leaf in enumerate(leaves)}
+    return sorted(range(len(units)), key=lambda i: rank.get(leaf_of.get(unit_node(units[i], leaf_of)), len(rank)))
+
+
+def median(values):
+    chosen = sorted(values)
+    if not chosen:
+        return None
+    middle = len(chosen) // 2
+    return chosen[middle] if len(chosen) % 2 else (chosen[middle - 1] + chosen[middle]) / 2
+
+
+def explains(accused, a, b, leaf_of):
+    """Whether the accused part (kind, name) accounts for the cell a - b, as the tree verdict
+    attributes cells: a node its row, a link its cell, a leaf the pairs inside it, an uplink the
+    cross-leaf pairs through it, a spine every cross-leaf pair."""
+    kind, part = accused
+    la, lb = leaf_of.get(a), leaf_of.get(b)
+    if kind == "node":
+        return part in (a, b)
+    if kind == "link":
+        return {a, b} == {p.strip() for p in part.split(" - ")}
+    if kind == "leaf":
+        return la == lb == part
+    if kind == "uplink":
+        return (la == part.split(" - ")[0]) != (lb == part.split(" - ")[0])
+    return kind == "spine" and la != lb
+
+
+def part_scores(run, accused):
+    """Each node cable, leaf and uplink scored as the tree verdict sees it: the median of its cells
+    (a node's row; the pairs inside a leaf; the cross-leaf pairs through an uplink), less the cells
+    another accused part accounts for, over the median of the cells no accused part accounts for.
+    So a slow uplink does not paint its leaf's node cables red. None where a part has no cells."""
+    matrix = run["summary"].get("matrix") or {}
+    leaf_of = node_leaves(run)
+    cells = [(unit_node(c["a"], leaf_of), unit_node(c["b"], leaf_of), float(c["value"]))
+             for c in matrix.get("cells", []) if isinstance(c.get("value"), (int, float)) and not c.get("failure")]
+    if not cells:
+        raise InputError(f"{run['path']}: no measured cells in its link matrix")
+    reference = median(v for a, b, v in cells if not any(explains(p, a, b, leaf_of) for p in accused)) or \
+        median(v for _, _, v in cells)
+
+    def score(part, belongs):
+        others = [p for p in accused if p != part]
+        value = median(v for a, b, v in cells if belongs(a, b) and not any(explains(p, a, b, leaf_of) for p in others))
+        return None if value is None or not reference else value / reference
+    leaves = set(leaf_of.values())
+    nodes = {n: score(("node", n), lambda a, b, n=n: n in (a, b)) for n in leaf_of}
+    inside = {leaf: score(("leaf", leaf), lambda a, b, leaf=leaf: leaf_of.get(a) == leaf_of.get(b) == leaf)
+              for leaf in leaves}
+    uplinks = {}
+    for s in run_switches(run):
+        for parent in s.get("parents", []) if s.get("nodes") else []:
+            uplinks[s["name"]] = score(("uplink", f"{s['name']} - {parent}"),
+                                       lambda a, b, leaf=s["name"]: (leaf_of.get(a) == leaf) != (leaf_of.get(b) == leaf))
+    return nodes, inside, uplinks
+
+
+def plot_tree(args):
+    """The switch tree of a --pairs run with --topology: each node cable, leaf and uplink coloured by
+    its score (part_scores: 1 is the fabric's norm), the parts the verdict accused drawn bold, from
+    the run's JSON."""
+    run = load_run(args.runs[0])
+    switches = run_switches(run)
+    if not switches or not (run["summary"].get("matrix") or {}).get("cells"):
+        raise InputError(f"{run['path']}: no switch tree with a link matrix (a --pairs run with --topology has one)")
+    accused = {(a.get("kind"), a.get("part")) for v in run["summary"].get("verdicts", []) for a in v.get("accused", [])}
+    nodes, leaves, uplinks = part_scores(run, accused)
+    colours = plt.get_cmap("RdYlGn")
+    colour = (lambda x: "lightgrey" if x is None else colours(max(0.0, min(1.0, x / 1.2))))
+    label = (lambda x: "-" if x is None else f"{x:.2f}x")
+    leaf_list = [s for s in switches if s.get("nodes")]
+    levels = sorted({int(s.get("level", 1)) for s in switches})
+    width = max(len(nodes), 2 * len(leaf_list), 4)
+    figure, axis = plt.subplots(figsize=(max(6.0, 0.8 * width + 2), 1.8 * (len(levels) + 1) + 1), dpi=110)
+    x_of, y_of = {}, {}
+    cursor = 0.0
+    for leaf in leaf_list:  # nodes under their leaf, leaves above the middle of their nodes
+        members = leaf["nodes"]
+        for k, node in enumerate(members):
+            x_of[("node", node)] = cursor + k
+        x_of[("switch", leaf["name"])] = cursor + (len(members) - 1) / 2
+        cursor += len(members) + 1
+    for level in levels[1:]:  # upper switches spread over the width
+        upper = [s for s in switches if int(s.get("level", 1)) == level]
+        for k, s in enumerate(upper):
+            x_of[("switch", s["name"])] = (cursor - 2) * (k + 1) / (len(upper) + 1)
+    for s in switches:
+        y_of[s["name"]] = float(levels.index(int(s.get("level", 1))) + 1)
+    for leaf in leaf_list:
+        name, lx = leaf["name"], x_of[("switch", leaf["name"])]
+        for parent in leaf.get("parents", []):
+            if ("switch", parent) not in x_of:
+                continue
+            bad = ("uplink", f"{name} - {parent}") in accused
+            axis.plot([lx, x_of[("switch", parent)]], [y_of[name], y_of[parent]], color=colour(uplinks.get(name)),
+                      linewidth=5 if bad else 3, zorder=1)
+            axis.text((lx + x_of[("switch", parent)]) / 2, (y_of[name] + y_of[parent]) / 2, label(uplinks.get(name)),
+                      fontsize=7, ha="center", fontweight="bold" if bad else "normal")
+        for node in leaf["nodes"]:
+            nx = x_of[("node", node)]
+            bad = ("node", node) in accused
+            axis.plot([nx, lx], [0, y_of[name]], color=colour(nodes.get(node)), linewidth=4 if bad else 2, zorder=1)
+            axis.text(nx, -0.25, node, rotation=45, ha="right", va="top", fontsize=7,
+                      color="red" if bad else "black", fontweight="bold" if bad else "normal")
+            axis.text(nx, 0.1, label(nodes.get(node)), ha="center", fontsize=6)
+    for s in switches:
+        if ("switch", s["name"]) not in x_of:
+            continue
+        score = leaves.get(s["name"]) if s.get("nodes") else None
+        bad = ("leaf", s["name"]) in accused or ("spine", s["name"]) in accused
+        axis.scatter([x_of[("switch", s["name"])]], [y_of[s["name"]]], s=500, marker="s", color=colour(score),
+                     edgecolors="red" if bad else "black", linewidths=2.5 if bad else 1, zorder=2)
+        text = s["name"] + (f"\n{label(score)}" if s.get("nodes") else "")
+        axis.text(x_of[("switch", s["name"])], y_of[s["name"]] + 0.22, text, ha="center", fontsize=7)
+    axis.scatter([x for (kind, _), x in x_of.items() if kind == "node"], [0] * len(nodes), s=60, color="black", zorder=2)
+    axis.set_ylim(-1.3, len(levels) + 0.7)
+    axis.set_axis_off()
+    matrix = run["summary"]["matrix"]
+    axis.set_title(title_of([run], f"switch tree at {human_bytes(matrix.get('size_bytes', 0))}: each part's cells over the "
+                            f"median cell (node cables, leaves inside, uplinks across)"), fontsize=9)
+    mappable = plt.cm.ScalarMappable(cmap=colours, norm=matplotlib.colors.Normalize(0, 1.2))
+    figure.colorbar(mappable, ax=axis, fraction=0.03).set_label("x the median cell")
     save(figure, args.out)
 
 
@@ -467,6 +625,10 @@ def render_report(args):
     figures.append(("Latency against size", embedded_png(plot_latency, base_args)))
     if len({r.get("pair", -1) for r in run["rows"] if int(r.get("pair", -1)) >= 0}) > 1:
         figures.append(("Bandwidth per pair", embedded_png(plot_heatmap, base_args)))
+    if (run.get("summary") or {}).get("matrix", {}).get("units"):
+        figures.append(("Link matrix", embedded_png(plot_matrix, base_args)))
+        if run_switches(run):
+            figures.append(("Switch tree", embedded_png(plot_tree, base_args)))
     context = run["context"]
     facts = [("file", str(run["path"])), ("benchmark", run["rows"][0].get("benchmark", "")),
              ("start", context.get("start_time", "")), ("ranks", context.get("ranks", "")),
@@ -532,7 +694,7 @@ th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "matrix", "history", "report"])
+    parser.add_argument("what", choices=["bandwidth", "latency", "heatmap", "matrix", "tree", "history", "report"])
     parser.add_argument("runs", nargs="+", help="fabricbench CSV or JSON files")
     parser.add_argument("--baseline", help="a run to draw as the reference, with a ratio panel")
     parser.add_argument("--metric", default="busbw", choices=["busbw", "algbw"])
@@ -541,7 +703,7 @@ def main():
     parser.add_argument("--out", required=True, help="PREFIX of PREFIX.png/.svg, or the report's .html")
     args = parser.parse_args()
     plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "matrix": plot_matrix,
-                "history": plot_history, "report": render_report}
+                "tree": plot_tree, "history": plot_history, "report": render_report}
     try:
         plotters[args.what](args)
     except InputError as error:

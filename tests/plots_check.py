@@ -44,6 +44,9 @@ def main():
         "verbs_heatmap": ["heatmap", reference / "rxe-vm-verbs/write_bw_two_pairs.json"],
         "matrix_slow_link": ["matrix", reference / "fake-cluster-pairs/slow_link.json"],
         "matrix_slow_node": ["matrix", reference / "fake-cluster-pairs/slow_node.json"],
+        "matrix_by_leaf": ["matrix", reference / "fake-cluster-tree/uplink.json"],
+        "tree_slow_uplink": ["tree", reference / "fake-cluster-tree/uplink.json"],
+        "tree_slow_node": ["tree", reference / "fake-cluster-tree/node.json"],
         "bandwidth_intervals": ["bandwidth", reference / "vm-mpi-history/run4.json", "--baseline",
                                 reference / "vm-mpi-history/run1.json", "--compare-bin", options.compare_bin],
         "history": ["history"] + [reference / f"vm-mpi-history/run{i}.json" for i in range(1, 7)] +
@@ -72,6 +75,22 @@ def main():
             print(f"ok: report: {len(text) // 1024} KiB, 2 embedded pictures, verdict table, no external links")
         else:
             print(f"FAIL: report: exit {result.returncode} {result.stderr.strip()}")
+            failures += 1
+        tree_report = Path(tmp) / "tree.html"
+        result = subprocess.run(plot + ["report", str(reference / "fake-cluster-tree/uplink.json"), "--out",
+                                        str(tree_report)], capture_output=True, text=True)
+        text = tree_report.read_text() if tree_report.exists() else ""
+        if result.returncode == 0 and "<h2>Link matrix</h2>" in text and "<h2>Switch tree</h2>" in text:
+            print(f"ok: tree report: {text.count('data:image/png;base64,')} embedded pictures, the matrix and the tree")
+        else:
+            print(f"FAIL: tree report: exit {result.returncode} {result.stderr.strip()}")
+            failures += 1
+        result = subprocess.run(plot + ["tree", str(reference / "fake-cluster-pairs/slow_node.json"), "--out",
+                                        str(Path(tmp) / "notree")], capture_output=True, text=True)
+        if result.returncode == 2 and "no switch tree" in result.stderr and len(result.stderr.strip().splitlines()) == 1:
+            print(f"ok: tree of a run without --topology -> {result.stderr.strip()}")
+        else:
+            print(f"FAIL: tree without a topology: exit {result.returncode} {result.stderr.strip()}")
             failures += 1
         (Path(tmp) / "empty.json").write_text("")
         for bad, fragment in [(Path(tmp) / "none.csv", "no such file"), (Path(tmp) / "empty.json", "empty"),
