@@ -116,8 +116,11 @@ class PatternJob final : public Job, private GroupedMeasurement {
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
     if (topology_.rank != 0) return outcome;
     outcome.summary = summarize_rows(sink.rows);
-    outcome.summary.exhibits.push_back(
-        load_exhibit(load_report(std::string(options_.pairs.pattern->name), schedule_.note, sink.rows)));
+    LoadReport report = load_report(std::string(options_.pairs.pattern->name), schedule_.note, sink.rows);
+    const RateRule rates{tree_ ? &*tree_ : nullptr, options_.pairs.line_rate_gbps};
+    set_expected_rates(report, rates);
+    if (auto expected = judge_expected_rates(report, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
+    outcome.summary.exhibits.push_back(load_exhibit(std::move(report)));
     outcome.summary.schedule = schedule;
     if (const auto& gate = options_.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(sink.rows, *gate * 1e9));

@@ -52,36 +52,44 @@ void set_expected_rates(LinkMatrix& m, const Pairing& pairing, const RateRule& r
   }
 }
 
-std::optional<RunVerdict> judge_expected_rates(const LinkMatrix& m, const RateRule& rule) {
-  const MatrixCell* worst = nullptr;
-  std::size_t judged = 0, below_pass = 0;
-  auto percent = [](const MatrixCell& c) { return 100 * c.shown / c.expected_gbps; };
-  for (const MatrixCell& c : m.cells) {
-    if (!(c.expected_gbps > 0) || !c.failure.empty()) continue;
+std::optional<RunVerdict> judge_path_shares(const std::vector<PathShare>& shares, const RateRule& rule,
+                                            std::string_view kind) {
+  const PathShare* worst = nullptr;
+  std::size_t judged = 0, below_pass = 0, above = 0;
+  auto percent = [](const PathShare& s) { return 100 * s.gbps / s.expected_gbps; };
+  for (const PathShare& s : shares) {
+    if (!(s.expected_gbps > 0)) continue;
     ++judged;
-    below_pass += percent(c) < rule.pass_percent;
-    if (!worst || percent(c) < percent(*worst)) worst = &c;
+    below_pass += percent(s) < rule.pass_percent;
+    above += percent(s) > 110;  // a path carrying more than it can: the rates given are too low, and hide slowness
+    if (!worst || percent(s) < percent(*worst)) worst = &s;
   }
   if (!worst) return std::nullopt;
   const double p = percent(*worst);
   const char* word = p >= rule.pass_percent ? "PASS" : p >= rule.warn_percent ? "WARN" : "FAIL";
-  std::size_t above = 0;  // a path carrying more than it can: the rates given are too low, and hide slowness
-  for (const MatrixCell& c : m.cells) above += c.expected_gbps > 0 && c.failure.empty() && percent(c) > 110;
   RunVerdict verdict{
       "expected rate",
       word,
-      {fmt::format("worst cell {} - {}: {:.4g} Gb/s is {:.1f} % of the {:.4g} Gb/s its path can carry (PASS >= {:g} %, "
-                   "WARN >= {:g} %)",
-                   worst->a, worst->b, worst->shown, p, worst->expected_gbps, rule.pass_percent, rule.warn_percent),
-       fmt::format("{} of {} cells below {:g} % of what their path can carry", below_pass, judged, rule.pass_percent)}};
+      {fmt::format("worst {} {}: {:.4g} Gb/s is {:.1f} % of the {:.4g} Gb/s its path can carry (PASS >= "
+                   "{:g} %, WARN >= {:g} %)",
+                   kind, worst->what, worst->gbps, p, worst->expected_gbps, rule.pass_percent, rule.warn_percent),
+       fmt::format("{} of {} {}s below {:g} % of what their path can carry", below_pass, judged, kind,
+                   rule.pass_percent)}};
   if (above > 0) {
     verdict.lines.push_back(
-        fmt::format("{} cell(s) above 110 % of what their path can carry: are the rates given too "
-                    "low? (a low rate hides a slow cell)",
-                    above));
+        fmt::format("{} {}(s) above 110 % of what their path can carry: are the rates given too "
+                    "low? (a low rate hides a slow {})",
+                    above, kind, kind));
     if (verdict.word == "PASS") verdict.word = "WARN";
   }
   return verdict;
+}
+
+std::optional<RunVerdict> judge_expected_rates(const LinkMatrix& m, const RateRule& rule) {
+  std::vector<PathShare> shares;
+  for (const MatrixCell& c : m.cells)
+    if (c.failure.empty()) shares.push_back({c.a + " - " + c.b, c.shown, c.expected_gbps});
+  return judge_path_shares(shares, rule, "cell");
 }
 
 }  // namespace fabricbench

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/summary.hpp"
 #include "fabric/fabric_tree.hpp"
@@ -25,6 +28,18 @@ struct RateRule {
 
 /// Sets each measured cell's expected_gbps (bandwidth matrices; latency ones are left alone).
 void set_expected_rates(LinkMatrix& matrix, const Pairing& pairing, const RateRule& rule);
+
+/// What one measured thing (a matrix cell, a load pattern's group) carried and what its path can.
+struct PathShare {
+  std::string what;  ///< "a - b", "into a from b+c"
+  double gbps = 0;
+  double expected_gbps = 0;  ///< 0: unknown, not judged
+};
+
+/// The verdict "expected rate" on the shares with an expected rate (the worst one's percentage, as
+/// the verbs line-rate verdict judges); none when no share has one. `kind` names them: cell, group.
+std::optional<RunVerdict> judge_path_shares(const std::vector<PathShare>& shares, const RateRule& rule,
+                                            std::string_view kind);
 
 /// The verdict "expected rate" on the cells with an expected rate; none when no cell has one.
 std::optional<RunVerdict> judge_expected_rates(const LinkMatrix& matrix, const RateRule& rule);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/stats.hpp"
+#include "fabric/fabric_tree.hpp"
 
 namespace fabricbench {
 namespace {
@@ -29,8 +30,11 @@ void print_groups(std::FILE* out, const LoadReport& r) {
              : r.pattern == "one-to-many" ? " (the source's egress)"
                                           : "");
   for (const GroupRate& g : r.groups)
-    fmt::print(out, "#   round {}: {} {} {:.3f} Gb/s ({:.2f} x the median)\n", g.round, g.operation, group_name(g),
-               g.gbps, median > 0 ? g.gbps / median : 0.0);
+    fmt::print(out, "#   round {}: {} {} {:.3f} Gb/s ({:.2f} x the median{})\n", g.round, g.operation, group_name(g),
+               g.gbps, median > 0 ? g.gbps / median : 0.0,
+               g.expected_gbps > 0 ? fmt::format("; {:.1f} % of the {:.4g} Gb/s its path can carry",
+                                                 100 * g.gbps / g.expected_gbps, g.expected_gbps)
+                                   : "");
   if (r.pattern == "bisection") {
     double sum = 0;
     for (double rate : rates) sum += rate;
@@ -64,7 +68,8 @@ class LoadExhibit final : public SummaryExhibit {
                         {"leader", g.leader},
                         {"others", g.others},
                         {"round", g.round},
-                        {"gbps", g.gbps}});
+                        {"gbps", g.gbps},
+                        {"expected_gbps", g.expected_gbps}});
     for (const VictimImpact& v : r_.victims)
       victims.push_back({{"victim", v.victim},
                          {"load", v.load},
@@ -149,6 +154,97 @@ LoadReport load_report(const std::string& pattern, const std::string& note, cons
   }
   for (const std::string& name : order) report.victims.push_back(victims[name]);
   return report;
+}
+
+namespace {
+
+// One flow of a group: from one node to another.
+struct Flow {
+  std::string from, to;
+};
+
+std::vector<std::string> members_of(const GroupRate& g) {
+  std::vector<std::string> members{g.leader};
+  for (std::size_t start = 0; start <= g.others.size();) {
+    const std::size_t plus = std::min(g.others.find('+', start), g.others.size());
+    if (plus > start) members.push_back(g.others.substr(start, plus - start));
+    start = plus + 1;
+  }
+  return members;
+}
+
+std::vector<Flow> flows_of(const GroupRate& g) {
+  const std::vector<std::string> m = members_of(g);
+  std::vector<Flow> flows;
+  for (std::size_t i = 1; i < m.size(); ++i) {
+    if (g.operation == "incast" || g.operation == "pair") flows.push_back({m[i], m[0]});
+    if (g.operation == "one-to-many" || g.operation == "pair") flows.push_back({m[0], m[i]});
+  }
+  if (g.operation == "all-to-all")
+    for (const std::string& a : m)
+      for (const std::string& b : m)
+        if (a != b) flows.push_back({a, b});
+  return flows;
+}
+
+// The resources a flow crosses, each with its rate (0 unknown): the sender's cable out, the
+// receiver's cable in, and across leaves the sender's leaf's uplink up and the receiver's down.
+std::vector<std::pair<std::string, double>> resources_of(const Flow& f, const RateRule& rule) {
+  const auto leaf = [&](const std::string& node) -> const TreeSwitch* {
+    return rule.tree ? rule.tree->leaf_of(tree_node_name(*rule.tree, node)) : nullptr;
+  };
+  const auto cable = [&](const TreeSwitch* l) {
+    return l && l->node_rate_gbps > 0 ? l->node_rate_gbps : rule.line_rate_gbps;
+  };
+  const TreeSwitch* from = leaf(f.from);
+  const TreeSwitch* to = leaf(f.to);
+  std::vector<std::pair<std::string, double>> resources = {{"out " + f.from, cable(from)}, {"in " + f.to, cable(to)}};
+  if (from && to && from != to) {
+    resources.emplace_back("up " + from->name, from->uplink_rate_gbps);
+    resources.emplace_back("down " + to->name, to->uplink_rate_gbps);
+  }
+  return resources;
+}
+
+}  // namespace
+
+void set_expected_rates(LoadReport& report, const RateRule& rule) {
+  if (!rule.tree && !(rule.line_rate_gbps > 0)) return;
+  std::map<std::pair<int, std::string>, int> sharing;  // (round, resource) -> flows through it
+  for (const GroupRate& g : report.groups)
+    for (const Flow& f : flows_of(g))
+      for (const auto& [resource, rate] : resources_of(f, rule)) ++sharing[{g.round, resource}];
+  for (GroupRate& g : report.groups) {
+    std::map<std::string, double> out_of, into;  // each node's expected egress and ingress in the group
+    bool known = true;
+    for (const Flow& f : flows_of(g)) {
+      double share = 0;  // the least share of the known resources it crosses
+      for (const auto& [resource, rate] : resources_of(f, rule))
+        if (rate > 0) {
+          const double part = rate / sharing[{g.round, resource}];
+          share = share > 0 ? std::min(share, part) : part;
+        }
+      known = known && share > 0;
+      out_of[f.from] += share;
+      into[f.to] += share;
+    }
+    if (!known || out_of.empty()) continue;
+    if (g.operation == "incast")
+      g.expected_gbps = into[g.leader];
+    else if (g.operation == "one-to-many")
+      g.expected_gbps = out_of[g.leader];
+    else  // all-to-all: the slowest rank's egress; a pair: the slower direction
+      g.expected_gbps = std::min_element(out_of.begin(), out_of.end(), [](const auto& a, const auto& b) {
+                          return a.second < b.second;
+                        })->second;
+  }
+}
+
+std::optional<RunVerdict> judge_expected_rates(const LoadReport& report, const RateRule& rule) {
+  std::vector<PathShare> shares;
+  for (const GroupRate& g : report.groups)
+    shares.push_back({fmt::format("{} {}", g.operation, group_name(g)), g.gbps, g.expected_gbps});
+  return judge_path_shares(shares, rule, "group");
 }
 
 std::shared_ptr<const SummaryExhibit> load_exhibit(LoadReport report) {

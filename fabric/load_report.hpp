@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/row.hpp"
 #include "common/summary.hpp"
+#include "fabric/expected_rates.hpp"
 
 namespace fabricbench {
 
@@ -20,7 +22,8 @@ struct GroupRate {
   std::string leader;     ///< the target of an incast, the source of one-to-many
   std::string others;     ///< "mhnode2+mhnode3"
   int round = -1;
-  double gbps = 0;  ///< busbw at the report's size, Gb/s (an incast's: the target's ingress)
+  double gbps = 0;           ///< busbw at the report's size, Gb/s (an incast's: the target's ingress)
+  double expected_gbps = 0;  ///< what its path can carry (set_expected_rates); 0 unknown
 };
 
 struct VictimImpact {
@@ -47,6 +50,15 @@ struct LoadReport {
 /// The report of a pattern's rows (rank 0's): rows whose operation is "victim" pair up by their
 /// settings' load (alone, or the aggressors' pattern); rows with load=aggressor are left out.
 LoadReport load_report(const std::string& pattern, const std::string& note, const std::vector<ResultRow>& rows);
+
+/// Each group's expected_gbps where rates are known (the tree's, --line-rate), from its flows and
+/// the round's other groups' (a flow gets the least share of the cables and uplinks it crosses,
+/// each split evenly among the round's flows through it): an incast's ingress, one-to-many's
+/// egress, an all-to-all's slowest rank's egress, a pair's slower direction.
+void set_expected_rates(LoadReport& report, const RateRule& rule);
+
+/// The verdict "expected rate" on the groups with an expected rate; none when none has one.
+std::optional<RunVerdict> judge_expected_rates(const LoadReport& report, const RateRule& rule);
 
 std::shared_ptr<const SummaryExhibit> load_exhibit(LoadReport report);
 

@@ -537,6 +537,14 @@ def test_load_patterns(runner, _):
         prom = Path(f"{tmp}/c.prom").read_text()
         expect('fabricbench_congestion_impact_factor{benchmark="fb_sendrecv",victim=' in prom, "congestion: no gauge")
         expect("Congestion impact" in result.stdout, f"congestion: no report\n{result.stdout[-2000:]}")
+    # A line rate no loopback reaches: every group below what its path can carry, exit 1.
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("sendrecv", 4, ["--pattern", "incast", "--senders", "1", "-b", "256K", "-e", "256K", "-n", "5",
+                                            "--line-rate", "1000000", "--json", f"{tmp}/r.json"])
+        groups = json.load(open(f"{tmp}/r.json"))["summary"]["load"]["groups"] if result.returncode != 2 else []
+        expect(result.returncode == 1 and "# Verdict (expected rate) : FAIL" in result.stdout
+               and len(groups) == 4 and all(g["expected_gbps"] == 1000000 for g in groups),
+               f"--line-rate: exit {result.returncode}, groups {groups}\n{result.stdout[-1500:]}{result.stderr[-500:]}")
     for ranks, args, what in [(5, ["--pattern", "incast", "--senders", "5"], "--senders 5"),
                               (5, ["--pattern", "incast", "--pairs", "all"], "--pairs and --pattern"),
                               (5, ["--pattern", "bisection", "--victims", "2"], "--aggressors and --victims"),

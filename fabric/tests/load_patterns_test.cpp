@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 
 #include "common/error.hpp"
+#include "fabric/load_report.hpp"
 
 namespace fabricbench {
 namespace {
@@ -128,6 +130,46 @@ TEST(LoadPatterns, RefusesWhatTheNodesCannotForm) {
   EXPECT_THROW(load_pattern("congestion").rounds({0, "incast", 0}, std::vector<int>(3, 0)), UsageError);
   EXPECT_THROW(load_pattern("bisection").rounds({}, std::vector<int>(1, 0)), UsageError);
   EXPECT_THROW(load_pattern("ring"), UsageError);
+}
+
+bool says(const std::string& message, const std::string& fragment) {
+  return message.find(fragment) != std::string::npos;
+}
+
+// Two leaves of two nodes, 100 Gb/s cables, each leaf's uplinks 100 Gb/s together.
+FabricTree two_leaves() {
+  std::istringstream in(
+      "# fabricbench topology\nSwitchName=l1 Nodes=a,b RateGbps=100\nSwitchName=l2 Nodes=c,d RateGbps=100\n"
+      "SwitchName=s Switches=l1,l2 RateGbps=100\n");
+  return parse_fabric_tree(in, "two-leaves");
+}
+
+TEST(LoadReport, ExpectedRatesShareTheCablesAndUplinksOfTheRound) {
+  const FabricTree tree = two_leaves();
+  const RateRule rule{&tree, 0};
+  // Bisection: two pairs cross the spine at once, each way: each direction shares an uplink by 2.
+  LoadReport bisection{"bisection", "", 1 << 20, {{"pair", "a", "c", 0, 40}, {"pair", "b", "d", 0, 50}}, {}};
+  set_expected_rates(bisection, rule);
+  EXPECT_DOUBLE_EQ(bisection.groups[0].expected_gbps, 50);
+  EXPECT_DOUBLE_EQ(bisection.groups[1].expected_gbps, 50);
+  const std::optional<RunVerdict> verdict = judge_expected_rates(bisection, rule);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->word, "WARN");  // 40 of 50: 80 %
+  EXPECT_PRED2(says, verdict->lines.front(), "worst group pair a - c: 40 Gb/s is 80.0 % of the 50 Gb/s");
+  // An incast into a from b (inside its leaf) and c (across): a's cable in is shared by 2.
+  LoadReport incast{"incast", "", 1 << 20, {{"incast", "a", "b+c", 0, 100}}, {}};
+  set_expected_rates(incast, rule);
+  EXPECT_DOUBLE_EQ(incast.groups[0].expected_gbps, 100);
+  // An all-to-all of the four: each node sends 3 flows out of a 100 Gb/s cable, 2 of them across
+  // an uplink that 4 flows share: 100/3 + 2 x 25... bounded by the cable: 33.3 + 25 + 25.
+  LoadReport all{"all-to-all", "", 1 << 20, {{"all-to-all", "a", "b+c+d", 0, 60}}, {}};
+  set_expected_rates(all, rule);
+  EXPECT_NEAR(all.groups[0].expected_gbps, 100.0 / 3 + 25 + 25, 1e-9);
+  // Without rates nothing is expected and nothing judged.
+  LoadReport unknown{"incast", "", 1 << 20, {{"incast", "a", "b+c", 0, 100}}, {}};
+  set_expected_rates(unknown, RateRule{});
+  EXPECT_EQ(unknown.groups[0].expected_gbps, 0);
+  EXPECT_FALSE(judge_expected_rates(unknown, RateRule{}));
 }
 
 }  // namespace
