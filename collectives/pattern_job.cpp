@@ -183,10 +183,18 @@ class PatternJob final : public Job, private GroupedMeasurement {
       if (group.aggressor) {
         rows = aggress(group, members, plane, watchdog);
       } else {
-        if (loaded_) round_plane_->idle_barrier();  // the aggressors are running
+        if (loaded_) {  // the aggressors are running
+          watchdog.set_activity("waiting for the aggressors to start");
+          Watchdog::Scope wait(watchdog);
+          round_plane_->idle_barrier();
+        }
         rows = run_sweep(program_, plan_for(group), *backend_, RankGroup{plane, members}, topology_, nullptr, watchdog)
                    .rows;
-        if (loaded_) wait_for(*round_plane_->start_barrier());  // the victims are done
+        if (loaded_) {  // the victims are done
+          watchdog.set_activity("telling the aggressors that the victims are done");
+          Watchdog::Scope wait(watchdog);
+          wait_for(*round_plane_->start_barrier());
+        }
       }
       backend_->set_group({});
     } catch (const UsageError&) {
@@ -211,16 +219,21 @@ class PatternJob final : public Job, private GroupedMeasurement {
                         Placement::kOutOfPlace, plan.forms.front()};
     watchdog.set_activity(
         fmt::format("loading the fabric ({} of {} B) while the victims measure", name_of(group.shape), point.bytes));
-    backend_->prepare(call);
-    backend_->run(call, 1);        // its peers connected before the victims start
-    round_plane_->idle_barrier();  // the victims start
-    const auto victims_done = round_plane_->start_barrier();
+    std::unique_ptr<ControlPlane::PendingBarrier> victims_done;
+    {
+      Watchdog::Scope wait(watchdog);
+      backend_->prepare(call);
+      backend_->run(call, 1);        // its peers connected before the victims start
+      round_plane_->idle_barrier();  // the victims start
+      victims_done = round_plane_->start_barrier();
+    }
     // Calls in bursts of about kBurstSeconds between the group's agreements: agreeing after every
     // call left gaps in the load where the group's control traffic crossed the congested link
     // (the fake cluster's shaped uplink).
     std::vector<double> seconds;  // each call's wall time: what the victims shared the fabric with
     double burst = 1;             // the same on every rank of the group: the largest proposal
     while (true) {
+      Watchdog::Scope wait(watchdog);  // a burst and its agreement
       for (int i = 0; i < static_cast<int>(burst); ++i) {
         const auto start = std::chrono::steady_clock::now();
         backend_->run(call, 1);
@@ -232,11 +245,14 @@ class PatternJob final : public Job, private GroupedMeasurement {
       if (agreement[0] > 0) break;
       burst = agreement[1];
     }
-    wait_for(*victims_done);
-    backend_->prepare(call);
-    backend_->run(call, 1);
-    const auto wrong =
-        all_reduce(plane, static_cast<std::int64_t>(backend_->count_wrong(call)), ControlPlane::Fold::kSum);
+    std::int64_t wrong = 0;
+    {
+      Watchdog::Scope wait(watchdog);
+      wait_for(*victims_done);
+      backend_->prepare(call);
+      backend_->run(call, 1);
+      wrong = all_reduce(plane, static_cast<std::int64_t>(backend_->count_wrong(call)), ControlPlane::Fold::kSum);
+    }
     ResultRow row = collective_row(program_, plan, *backend_, point);
     row.call = backend_->call_name(*plan.collective, call.form);
     row.hosts = RankGroup{plane, members}.hosts(topology_);
