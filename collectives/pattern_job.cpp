@@ -111,11 +111,14 @@ class PatternJob final : public Job, private GroupedMeasurement {
     const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeat, world_, watchdog, sink);
     JobOutcome outcome;
     outcome.rows = sink.rows.size();
-    std::int64_t wrong = 0;
+    std::int64_t wrong = options_.check > 0 ? 0 : -1;  // -1: not checked (-c 0)
     for (const ResultRow& row : sink.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
     if (topology_.rank != 0) return outcome;
-    outcome.summary = summarize_rows(sink.rows);
+    std::vector<ResultRow> measured;  // the headline's: the aggressors' rows are the load, not a figure of the run
+    for (const ResultRow& row : sink.rows)
+      if (row.settings.get("load") != "aggressor") measured.push_back(row);
+    outcome.summary = summarize_rows(measured);
     LoadReport report = load_report(std::string(options_.pairs.pattern->name), schedule_.note, sink.rows);
     const RateRule rates{tree_ ? &*tree_ : nullptr, options_.pairs.line_rate_gbps};
     set_expected_rates(report, rates);
@@ -123,7 +126,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     outcome.summary.exhibits.push_back(load_exhibit(std::move(report)));
     outcome.summary.schedule = schedule;
     if (const auto& gate = options_.expect_busbw_gbs)
-      outcome.summary.verdicts.push_back(judge_expected_busbw(sink.rows, *gate * 1e9));
+      outcome.summary.verdicts.push_back(judge_expected_busbw(measured, *gate * 1e9));
     return outcome;
   }
 
@@ -223,7 +226,12 @@ class PatternJob final : public Job, private GroupedMeasurement {
     {
       Watchdog::Scope wait(watchdog);
       backend_->prepare(call);
-      backend_->run(call, 1);        // its peers connected before the victims start
+      backend_->run(call, 1);  // its peers connected
+      // The load built up before the victims start (queues filled): calls for about kBurstSeconds,
+      // as many on every rank of the group.
+      double calls = std::clamp(std::floor(kBurstSeconds / std::max(backend_->run(call, 1), 1e-6)), 1.0, 1000.0);
+      plane.all_reduce(std::span<double>(&calls, 1), ControlPlane::Fold::kMin);
+      for (int i = 0; i < static_cast<int>(calls); ++i) backend_->run(call, 1);
       round_plane_->idle_barrier();  // the victims start
       victims_done = round_plane_->start_barrier();
     }
@@ -234,24 +242,32 @@ class PatternJob final : public Job, private GroupedMeasurement {
     double burst = 1;             // the same on every rank of the group: the largest proposal
     while (true) {
       Watchdog::Scope wait(watchdog);  // a burst and its agreement
+      double burst_seconds = 0;
       for (int i = 0; i < static_cast<int>(burst); ++i) {
         const auto start = std::chrono::steady_clock::now();
         backend_->run(call, 1);
         seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        burst_seconds += seconds.back();
       }
+      // The next burst from this one's mean call, at most twice as long: one quick call (a shaper's
+      // burst allowance) once made a burst of 200 calls that then took 60 ms each, 12 s past the
+      // victims' end.
+      const double mean_call = std::max(burst_seconds / burst, 1e-6);
       double agreement[2] = {plane.rank() == 0 && victims_done->complete() ? 1.0 : 0.0,
-                             std::clamp(std::floor(kBurstSeconds / std::max(seconds.back(), 1e-6)), 1.0, 1000.0)};
+                             std::clamp(std::floor(kBurstSeconds / mean_call), 1.0, std::min(2 * burst, 1000.0))};
       plane.all_reduce(std::span<double>(agreement, 2), ControlPlane::Fold::kMax);
       if (agreement[0] > 0) break;
       burst = agreement[1];
     }
-    std::int64_t wrong = 0;
+    std::int64_t wrong = -1;  // not checked (-c 0)
     {
       Watchdog::Scope wait(watchdog);
       wait_for(*victims_done);
-      backend_->prepare(call);
-      backend_->run(call, 1);
-      wrong = all_reduce(plane, static_cast<std::int64_t>(backend_->count_wrong(call)), ControlPlane::Fold::kSum);
+      if (options_.check > 0) {
+        backend_->prepare(call);
+        backend_->run(call, 1);
+        wrong = all_reduce(plane, static_cast<std::int64_t>(backend_->count_wrong(call)), ControlPlane::Fold::kSum);
+      }
     }
     ResultRow row = collective_row(program_, plan, *backend_, point);
     row.call = backend_->call_name(*plan.collective, call.form);
@@ -328,6 +344,14 @@ std::unique_ptr<Job> make_pattern_job(const std::string& program, const Collecti
         "--nccl-call");
   if (options.fault.kind != FaultInjection::Kind::kNone)
     throw UsageError("--inject-fault: the load patterns take no planted faults (fb_sendrecv --pairs does)");
+  if (options.root_given)
+    throw UsageError("-r/--root: a load pattern's groups are led by their target or source; drop the flag");
+  if (options.dtypes_text == "all")
+    throw UsageError("-d all: a load pattern moves bytes; give one type (-d float by default)");
+  if (options.expect_busbw_gbs && options.pairs.pattern->name == "congestion")
+    throw UsageError(
+        "--expect-busbw judges the groups of incast, one-to-many, all-to-all and bisection; congestion reports "
+        "impact factors");
   options.observe_path = false;
   std::optional<FabricTree> tree = load_run_tree(options.pairs.topology_path, topology, world);
   NodeUnits units = node_units(topology.host_of_rank, topology.local_rank_of_rank);

@@ -124,10 +124,11 @@ LoadSchedule congestion(const LoadRequest& request, const std::vector<int>& leaf
   const bool none = request.aggressors == "none";
   const int free_units = units - 2 * victims;
   if (victims > units / 2 || (free_units < 2 && !none))
-    throw UsageError(
-        fmt::format("--pattern congestion: {} node(s) hold {} victim pair(s) and aggressors only with "
-                    "two nodes or more left over; give fewer --victims or more nodes",
-                    units, victims));
+    throw UsageError(fmt::format(
+        "--pattern congestion: {} node(s) cannot hold {} victim pair(s) and aggressors (two nodes or more beside the "
+        "victims); give more nodes{}{}",
+        units, victims, victims > 1 ? " or fewer --victims" : "",
+        none ? "" : ", or --aggressors none to see the factor's own noise"));
   const int fan = all_to_all || none ? 0 : fan_of(request, free_units - 1, "congestion");
   std::vector<LoadGroup> victim_pairs = across_halves(order, static_cast<std::size_t>(victims));
   std::vector<int> free;

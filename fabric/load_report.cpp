@@ -25,7 +25,7 @@ void print_groups(std::FILE* out, const LoadReport& r) {
   std::vector<double> rates;
   for (const GroupRate& g : r.groups) rates.push_back(g.gbps);
   const double median = median_of(rates);
-  fmt::print(out, "# Load {}: {}; each group's busbw at {} B{}:\n", r.pattern, r.note, r.size_bytes,
+  fmt::print(out, "# Load {}: {}; each group's median busbw at {} B{}:\n", r.pattern, r.note, r.size_bytes,
              r.pattern == "incast"        ? " (the target's ingress)"
              : r.pattern == "one-to-many" ? " (the source's egress)"
                                           : "");
@@ -44,17 +44,23 @@ void print_groups(std::FILE* out, const LoadReport& r) {
   }
 }
 
+// "2.07 x", or why there is no factor (a size that moved no data, a figure missing).
+std::string factor_text(double factor) { return factor > 0 ? fmt::format("{:.2f} x", factor) : "unknown"; }
+
 void print_victims(std::FILE* out, const LoadReport& r) {
   fmt::print(out, "# Congestion impact ({}; victim under load / alone, GPCNeT's factor: above 1 the load slows it):\n",
              r.note);
   for (const VictimImpact& v : r.victims)
     fmt::print(out,
-               "#   {} under {}: latency at {} B {:.1f} -> {:.1f} us: {:.2f} x; bandwidth at {} B {:.3f} -> {:.3f} "
-               "Gb/s: {:.2f} x\n",
+               "#   {} under {}: median latency at {} B {:.1f} -> {:.1f} us: {}; median bandwidth at {} B {:.3f} -> "
+               "{:.3f} Gb/s: {}\n",
                v.victim, v.load == "none" ? "no load (alone again)" : v.load, v.small_bytes, v.latency_alone_s * 1e6,
-               v.latency_loaded_s * 1e6, v.latency_factor(), v.large_bytes, v.gbps_alone, v.gbps_loaded,
-               v.bandwidth_factor());
+               v.latency_loaded_s * 1e6, factor_text(v.latency_factor()), v.large_bytes, v.gbps_alone, v.gbps_loaded,
+               factor_text(v.bandwidth_factor()));
 }
+
+// A factor for the JSON file: null when unknown.
+nlohmann::json known(double factor) { return factor > 0 ? nlohmann::json(factor) : nlohmann::json(nullptr); }
 
 class LoadExhibit final : public SummaryExhibit {
  public:
@@ -79,8 +85,8 @@ class LoadExhibit final : public SummaryExhibit {
                          {"latency_loaded_s", v.latency_loaded_s},
                          {"gbps_alone", v.gbps_alone},
                          {"gbps_loaded", v.gbps_loaded},
-                         {"latency_factor", v.latency_factor()},
-                         {"bandwidth_factor", v.bandwidth_factor()}});
+                         {"latency_factor", known(v.latency_factor())},
+                         {"bandwidth_factor", known(v.bandwidth_factor())}});
     return {{"pattern", r_.pattern},
             {"note", r_.note},
             {"size_bytes", r_.size_bytes},
@@ -97,16 +103,14 @@ class LoadExhibit final : public SummaryExhibit {
     std::vector<Gauge> gauges;
     const char* help =
         "A congestion victim's time (latency) or rate (bandwidth) under load over alone: GPCNeT's factor.";
-    for (const VictimImpact& v : r_.victims) {
-      gauges.push_back({"fabricbench_congestion_impact_factor",
-                        help,
-                        {{"victim", v.victim}, {"load", v.load}, {"measure", "latency"}},
-                        v.latency_factor()});
-      gauges.push_back({"fabricbench_congestion_impact_factor",
-                        help,
-                        {{"victim", v.victim}, {"load", v.load}, {"measure", "bandwidth"}},
-                        v.bandwidth_factor()});
-    }
+    for (const VictimImpact& v : r_.victims)  // an unknown factor has no gauge
+      for (const auto& [measure, factor] :
+           {std::pair{"latency", v.latency_factor()}, {"bandwidth", v.bandwidth_factor()}})
+        if (factor > 0)
+          gauges.push_back({"fabricbench_congestion_impact_factor",
+                            help,
+                            {{"victim", v.victim}, {"load", v.load}, {"measure", measure}},
+                            factor});
     return gauges;
   }
 
@@ -138,19 +142,22 @@ LoadReport load_report(const std::string& pattern, const std::string& note, cons
       continue;
     }
     const std::string name = row.host + " - " + row.peer_host;
-    if (!victims.contains(name)) order.push_back(name);
-    VictimImpact& v = victims[name];
-    v.victim = name;
+    if (!victims.contains(name)) {
+      order.push_back(name);
+      victims[name] = {name, "", row.size_bytes, row.size_bytes};
+    }
+    VictimImpact& v = victims[name];  // the sizes first: its smallest and largest
+    v.small_bytes = std::min(v.small_bytes, row.size_bytes);
+    v.large_bytes = std::max(v.large_bytes, row.size_bytes);
+  }
+  for (const ResultRow& row : rows) {  // then its figures at those sizes, alone and loaded
+    if (row.operation != "victim") continue;
+    VictimImpact& v = victims[row.host + " - " + row.peer_host];
+    const std::string load = row.settings.get("load");
     const bool alone = load == "alone";
     if (!alone) v.load = load;
-    if (v.small_bytes == 0 || row.size_bytes <= v.small_bytes) {
-      v.small_bytes = row.size_bytes;
-      (alone ? v.latency_alone_s : v.latency_loaded_s) = row.time_s.median;
-    }
-    if (row.size_bytes >= v.large_bytes) {
-      v.large_bytes = row.size_bytes;
-      (alone ? v.gbps_alone : v.gbps_loaded) = gbps_of(row);
-    }
+    if (row.size_bytes == v.small_bytes) (alone ? v.latency_alone_s : v.latency_loaded_s) = row.time_s.median;
+    if (row.size_bytes == v.large_bytes) (alone ? v.gbps_alone : v.gbps_loaded) = gbps_of(row);
   }
   for (const std::string& name : order) report.victims.push_back(victims[name]);
   return report;

@@ -35,8 +35,8 @@ struct VictimImpact {
   double latency_loaded_s = 0;
   double gbps_alone = 0;
   double gbps_loaded = 0;
-  double latency_factor() const;    ///< loaded / alone time at the smallest size; 0 unknown
-  double bandwidth_factor() const;  ///< alone / loaded rate at the largest size; 0 unknown
+  double latency_factor() const;    ///< loaded / alone median time at the smallest size; 0 unknown
+  double bandwidth_factor() const;  ///< alone / loaded median rate at the largest size; 0 unknown
 };
 
 struct LoadReport {

@@ -36,7 +36,7 @@ LoadFlags::LoadFlags(CLI::App& app, PairOptions& options) : options_(options) {
   std::string patterns;
   for (const LoadPattern& pattern : load_patterns())
     patterns += fmt::format("{}{}: {}", patterns.empty() ? "" : "; ", pattern.name, pattern.what);
-  app.add_option("--pattern", pattern_text_, "load the fabric instead of measuring pairs: " + patterns);
+  pattern_flag_ = app.add_option("--pattern", pattern_text_, "load the fabric instead of measuring pairs: " + patterns);
   senders_flag_ = app.add_option("--senders", options.load.senders,
                                  "incast, one-to-many, congestion's incast aggressors: the others of each group [8, "
                                  "fewer on small clusters]");
@@ -49,6 +49,9 @@ LoadFlags::LoadFlags(CLI::App& app, PairOptions& options) : options_(options) {
 
 bool LoadFlags::check() {
   if (pattern_text_.empty()) {
+    if (pattern_flag_->count() > 0)
+      throw UsageError(
+          fmt::format("--pattern: an empty name; valid: {} (or leave the flag out)", load_pattern_names()));
     for (const CLI::Option* flag : {senders_flag_, aggressors_flag_, victims_flag_})
       if (flag->count() > 0) throw UsageError(fmt::format("{} needs --pattern", flag->get_name()));
     return false;

@@ -38,6 +38,7 @@ class LoadFlags {
   PairOptions& options_;
   std::string pattern_text_;
   std::string aggressors_text_ = "incast";
+  CLI::Option* pattern_flag_ = nullptr;
   CLI::Option* senders_flag_ = nullptr;
   CLI::Option* aggressors_flag_ = nullptr;
   CLI::Option* victims_flag_ = nullptr;

@@ -90,7 +90,7 @@ load congested incast --senders 2
 congested=$(bandwidth_factor congested)
 unshape_uplink 2
 [[ $rc -eq 0 ]] && awk -v f="${congested#*=}" 'BEGIN { exit !(f > 1.5) }' && [[ ${congested%=*} == "mhnode1 - mhnode5" ]] &&
-  grep -q "mhnode1 - mhnode5 under incast: latency" "$out/congested.log" ||
+  grep -q "mhnode1 - mhnode5 under incast: median latency" "$out/congested.log" ||
   fail "congestion: exit $rc, bandwidth factor '$congested' (expected mhnode1 - mhnode5 above 1.5)"
 awk -v f="${quiet#*=}" 'BEGIN { exit !(f > 0.67 && f < 1.5) }' && grep -q "under no load (alone again)" "$out/quiet.log" ||
   fail "congestion without aggressors: bandwidth factor '$quiet' (expected ~1)"
