@@ -58,8 +58,12 @@ extern "C" void on_interrupt(int signal_number) {
   // SIGTERM to the peers of a failed rank adds no noise.
   if (g_partial_count > 0) {
     write_stderr(signal_number == SIGINT ? "fabricbench: interrupted (SIGINT)" : "fabricbench: terminated (SIGTERM)");
-    write_stderr("; finished rows are kept in:");
+    bool unfinished = false;  // a file already finished (renamed to its name) is no longer partial
+    for (int i = 0; i < g_partial_count; ++i)
+      unfinished = unfinished || g_partial_paths[static_cast<std::size_t>(i)][0];
+    write_stderr(unfinished ? "; finished rows are kept in:" : " after its files were finished");
     for (int i = 0; i < g_partial_count; ++i) {
+      if (!g_partial_paths[static_cast<std::size_t>(i)][0]) continue;
       write_stderr(" ");
       write_stderr(g_partial_paths[static_cast<std::size_t>(i)].data());
     }
@@ -272,6 +276,7 @@ void OutputFile::commit() {
   fd_ = -1;
   if (std::rename(partial_path().c_str(), target_.c_str()) != 0)
     throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), target_, system_error_text(errno)));
+  forget_partial_file(partial_path());
 }
 
 void OutputFile::keep_incomplete() {
@@ -286,6 +291,13 @@ void register_partial_file(const std::string& partial_path) {
   auto& slot = g_partial_paths[static_cast<std::size_t>(g_partial_count)];
   std::memcpy(slot.data(), partial_path.c_str(), partial_path.size() + 1);
   g_partial_count = g_partial_count + 1;
+}
+
+void forget_partial_file(const std::string& partial_path) {
+  for (int i = 0; i < g_partial_count; ++i) {
+    auto& slot = g_partial_paths[static_cast<std::size_t>(i)];
+    if (partial_path == slot.data()) slot[0] = '\0';  // the handler skips an emptied slot
+  }
 }
 
 void install_interrupt_notice() {

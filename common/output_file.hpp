@@ -70,5 +70,7 @@ class OutputFile {
 /// dies with the signal's default action.
 void install_interrupt_notice();
 void register_partial_file(const std::string& partial_path);
+/// The file was finished under its name: a signal no longer names its .partial path.
+void forget_partial_file(const std::string& partial_path);
 
 }  // namespace fabricbench

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+
+#include "common/output_file.hpp"
 
 namespace fabricbench {
 namespace {
@@ -36,6 +39,31 @@ ResultRow sample_row() {
   r.wrong = 0;
   r.tags = KeyValues::parse("fabric=ib,hdr;note=\"quoted\"");
   return r;
+}
+
+// A signal after a file was finished under its name must not send the user to its .partial.
+TEST(InterruptNoticeDeathTest, NamesOnlyFilesStillPartial) {
+  TempDir dir;
+  const std::string done = (dir.path / "done.csv").string(), open = (dir.path / "open.csv").string();
+  EXPECT_EXIT(
+      {
+        install_interrupt_notice();
+        OutputFile finished(done);
+        OutputFile unfinished(open);
+        finished.append("x\n");
+        finished.commit();
+        std::raise(SIGTERM);
+      },
+      ::testing::ExitedWithCode(3),
+      "terminated \\(SIGTERM\\); finished rows are kept in: [^ ]*open\\.csv\\.partial\n$");
+  EXPECT_EXIT(
+      {
+        install_interrupt_notice();
+        OutputFile finished(done);
+        finished.commit();
+        std::raise(SIGINT);
+      },
+      ::testing::ExitedWithCode(3), "interrupted \\(SIGINT\\) after its files were finished\n$");
 }
 
 TEST(CsvSplit, UndoesEscaping) {
