@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <thread>
 
 #include "collectives/backend_factory.hpp"
 #include "collectives/catalog.hpp"
@@ -32,11 +31,6 @@ const Collective& collective_of(LoadShape shape) {
   const Collective* c = find_collective(names[static_cast<int>(shape)]);
   if (!c) throw Error(fmt::format("the catalog has no {}", names[static_cast<int>(shape)]));
   return *c;
-}
-
-// Waits without spinning until every rank has entered `barrier`.
-void wait_for(ControlPlane::PendingBarrier& barrier) {
-  while (!barrier.complete()) std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
 
 class PatternJob final : public Job, private GroupedMeasurement {
@@ -196,7 +190,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
         if (loaded_) {  // the victims are done
           watchdog.set_activity("telling the aggressors that the victims are done");
           Watchdog::Scope wait(watchdog);
-          wait_for(*round_plane_->start_barrier());
+          round_plane_->idle_barrier();
         }
       }
       backend_->set_group({});
@@ -262,7 +256,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     std::int64_t wrong = -1;  // not checked (-c 0)
     {
       Watchdog::Scope wait(watchdog);
-      wait_for(*victims_done);
+      victims_done->wait();
       if (options_.check > 0) {
         backend_->prepare(call);
         backend_->run(call, 1);

@@ -6,13 +6,14 @@
 
 namespace fabricbench {
 
-void ControlPlane::idle_barrier() {
+void ControlPlane::PendingBarrier::wait() {
   // A hot-polling barrier on a node with more ranks than cores (a shared node, the fake cluster)
   // took the CPU from the pair measuring beside the rank sitting a round out, whose cells then read
   // 20-30 % slow alone than in a full round.
-  const std::unique_ptr<PendingBarrier> pending = start_barrier();
-  while (!pending->complete()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  while (!complete()) std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
+
+void ControlPlane::idle_barrier() { start_barrier()->wait(); }
 
 double all_reduce(ControlPlane& plane, double value, ControlPlane::Fold fold) {
   plane.all_reduce(std::span<double>(&value, 1), fold);

@@ -38,6 +38,8 @@ class ControlPlane {
    public:
     virtual ~PendingBarrier() = default;
     virtual bool complete() = 0;
+    /// Until complete(), sleeping between its checks rather than spinning.
+    void wait();
   };
   virtual std::unique_ptr<PendingBarrier> start_barrier() = 0;
   enum class Fold { kSum, kMax, kMin };

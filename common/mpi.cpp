@@ -3,10 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <optional>
-#include <thread>
 
 #include "common/error.hpp"
 

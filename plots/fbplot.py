@@ -28,6 +28,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -394,11 +395,9 @@ def leaf_order(run, units):
 
 
 def median(values):
-    chosen = sorted(values)
-    if not chosen:
-        return None
-    middle = len(chosen) // 2
-    return chosen[middle] if len(chosen) % 2 else (chosen[middle - 1] + chosen[middle]) / 2
+    """The median of `values`, None when there are none."""
+    values = list(values)
+    return statistics.median(values) if values else None
 
 
 def explains(accused, a, b, leaf_of):
