@@ -18,9 +18,7 @@
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
 #include "common/watchdog.hpp"
-#include "fabric/load_patterns.hpp"
-#include "fabric/load_report.hpp"
-#include "fabric/pairing.hpp"
+#include "fabric/load_layout.hpp"
 #include "fabric/run_tree.hpp"
 
 namespace fabricbench::collectives {
@@ -38,31 +36,16 @@ class PatternJob final : public Job, private GroupedMeasurement {
   static constexpr double kBurstSeconds = 0.2;
 
  public:
-  PatternJob(std::string program, CollectiveOptions options, NodeUnits units, LoadSchedule schedule,
-             std::optional<FabricTree> tree, std::string backend, const Topology& topology, ControlPlane& world)
+  PatternJob(std::string program, CollectiveOptions options, LoadLayout layout, std::string backend,
+             const Topology& topology, ControlPlane& world)
       : program_(std::move(program)),
         options_(std::move(options)),
-        units_(std::move(units)),
-        schedule_(std::move(schedule)),
-        tree_(std::move(tree)),
+        layout_(std::move(layout)),
         backend_name_(std::move(backend)),
         topology_(topology),
         world_(world) {
-    for (const LoadRound& round : schedule_.rounds) {
-      std::vector<int> group_of_rank(static_cast<std::size_t>(topology_.size), -1);
-      std::vector<int> role_of_rank(static_cast<std::size_t>(topology_.size), -1);
-      for (std::size_t g = 0; g < round.groups.size(); ++g) {
-        const LoadGroup& group = round.groups[g];
-        for (std::size_t i = 0; i < group.units.size(); ++i) {
-          const auto rank = static_cast<std::size_t>(rank_of(group.units[i]));
-          group_of_rank[rank] = static_cast<int>(g);
-          role_of_rank[rank] = static_cast<int>(i);
-        }
-        plan_for(group);  // every plan made (and every usage error raised) before any work
-      }
-      group_of_rank_.push_back(std::move(group_of_rank));
-      role_of_rank_.push_back(std::move(role_of_rank));
-    }
+    for (const LoadRound& round : layout_.schedule().rounds)
+      for (const LoadGroup& group : round.groups) plan_for(group);  // every usage error raised before any work
   }
 
   const OutputOptions& outputs() const override { return options_.outputs; }
@@ -84,24 +67,24 @@ class PatternJob final : public Job, private GroupedMeasurement {
   }
 
   void describe(RunHeader& header) override {
-    const std::string_view pattern = options_.pairs.pattern->name;
+    const std::string_view pattern = layout_.pattern().name;
     header.context["collective"] = "sendrecv";
     header.context["backend"] = backend_name_;
     header.context["pattern"] = pattern;
-    header.context["matrix_units"] = units_.names;
+    header.context["matrix_units"] = layout_.units().names;
     header.title =
         fmt::format("{} ({} backend, --pattern {}: {} over {} node(s), {} rank(s) on {} host(s), {} samples)", program_,
-                    backend_name_, pattern, schedule_.note, units_.names.size(), topology_.size,
+                    backend_name_, pattern, layout_.schedule().note, layout_.units().names.size(), topology_.size,
                     topology_.ranks_per_host.size(), options_.iterations);
-    for (const LoadRound& round : schedule_.rounds)
+    for (const LoadRound& round : layout_.schedule().rounds)
       for (const LoadGroup& group : round.groups) header.planned_rows += plan_for(group).points.size();
     header.notes.push_back(
         "the load patterns time out-of-place point-to-point calls; the NCCL path is judged by --pairs");
-    describe_tree(tree_, header);
+    describe_tree(layout_.tree(), header);
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
-    IntoReport sink(reporter);
+    LoadRows sink(reporter);
     const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeat, world_, watchdog, sink);
     JobOutcome outcome;
     outcome.rows = sink.rows.size();
@@ -109,15 +92,10 @@ class PatternJob final : public Job, private GroupedMeasurement {
     for (const ResultRow& row : sink.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
     if (topology_.rank != 0) return outcome;
-    std::vector<ResultRow> measured;  // the headline's: the aggressors' rows are the load, not a figure of the run
-    for (const ResultRow& row : sink.rows)
-      if (row.settings.get("load") != "aggressor") measured.push_back(row);
+    const std::vector<ResultRow> measured = measured_rows(sink.rows);  // the headline's
     outcome.summary = summarize_rows(measured);
-    LoadReport report = load_report(std::string(options_.pairs.pattern->name), schedule_.note, sink.rows);
-    const RateRule rates{tree_ ? &*tree_ : nullptr, options_.pairs.line_rate_gbps};
-    set_expected_rates(report, rates);
-    if (auto expected = judge_expected_rates(report, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
-    outcome.summary.exhibits.push_back(load_exhibit(std::move(report)));
+    add_load_report(outcome.summary, layout_, sink.rows,
+                    RateRule{layout_.tree() ? &*layout_.tree() : nullptr, options_.pairs.line_rate_gbps});
     outcome.summary.schedule = schedule;
     if (const auto& gate = options_.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(measured, *gate * 1e9));
@@ -129,31 +107,10 @@ class PatternJob final : public Job, private GroupedMeasurement {
   }
 
  private:
-  // Rank 0: every step's rows to the reporters as they come, and kept for the summary.
-  class IntoReport final : public RoundRows {
-   public:
-    explicit IntoReport(Reporter* reporter) : reporter_(reporter) {}
-    void begin_round(std::size_t) override {}
-    void add_step(std::size_t, std::vector<ResultRow> step) override {
-      for (ResultRow& row : step) {
-        if (reporter_) reporter_->add(row);
-        rows.push_back(std::move(row));
-      }
-    }
-    std::vector<ResultRow> rows;
-
-   private:
-    Reporter* reporter_;
-  };
-
   // GroupedMeasurement: the schedule's rounds.
-  std::size_t rounds() const override { return schedule_.rounds.size(); }
-  int group_of(std::size_t round, int rank) const override {
-    return group_of_rank_[round][static_cast<std::size_t>(rank)];
-  }
-  int role_of(std::size_t round, int rank) const override {
-    return role_of_rank_[round][static_cast<std::size_t>(rank)];
-  }
+  std::size_t rounds() const override { return layout_.schedule().rounds.size(); }
+  int group_of(std::size_t round, int rank) const override { return layout_.group_of(round, rank); }
+  int role_of(std::size_t round, int rank) const override { return layout_.role_of(round, rank); }
   std::size_t steps() const override { return 1; }
   std::string entering(std::size_t round) const override {
     return fmt::format("forming the groups of round {}", round);
@@ -162,18 +119,15 @@ class PatternJob final : public Job, private GroupedMeasurement {
   // A round with aggressors gets a plane of its ranks: its victims tell the aggressors there when
   // they are done.
   void enter_round(std::size_t round, int group, ControlPlane*) override {
-    loaded_ = std::any_of(schedule_.rounds[round].groups.begin(), schedule_.rounds[round].groups.end(),
-                          [](const LoadGroup& g) { return g.aggressor; });
+    loaded_ = layout_.has_aggressors(round);
     if (loaded_) round_plane_ = world_.split(group >= 0 ? 0 : -1, topology_.rank);
   }
   void leave_round(std::size_t) override { round_plane_.reset(); }
 
   std::vector<ResultRow> measure_step(std::size_t round, int index, std::size_t, ControlPlane& plane,
                                       Watchdog& watchdog) override {
-    const LoadRound& r = schedule_.rounds[round];
-    const LoadGroup& group = r.groups[static_cast<std::size_t>(index)];
-    std::vector<int> members;
-    for (int unit : group.units) members.push_back(rank_of(unit));
+    const LoadGroup& group = layout_.schedule().rounds[round].groups[static_cast<std::size_t>(index)];
+    const std::vector<int> members = layout_.ranks_of(group);
     std::vector<ResultRow> rows;
     try {
       backend_->set_group(members);
@@ -197,11 +151,10 @@ class PatternJob final : public Job, private GroupedMeasurement {
     } catch (const UsageError&) {
       throw;
     } catch (...) {
-      rethrow_with_context(fmt::format("round {} group {} ({} into {})", round, index, name_of(group.shape),
-                                       units_.names[static_cast<std::size_t>(group.units[0])]));
+      rethrow_with_context(fmt::format("round {} group {} ({})", round, index, layout_.describe(group)));
     }
     if (plane.rank() != 0) return {};
-    for (ResultRow& row : rows) label(row, r, group, round, index);
+    for (ResultRow& row : rows) layout_.label(row, round, index);
     return rows;
   }
 
@@ -278,19 +231,6 @@ class PatternJob final : public Job, private GroupedMeasurement {
     return {row};
   }
 
-  void label(ResultRow& row, const LoadRound& r, const LoadGroup& group, std::size_t round, int index) const {
-    row.operation = r.load.empty() || group.aggressor ? std::string(name_of(group.shape)) : "victim";
-    row.round = static_cast<int>(round);
-    row.pair = index;
-    row.host = units_.names[static_cast<std::size_t>(group.units[0])];
-    row.peer_host.clear();
-    for (std::size_t i = 1; i < group.units.size(); ++i)
-      row.peer_host += (i > 1 ? "+" : "") + units_.names[static_cast<std::size_t>(group.units[i])];
-    if (!r.load.empty()) row.settings.set("load", group.aggressor ? "aggressor" : r.load);
-  }
-
-  int rank_of(int unit) const { return units_.ranks_by_local[static_cast<std::size_t>(unit)].front(); }
-
   // The plan of a group's collective for its size: victims at the sweep's smallest and largest
   // sizes (latency and bandwidth), aggressors at the largest, other groups the whole sweep.
   const RunPlan& plan_for(const LoadGroup& group) {
@@ -303,7 +243,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     RunPlan plan = make_run_plan(c, options_, *capabilities);
     plan.placements = {Placement::kOutOfPlace};
     if (group.shape != LoadShape::kPair) plan.forms = {CallForm::kPointToPoint};
-    const bool victim = group.shape == LoadShape::kPair && options_.pairs.pattern->name == "congestion";
+    const bool victim = group.shape == LoadShape::kPair && layout_.pattern().name == "congestion";
     if ((victim || group.aggressor) && plan.points.size() > 1)
       plan.points = victim ? std::vector{plan.points.front(), plan.points.back()} : std::vector{plan.points.back()};
     return plans_.emplace(key, std::move(plan)).first->second;
@@ -311,17 +251,14 @@ class PatternJob final : public Job, private GroupedMeasurement {
 
   std::string program_;
   const CollectiveOptions options_;
-  const NodeUnits units_;
-  const LoadSchedule schedule_;
-  const std::optional<FabricTree> tree_;  // --topology
+  const LoadLayout layout_;
   const std::string backend_name_;
   const Topology& topology_;
   ControlPlane& world_;
-  std::map<std::tuple<int, int, bool>, RunPlan> plans_;         // (shape, group size, aggressor)
-  std::vector<std::vector<int>> group_of_rank_, role_of_rank_;  // [round][world rank]
-  std::unique_ptr<Backend> backend_;                            // over the world; each group a group of it
-  std::unique_ptr<ControlPlane> round_plane_;                   // a congestion round's ranks
-  bool loaded_ = false;                                         // this round has aggressors
+  std::map<std::tuple<int, int, bool>, RunPlan> plans_;  // (shape, group size, aggressor)
+  std::unique_ptr<Backend> backend_;                     // over the world; each group a group of it
+  std::unique_ptr<ControlPlane> round_plane_;            // a congestion round's ranks
+  bool loaded_ = false;                                  // this round has aggressors
 };
 
 }  // namespace
@@ -347,16 +284,10 @@ std::unique_ptr<Job> make_pattern_job(const std::string& program, const Collecti
         "--expect-busbw judges the groups of incast, one-to-many, all-to-all and bisection; congestion reports "
         "impact factors");
   options.observe_path = false;
-  std::optional<FabricTree> tree = load_run_tree(options.pairs.topology_path, topology, world);
-  NodeUnits units = node_units(topology.host_of_rank, topology.local_rank_of_rank);
-  std::vector<int> leaf_of_unit(units.names.size(), 0);
-  if (const LeafOfUnit leaf = leaves_of(tree))
-    for (std::size_t u = 0; u < units.names.size(); ++u) leaf_of_unit[u] = leaf(units.names[u]);
-  LoadSchedule schedule = options.pairs.pattern->rounds(options.pairs.load, leaf_of_unit);
+  LoadLayout layout(options.pairs, topology, world);
   const BackendGroup unconnected{nullptr, 0, 2};
   const std::string backend = std::string(make_backend(options, topology, unconnected)->name());
-  return std::make_unique<PatternJob>(program, std::move(options), std::move(units), std::move(schedule),
-                                      std::move(tree), backend, topology, world);
+  return std::make_unique<PatternJob>(program, std::move(options), std::move(layout), backend, topology, world);
 }
 
 }  // namespace fabricbench::collectives

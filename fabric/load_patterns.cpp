@@ -173,6 +173,25 @@ std::string_view name_of(LoadShape shape) {
   }
 }
 
+std::optional<LoadShape> load_shape(std::string_view name) {
+  for (const LoadShape shape : {LoadShape::kIncast, LoadShape::kOneToMany, LoadShape::kAllToAll, LoadShape::kPair})
+    if (name_of(shape) == name) return shape;
+  return std::nullopt;
+}
+
+std::vector<std::pair<int, int>> flows_of(LoadShape shape, int members) {
+  std::vector<std::pair<int, int>> flows;
+  for (int i = 1; i < members; ++i) {
+    if (shape == LoadShape::kIncast || shape == LoadShape::kPair) flows.emplace_back(i, 0);
+    if (shape == LoadShape::kOneToMany || shape == LoadShape::kPair) flows.emplace_back(0, i);
+  }
+  if (shape == LoadShape::kAllToAll)
+    for (int a = 0; a < members; ++a)
+      for (int b = 0; b < members; ++b)
+        if (a != b) flows.emplace_back(a, b);
+  return flows;
+}
+
 std::span<const LoadPattern> load_patterns() { return kPatterns; }
 
 const LoadPattern& load_pattern(const std::string& name) {

@@ -13,9 +13,11 @@
 // A new pattern is a function and one entry in load_patterns.cpp.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fabricbench {
@@ -28,6 +30,13 @@ enum class LoadShape {
   kPair,       ///< sendrecv between the two units
 };
 std::string_view name_of(LoadShape shape);
+/// The shape named `name` (name_of's words); none for another word.
+std::optional<LoadShape> load_shape(std::string_view name);
+
+/// The directed flows of a group of `members` units, as (from, to) places in its units: an
+/// incast's senders into [0], one-to-many's [0] into the others, all-to-all every ordered pair,
+/// a pair both ways.
+std::vector<std::pair<int, int>> flows_of(LoadShape shape, int members);
 
 struct LoadGroup {
   std::vector<int> units;  ///< [0] leads: the incast's target, one-to-many's source

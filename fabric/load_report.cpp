@@ -8,18 +8,14 @@
 
 #include "common/stats.hpp"
 #include "fabric/fabric_tree.hpp"
+#include "fabric/load_patterns.hpp"
 
 namespace fabricbench {
 namespace {
 
 double gbps_of(const ResultRow& row) { return row.busbw_median_bytes_per_s * 8 / 1e9; }
 
-std::string group_name(const GroupRate& g) {
-  if (g.operation == "incast") return fmt::format("into {} from {}", g.leader, g.others);
-  if (g.operation == "one-to-many") return fmt::format("from {} to {}", g.leader, g.others);
-  if (g.operation == "all-to-all") return fmt::format("{}+{}", g.leader, g.others);
-  return fmt::format("{} - {}", g.leader, g.others);
-}
+std::string group_name(const GroupRate& g) { return load_group_name(g.operation, g.leader, g.others); }
 
 void print_groups(std::FILE* out, const LoadReport& r) {
   std::vector<double> rates;
@@ -120,6 +116,13 @@ class LoadExhibit final : public SummaryExhibit {
 
 }  // namespace
 
+std::string load_group_name(std::string_view operation, const std::string& leader, const std::string& others) {
+  if (operation == "incast") return fmt::format("into {} from {}", leader, others);
+  if (operation == "one-to-many") return fmt::format("from {} to {}", leader, others);
+  if (operation == "all-to-all") return fmt::format("{}+{}", leader, others);
+  return fmt::format("{} - {}", leader, others);
+}
+
 double VictimImpact::latency_factor() const {
   return latency_alone_s > 0 && latency_loaded_s > 0 ? latency_loaded_s / latency_alone_s : 0;
 }
@@ -183,14 +186,9 @@ std::vector<std::string> members_of(const GroupRate& g) {
 std::vector<Flow> flows_of(const GroupRate& g) {
   const std::vector<std::string> m = members_of(g);
   std::vector<Flow> flows;
-  for (std::size_t i = 1; i < m.size(); ++i) {
-    if (g.operation == "incast" || g.operation == "pair") flows.push_back({m[i], m[0]});
-    if (g.operation == "one-to-many" || g.operation == "pair") flows.push_back({m[0], m[i]});
-  }
-  if (g.operation == "all-to-all")
-    for (const std::string& a : m)
-      for (const std::string& b : m)
-        if (a != b) flows.push_back({a, b});
+  if (const std::optional<LoadShape> shape = load_shape(g.operation))
+    for (const auto& [from, to] : flows_of(*shape, static_cast<int>(m.size())))
+      flows.push_back({m[static_cast<std::size_t>(from)], m[static_cast<std::size_t>(to)]});
   return flows;
 }
 

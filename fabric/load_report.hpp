@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/row.hpp"
@@ -46,6 +47,10 @@ struct LoadReport {
   std::vector<GroupRate> groups;      ///< measured groups (not victims or aggressors)
   std::vector<VictimImpact> victims;  ///< congestion
 };
+
+/// A group by its members, for people: "into a from b+c" (incast), "from a to b+c" (one-to-many),
+/// "a+b+c" (all-to-all), "a - b" (a pair or a victim). `others` as a row's peer_host.
+std::string load_group_name(std::string_view operation, const std::string& leader, const std::string& others);
 
 /// The report of a pattern's rows (rank 0's): rows whose operation is "victim" pair up by their
 /// settings' load (alone, or the aggressors' pattern); rows with load=aggressor are left out.

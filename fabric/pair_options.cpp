@@ -17,7 +17,7 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
   std::string modes = "half: rank i with i + n/2; cross-node: every pair crosses nodes";
   for (const MatrixSchedule& schedule : matrix_schedules())
     modes += fmt::format("; {}: {}", schedule.name, schedule.what);
-  app.add_option("--pairs", mode_text_, modes + (mode_text_.empty() ? "" : " [" + mode_text_ + "]"));
+  pairs_flag_ = app.add_option("--pairs", mode_text_, modes + (mode_text_.empty() ? "" : " [" + mode_text_ + "]"));
   app.add_option("--matrix-size", size_text_, "the size the link matrix and its verdict use [the best]");
   app.add_option("--node-threshold", options.node_threshold,
                  "a node or link is SLOW below this fraction of the median [0.85]")
@@ -32,14 +32,18 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
       ->check(number_in(NumberRange::between(0, 1e6)));
 }
 
-LoadFlags::LoadFlags(CLI::App& app, PairOptions& options) : options_(options) {
+LoadFlags::LoadFlags(CLI::App& app, PairOptions& options, bool with_congestion) : options_(options) {
   std::string patterns;
   for (const LoadPattern& pattern : load_patterns())
-    patterns += fmt::format("{}{}: {}", patterns.empty() ? "" : "; ", pattern.name, pattern.what);
+    if (with_congestion || pattern.name != "congestion")
+      patterns += fmt::format("{}{}: {}", patterns.empty() ? "" : "; ", pattern.name, pattern.what);
   pattern_flag_ = app.add_option("--pattern", pattern_text_, "load the fabric instead of measuring pairs: " + patterns);
   senders_flag_ = app.add_option("--senders", options.load.senders,
-                                 "incast, one-to-many, congestion's incast aggressors: the others of each group [8, "
-                                 "fewer on small clusters]");
+                                 with_congestion ? "incast, one-to-many, congestion's incast aggressors: the others of "
+                                                   "each group [8, fewer on small clusters]"
+                                                 : "incast, one-to-many: the others of each group [8, fewer on small "
+                                                   "clusters]");
+  if (!with_congestion) return;
   aggressors_flag_ = app.add_option("--aggressors", aggressors_text_,
                                     "congestion: incast, all-to-all, or none (the victims twice alone: the factor's "
                                     "noise) [incast]");
@@ -53,18 +57,20 @@ bool LoadFlags::check() {
       throw UsageError(
           fmt::format("--pattern: an empty name; valid: {} (or leave the flag out)", load_pattern_names()));
     for (const CLI::Option* flag : {senders_flag_, aggressors_flag_, victims_flag_})
-      if (flag->count() > 0) throw UsageError(fmt::format("{} needs --pattern", flag->get_name()));
+      if (flag && flag->count() > 0) throw UsageError(fmt::format("{} needs --pattern", flag->get_name()));
     return false;
   }
   options_.pattern = &load_pattern(pattern_text_);
   if (senders_flag_->count() > 0 && options_.load.senders < 1)
     throw UsageError(fmt::format("--senders {}: one sender or more", options_.load.senders));
-  if (victims_flag_->count() > 0 && options_.load.victims < 1)
+  const bool aggressors_given = aggressors_flag_ && aggressors_flag_->count() > 0;
+  const bool victims_given = victims_flag_ && victims_flag_->count() > 0;
+  if (victims_given && options_.load.victims < 1)
     throw UsageError(fmt::format("--victims {}: one victim pair or more", options_.load.victims));
   if (aggressors_text_ != "incast" && aggressors_text_ != "all-to-all" && aggressors_text_ != "none")
     throw UsageError(fmt::format("--aggressors: '{}' is not incast, all-to-all or none", aggressors_text_));
   const std::string_view name = options_.pattern->name;
-  if (name != "congestion" && (aggressors_flag_->count() > 0 || victims_flag_->count() > 0))
+  if (name != "congestion" && (aggressors_given || victims_given))
     throw UsageError(fmt::format("--aggressors and --victims shape --pattern congestion, not {}", name));
   if (senders_flag_->count() > 0 &&
       (name == "all-to-all" || name == "bisection" || (name == "congestion" && aggressors_text_ != "incast")))
@@ -81,12 +87,12 @@ bool PairFlags::check(bool pattern_given) {
     throw UsageError("--topology: an empty path (give the topology file, or leave the flag out)");
   if (options_.line_rate_gbps < 0 || !std::isfinite(options_.line_rate_gbps))
     throw UsageError(fmt::format("--line-rate {:g}: a rate in Gb/s", options_.line_rate_gbps));
-  if (mode_text_.empty() && pattern_given) {
-    if (options_.matrix_size) throw UsageError("--matrix-size is the link matrix's; a load pattern measures -b and -e");
+  if (pattern_given) {  // a default mode (verbs' half) gives way to the pattern
+    if (pairs_flag_->count() > 0)
+      throw UsageError("--pairs and --pattern: one measurement at a time (pairs of nodes, or a load pattern)");
+    if (options_.matrix_size) throw UsageError("--matrix-size is the link matrix's; a load pattern measures the sizes");
     return false;
   }
-  if (!mode_text_.empty() && pattern_given)
-    throw UsageError("--pairs and --pattern: one measurement at a time (pairs of nodes, or a load pattern)");
   if (mode_text_.empty()) {
     if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
     if (!options_.topology_path.empty())

@@ -27,10 +27,12 @@ struct PairOptions {
   LoadRequest load;                          ///< --senders, --aggressors, --victims
 };
 
-/// fb_sendrecv's load patterns: --pattern, --senders, --aggressors, --victims.
+/// The load patterns (fb_sendrecv, the verbs bandwidth tests): --pattern, --senders, --aggressors, --victims.
 class LoadFlags {
  public:
-  LoadFlags(CLI::App& app, PairOptions& options);
+  /// `with_congestion` false: --pattern's help leaves congestion out and there is no --aggressors
+  /// or --victims (the caller refuses congestion with its reason).
+  LoadFlags(CLI::App& app, PairOptions& options, bool with_congestion = true);
   /// Throws UsageError naming the flag. True when --pattern was given.
   bool check();
 
@@ -56,6 +58,7 @@ class PairFlags {
   PairOptions& options_;
   std::string mode_text_;
   std::string size_text_;
+  CLI::Option* pairs_flag_ = nullptr;
   CLI::Option* topology_flag_ = nullptr;
 };
 

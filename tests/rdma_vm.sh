@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside the Soft-RoCE VM (scripts/rxe-vm.sh -- bash tests/rdma_vm.sh BIN_DIR): every verbs
 # executable on rxe0 under mpirun -np 2, one bandwidth test with two pairs (-np 4), the error
-# cases that can be produced for real, and perftest beside ours (printed, never asserted).
+# cases that can be produced for real, the load patterns of verbs flows, and perftest beside ours
+# (printed, never asserted).
 set -uo pipefail
 bin=${1:?usage: tests/rdma_vm.sh BIN_DIR}
 source scripts/mpi-env.sh
@@ -83,6 +84,33 @@ import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["pair"] >= 0]
 assert len(rows) == 2 and all(r["runs"] == 3 and r["between_run_rsd"] > 0 for r in rows), rows
 PY
+# Load patterns of verbs flows on the ranks of one host (its ranks are the units; no attribution
+# claim on one device): an incast of two writers into each rank in turn, its receivers' side with
+# send (the target polls every flow at once) and read (the target initiates every flow), one
+# source into two, an all-to-all and a bisection. Every row a group, its data verified, the load
+# report in the JSON and on the console.
+run write_bw_incast 6 -np 3 "$bin/fb_rdma_write_bw" -d rxe0 --minbytes 4K --maxbytes 64K --stepfactor 16 -n 1024 \
+  --pattern incast --json "$out/incast.json"
+python3 - "$out/incast.json" "$out/write_bw_incast.log" <<'PY' && echo "ok: write incast: 3 targets, 2 senders each, the load report" || fail "write incast: groups"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = doc["rows"]
+assert {r["operation"] for r in rows} == {"incast"}, rows
+targets = {r["host"] for r in rows}
+assert len(targets) == 3 and sorted({r["round"] for r in rows}) == [0, 1, 2], targets
+for r in rows:
+    senders = r["peer_host"].split("+")
+    assert len(senders) == 2 and r["host"] not in senders and r["ranks"] == 3, r
+load = doc["summary"]["load"]
+assert load["pattern"] == "incast" and len(load["groups"]) == 3, load
+log = open(sys.argv[2]).read()
+assert "# Load incast: 3 group(s) of 1 + 2 in 3 round(s)" in log and "incast into rxe-vm#0 from" in log, log
+PY
+run send_bw_incast 3 -np 3 "$bin/fb_rdma_send_bw" -d rxe0 -s 64K -n 1024 --pattern incast
+run read_bw_incast 3 -np 3 "$bin/fb_rdma_read_bw" -d rxe0 -s 64K -n 1024 --pattern incast
+run read_bw_one_to_many 3 -np 3 "$bin/fb_rdma_read_bw" -d rxe0 -s 64K -n 1024 --pattern one-to-many
+run write_bw_all_to_all 1 -np 3 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024 --pattern all-to-all -b
+run write_bw_bisection 2 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024 --pattern bisection
 # Three ranks spin on the VM's two vCPUs: latencies of a cell can differ 10x, so only a gross outlier is SLOW.
 run send_lat_pairs_quick 2 -np 3 "$bin/fb_rdma_send_lat" -d rxe0 -n 200 --pairs quick --node-threshold 0.05
 run write_bw_four_qps 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -q 4 -n 1024

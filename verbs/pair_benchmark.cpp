@@ -32,8 +32,11 @@ double bytes_moved(std::uint64_t bytes, bool bidirectional, Metric metric) {
 
 PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation,
                              MessageMemory& memory, ControlPlane& pair)
-    : hca_(hca), config_(config), operation_(std::move(operation)), memory_(memory) {
-  role_ = pair.rank();
+    : PairBenchmark(hca, config, std::move(operation), memory, pair, 1 - pair.rank(), pair.rank()) {}
+
+PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation,
+                             MessageMemory& memory, ControlPlane& plane, int peer, int role)
+    : hca_(hca), config_(config), operation_(std::move(operation)), role_(role), memory_(memory) {
   const int access = IBV_ACCESS_LOCAL_WRITE | operation_->remote_access();
   try {
     mr_ = memory_.register_with(hca.pd.get(), access);
@@ -50,7 +53,7 @@ PairBenchmark::PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr
     qps_.emplace_back(hca, send_cq_.get(), recv_cq_.get(), config.tx_depth);
     mine.push_back(qps_.back().endpoint(mr_->rkey, reinterpret_cast<std::uint64_t>(memory_.wire() + exposed_offset())));
   }
-  remote_ = exchange_endpoints(mine, 1 - role_, pair);
+  remote_ = exchange_endpoints(mine, peer, plane);
   for (int i = 0; i < config.qps; ++i) qps_[i].connect(remote_[i], config.mtu, access);
 }
 

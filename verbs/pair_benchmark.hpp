@@ -35,6 +35,10 @@ class PairBenchmark final : public PairSide {
   /// reaches); registers it, creates and connects the QPs.
   PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation, MessageMemory& memory,
                 ControlPlane& pair);
+  /// The same for one pair among the ranks of `plane` (a load pattern's group): this rank takes
+  /// `role` (0 initiates) with the plane's rank `peer`.
+  PairBenchmark(Hca& hca, const PairConfig& config, std::unique_ptr<OperationStrategy> operation, MessageMemory& memory,
+                ControlPlane& plane, int peer, int role);
 
   /// Writes this rank's pattern for `bytes` and clears what it will receive.
   void prepare(std::uint64_t bytes);

@@ -24,23 +24,11 @@
 #include "verbs/pair_benchmark.hpp"
 #include "verbs/verbs_main.hpp"
 #include "verbs/verbs_options.hpp"
+#include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_table_reporter.hpp"
 
 namespace fabricbench::verbs {
 namespace {
-
-/// Everything the run will do, fixed before any work.
-struct VerbsPlan {
-  std::string program;
-  const VerbsOperation* operation;
-  Metric metric;
-  VerbsOptions options;
-  std::vector<std::uint64_t> sizes;  ///< measured once each
-  Pairing pairing;
-  std::optional<FabricTree> tree;  ///< --topology
-  SamplingPlan sampling;
-  std::uint64_t half_bytes = 0;  ///< each half of a pair's memory
-};
 
 SamplingPlan sampling_plan(const VerbsOptions& o, Metric metric) {
   SamplingPlan plan;
@@ -251,16 +239,8 @@ class VerbsJob final : public Job, public GroupedMeasurement {
   // This rank's pair of `round` (if it has one) connects its queue pairs.
   void enter_round(std::size_t, int, ControlPlane* pair) override {
     if (!pair) return;  // sits this round out
-    const VerbsOptions& o = plan_.options;
-    const PairConfig config{plan_.metric,
-                            plan_.half_bytes,
-                            o.qps,
-                            static_cast<std::uint32_t>(o.tx_depth),
-                            o.bidirectional,
-                            mtu_enum(o.mtu),
-                            o.outputs.timeout_seconds,
-                            topology_.label()};
-    bench_.emplace(hca_, config, plan_.operation->make(plan_.metric, o.atomic, *memory_), *memory_, *pair);
+    bench_.emplace(hca_, pair_config(plan_, topology_.label()),
+                   plan_.operation->make(plan_.metric, plan_.options.atomic, *memory_), *memory_, *pair);
   }
 
   void leave_round(std::size_t) override { bench_.reset(); }
@@ -316,15 +296,7 @@ class VerbsJob final : public Job, public GroupedMeasurement {
     const Pairing& pairing = plan_.pairing;
     const RankPair& p = pairing.rounds[round][static_cast<std::size_t>(pair)];
     const auto [initiator, target] = p.ranks;
-    ResultRow row;
-    row.benchmark = plan_.program;
-    row.backend = "verbs";
-    row.collective = "rdma_" + std::string(plan_.operation->family);  // as before schema 5
-    row.operation = word_;
-    row.memory = memory_kind_name(o.memory);
-    row.dtype = "byte";
-    row.op = "none";
-    row.placement = memory_kind_name(o.memory);  // as before schema 5
+    ResultRow row = verbs_row(plan_, word_, hca_);
     row.pair = pair;
     if (pairing.matrix()) {
       row.round = static_cast<int>(round);
@@ -336,22 +308,10 @@ class VerbsJob final : public Job, public GroupedMeasurement {
     row.count = bytes;
     row.ranks = 2;
     row.hosts = topology_.host_of(initiator) == topology_.host_of(target) ? 1 : 2;
-    row.rank_reduction = std::string(name_of(plan_.sampling.policy));
     record_measurement(row, m, m.slowest_rank == 0 ? initiator : target, topology_.host_of_rank);
     if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
-    row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
     record_rates(row, bytes_moved(bytes, o.bidirectional, plan_.metric), 1);
     row.wrong = wrong;
-    row.settings = KeyValues({{"device", hca_.name},
-                              {"port", std::to_string(hca_.port.number)},
-                              {"gid_index", std::to_string(hca_.gid_index)},
-                              {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
-                              {"line_rate_gbps", fmt::format("{:g}", hca_.port.line_rate_gbps)},
-                              {"qps", std::to_string(o.qps)},
-                              {"tx_depth", std::to_string(o.tx_depth)},
-                              {"mtu", std::to_string(o.mtu)},
-                              {"direction", o.bidirectional ? "bi" : "uni"}});
-    row.tags = o.outputs.tags;
     return row;
   }
 
@@ -390,8 +350,10 @@ Plan plan_verbs(const VerbsOperation& operation, Metric metric, const std::strin
   VerbsPlan plan{program, &operation, metric, std::move(parsed.options), {}, {}, {}, {}, 0};
   const VerbsOptions& o = plan.options;
   plan.sizes = make_sweep(o.sweep);
-  plan.tree = load_run_tree(o.pairs.topology_path, topology, world);
-  plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank, leaves_of(plan.tree));
+  if (!o.pairs.pattern) {
+    plan.tree = load_run_tree(o.pairs.topology_path, topology, world);
+    plan.pairing = make_pairing(o.pairs.mode, topology.host_of_rank, topology.local_rank_of_rank, leaves_of(plan.tree));
+  }
   if (o.pairs.matrix_size && std::find(plan.sizes.begin(), plan.sizes.end(), *o.pairs.matrix_size) == plan.sizes.end())
     throw UsageError(fmt::format("--matrix-size {} B is not among the sizes measured", *o.pairs.matrix_size));
   plan.sampling = sampling_plan(o, metric);
@@ -401,11 +363,45 @@ Plan plan_verbs(const VerbsOperation& operation, Metric metric, const std::strin
   Hca hca = open_hca(device_for(o.device, topology.local_rank), o.port, o.gid_index);
   if (operation.nic_atomic && hca.attributes.atomic_cap == IBV_ATOMIC_NONE)
     throw UsageError(fmt::format("{} has no RDMA atomics (atomic_cap NONE in ibv_devinfo -v)", hca.name));
+  if (o.pairs.pattern) return make_verbs_load_job(std::move(plan), std::move(hca), topology, world);
   auto memory = make_message_memory(o.memory, o.gpu, topology.local_rank, 2 * plan.half_bytes);
   return std::make_unique<VerbsJob>(std::move(plan), std::move(hca), std::move(memory), topology, world);
 }
 
 }  // namespace
+
+PairConfig pair_config(const VerbsPlan& plan, const std::string& rank_label) {
+  const VerbsOptions& o = plan.options;
+  return {
+      plan.metric,     plan.half_bytes,           o.qps,     static_cast<std::uint32_t>(o.tx_depth), o.bidirectional,
+      mtu_enum(o.mtu), o.outputs.timeout_seconds, rank_label};
+}
+
+ResultRow verbs_row(const VerbsPlan& plan, const std::string& word, const Hca& hca) {
+  const VerbsOptions& o = plan.options;
+  ResultRow row;
+  row.benchmark = plan.program;
+  row.backend = "verbs";
+  row.collective = "rdma_" + std::string(plan.operation->family);  // as before schema 5
+  row.operation = word;
+  row.memory = memory_kind_name(o.memory);
+  row.dtype = "byte";
+  row.op = "none";
+  row.placement = memory_kind_name(o.memory);  // as before schema 5
+  row.rank_reduction = std::string(name_of(plan.sampling.policy));
+  row.stop_reason = o.duration_seconds ? "max-time" : "iterations";
+  row.settings = KeyValues({{"device", hca.name},
+                            {"port", std::to_string(hca.port.number)},
+                            {"gid_index", std::to_string(hca.gid_index)},
+                            {"link_layer", hca.port.ethernet ? "Ethernet" : "InfiniBand"},
+                            {"line_rate_gbps", fmt::format("{:g}", hca.port.line_rate_gbps)},
+                            {"qps", std::to_string(o.qps)},
+                            {"tx_depth", std::to_string(o.tx_depth)},
+                            {"mtu", std::to_string(o.mtu)},
+                            {"direction", o.bidirectional ? "bi" : "uni"}});
+  row.tags = o.outputs.tags;
+  return row;
+}
 
 int verbs_main(const VerbsOperation& operation, Metric metric, int argc, char** argv) {
   return drive(

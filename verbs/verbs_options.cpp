@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "common/cli.hpp"
 #include "common/error.hpp"
 #include "common/numbers.hpp"
@@ -153,6 +155,19 @@ void resolve_memory(VerbsOptions& o, VerbsFlags f, bool atomic) {
         "cuda or cuda-dmabuf");
 }
 
+// What the verbs load patterns run: host memory (a rank's flows run on threads of their own, which
+// GPU memory would have to follow to its device), and no congestion (its victims' latency is
+// fb_sendrecv's, on MPI and NCCL).
+void check_load_pattern(const VerbsOptions& o) {
+  if (o.pairs.pattern->name == "congestion")
+    throw UsageError(
+        "--pattern congestion runs on fb_sendrecv (MPI or NCCL); the verbs executables run incast, one-to-many, "
+        "all-to-all and bisection");
+  if (o.memory != MemoryKind::kHost)
+    throw UsageError(fmt::format("--pattern with --mem {}: the verbs load patterns use host memory; drop --mem",
+                                 memory_kind_name(o.memory)));
+}
+
 }  // namespace
 
 ParsedVerbsCommandLine parse_verbs_options(const std::string& program, const VerbsOperation& operation, Metric metric,
@@ -168,6 +183,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, const Ver
   VerbsFlags flags;
   add_verbs_flags(app, o, flags, atomic);
   PairFlags pair_flags(app, o.pairs, "half");
+  // The load patterns move bandwidth between nodes: the bandwidth tests of data, not atomics.
+  std::optional<LoadFlags> load_flags;
+  if (bandwidth && !atomic) load_flags.emplace(app, o.pairs, false);
   OutputFlags output_flags(app, o.outputs);
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);
@@ -179,7 +197,9 @@ ParsedVerbsCommandLine parse_verbs_options(const std::string& program, const Ver
   resolve_sizes(o, flags, atomic, bandwidth);
   check_verbs_limits(o, flags, bandwidth);
   resolve_memory(o, flags, atomic);
-  pair_flags.check();
+  const bool pattern_given = load_flags && load_flags->check();
+  pair_flags.check(pattern_given);
+  if (pattern_given) check_load_pattern(o);
   output_flags.check(check_paths);
   return parsed;
 }

@@ -5,13 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "fabric/load_report.hpp"
+
 namespace fabricbench::verbs {
 namespace {
 
 class VerbsTableReporter final : public Reporter {
  public:
-  VerbsTableReporter(std::FILE* out, bool latency, bool mibs, double line_rate_gbps)
-      : out_(out), latency_(latency), mibs_(mibs), line_rate_gbps_(line_rate_gbps) {}
+  VerbsTableReporter(std::FILE* out, bool latency, bool mibs, double line_rate_gbps, bool load_groups)
+      : out_(out), latency_(latency), mibs_(mibs), line_rate_gbps_(line_rate_gbps), load_groups_(load_groups) {}
 
   void begin(const RunHeader& header) override {
     fmt::print(out_, "# {}\n", header.title);
@@ -22,8 +24,9 @@ class VerbsTableReporter final : public Reporter {
                  "(usec)", "(usec)", "(usec)", "(usec)", "(usec)", "(usec)", "(usec)", "");
     } else {
       const char* unit = mibs_ ? "(MiB/s)" : "(Gb/s)";
-      fmt::print(out_, "# {:>5} {:>10} {:>11} {:>12} {:>12} {:>10} {:>7} {:>7}\n", "pair", "#bytes", "#iterations",
-                 "BW peak", "BW average", "MsgRate", "line", "#wrong");
+      fmt::print(out_, "# {:>5} {:>10} {:>11} {:>12} {:>12} {:>10} {:>7} {:>7}{}\n", load_groups_ ? "round" : "pair",
+                 "#bytes", "#iterations", "BW peak", "BW average", "MsgRate", "line", "#wrong",
+                 load_groups_ ? "  group" : "");
       fmt::print(out_, "# {:>5} {:>10} {:>11} {:>12} {:>12} {:>10} {:>7} {:>7}\n", "", "", "", unit, unit, "(Mpps)",
                  "(%)", "");
     }
@@ -31,7 +34,7 @@ class VerbsTableReporter final : public Reporter {
   }
 
   void add(const ResultRow& r) override {
-    const std::string pair = r.pair < 0 ? "all" : fmt::format("{}", r.pair);
+    const std::string pair = load_groups_ ? fmt::format("{}", r.round) : r.pair < 0 ? "all" : fmt::format("{}", r.pair);
     const std::uint64_t iterations = r.samples * r.batch;
     if (latency_) {
       const Summary& t = r.time_s;
@@ -46,8 +49,10 @@ class VerbsTableReporter final : public Reporter {
       const double rate = r.size_bytes > 0 ? average / static_cast<double>(r.size_bytes) / 1e6 : 0;
       const std::string share =
           line_rate_gbps_ > 0 ? fmt::format("{:.1f}", average * 8 / 1e9 / line_rate_gbps_ * 100) : "-";
-      fmt::print(out_, "  {:>5} {:>10} {:>11} {:>12.2f} {:>12.2f} {:>10.3f} {:>7} {:>7}\n", pair, r.size_bytes,
-                 iterations, scale(peak), scale(average), rate, share, r.wrong);
+      const std::string group =
+          load_groups_ ? fmt::format("  {} {}", r.operation, load_group_name(r.operation, r.host, r.peer_host)) : "";
+      fmt::print(out_, "  {:>5} {:>10} {:>11} {:>12.2f} {:>12.2f} {:>10.3f} {:>7} {:>7}{}\n", pair, r.size_bytes,
+                 iterations, scale(peak), scale(average), rate, share, r.wrong, group);
     }
     std::fflush(out_);
   }
@@ -69,12 +74,14 @@ class VerbsTableReporter final : public Reporter {
   bool latency_;
   bool mibs_;
   double line_rate_gbps_;
+  bool load_groups_;
 };
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_verbs_table_reporter(std::FILE* out, bool latency, bool mibs, double line_rate_gbps) {
-  return std::make_unique<VerbsTableReporter>(out, latency, mibs, line_rate_gbps);
+std::unique_ptr<Reporter> make_verbs_table_reporter(std::FILE* out, bool latency, bool mibs, double line_rate_gbps,
+                                                    bool load_groups) {
+  return std::make_unique<VerbsTableReporter>(out, latency, mibs, line_rate_gbps, load_groups);
 }
 
 }  // namespace fabricbench::verbs

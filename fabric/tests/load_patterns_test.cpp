@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/singleton_plane.hpp"
+#include "fabric/load_layout.hpp"
 #include "fabric/load_report.hpp"
 
 namespace fabricbench {
@@ -122,6 +124,50 @@ TEST(LoadPatterns, CongestionWithoutAggressorsMeasuresTheVictimsTwiceAlone) {
   EXPECT_EQ(s.rounds[1].load, "none");
   EXPECT_EQ(s.rounds[1].groups.size(), 1u);
   EXPECT_EQ(s.rounds[1].groups[0].units, s.rounds[0].groups[0].units);
+}
+
+TEST(LoadPatterns, FlowsOfEachShape) {
+  using Flows = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(flows_of(LoadShape::kIncast, 3), (Flows{{1, 0}, {2, 0}}));
+  EXPECT_EQ(flows_of(LoadShape::kOneToMany, 3), (Flows{{0, 1}, {0, 2}}));
+  EXPECT_EQ(flows_of(LoadShape::kPair, 2), (Flows{{1, 0}, {0, 1}}));
+  EXPECT_EQ(flows_of(LoadShape::kAllToAll, 3), (Flows{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
+  for (const LoadShape shape : {LoadShape::kIncast, LoadShape::kOneToMany, LoadShape::kAllToAll, LoadShape::kPair})
+    EXPECT_EQ(load_shape(name_of(shape)), shape);
+  EXPECT_FALSE(load_shape("victim"));
+}
+
+// Six ranks, two per host on three hosts: the first rank of each node stands for it.
+TEST(LoadLayout, GroupsTheFirstRankOfEachNodeAndLabelsTheirRows) {
+  Topology topology;
+  topology.size = 6;
+  topology.host_of_rank = {"n0", "n0", "n1", "n1", "n2", "n2"};
+  topology.local_rank_of_rank = {0, 1, 0, 1, 0, 1};
+  topology.ranks_per_host = {{"n0", 2}, {"n1", 2}, {"n2", 2}};
+  PairOptions pairs;
+  pairs.pattern = &load_pattern("incast");
+  SingletonPlane world;
+  const LoadLayout layout(pairs, topology, world);
+  ASSERT_EQ(layout.schedule().rounds.size(), 3u);  // each node the target once, two senders each
+  for (std::size_t round = 0; round < 3; ++round) {
+    const LoadGroup& group = layout.schedule().rounds[round].groups.at(0);
+    const std::vector<int> ranks = layout.ranks_of(group);
+    ASSERT_EQ(ranks.size(), 3u);
+    for (std::size_t place = 0; place < ranks.size(); ++place) {
+      EXPECT_EQ(ranks[place] % 2, 0) << "a node's first rank";
+      EXPECT_EQ(layout.group_of(round, ranks[place]), 0);
+      EXPECT_EQ(layout.role_of(round, ranks[place]), static_cast<int>(place));
+    }
+    for (int second : {1, 3, 5}) EXPECT_EQ(layout.group_of(round, second), -1);
+    ResultRow row;
+    layout.label(row, round, 0);
+    EXPECT_EQ(row.operation, "incast");
+    EXPECT_EQ(row.host, topology.host_of(ranks[0]));
+    EXPECT_EQ(row.peer_host, topology.host_of(ranks[1]) + "+" + topology.host_of(ranks[2]));
+    EXPECT_EQ(row.round, static_cast<int>(round));
+    EXPECT_EQ(load_group_name(row.operation, row.host, row.peer_host), "into " + row.host + " from " + row.peer_host);
+  }
+  EXPECT_FALSE(layout.has_aggressors(0));
 }
 
 TEST(LoadPatterns, RefusesWhatTheNodesCannotForm) {

@@ -129,6 +129,21 @@ TEST(VerbsOptions, PerftestFlagsParseAndConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"--use_cuda=-1"}).find("--use_cuda=-1"), std::string::npos);
 }
 
+TEST(VerbsOptions, LoadPatternsOnTheBandwidthTestsOfData) {
+  const VerbsOptions incast = parsed({"--pattern", "incast", "--senders", "3"});
+  ASSERT_NE(incast.pairs.pattern, nullptr);
+  EXPECT_EQ(incast.pairs.pattern->name, "incast");
+  EXPECT_EQ(incast.pairs.load.senders, 3);
+  EXPECT_EQ(parsed({}).pairs.pattern, nullptr);  // pairs, half by default
+  EXPECT_EQ(usage_error({"--pattern", "bisection", "--topology", "tree.conf", "--line-rate", "100"}), "");
+  EXPECT_NE(usage_error({"--pattern", "congestion"}).find("fb_sendrecv"), std::string::npos);
+  EXPECT_NE(usage_error({"--pattern", "incast", "--pairs", "all"}).find("--pairs and --pattern"), std::string::npos);
+  EXPECT_NE(usage_error({"--pattern", "incast", "--use_cuda=0"}).find("host memory"), std::string::npos);
+  EXPECT_NE(usage_error({"--pattern", "incast"}, Metric::kLatency).find("--pattern"), std::string::npos);
+  EXPECT_NE(usage_error({"--pattern", "incast"}, Metric::kBandwidth, kRdmaAtomic).find("--pattern"), std::string::npos);
+  EXPECT_NE(usage_error({"--senders", "2"}).find("needs --pattern"), std::string::npos);
+}
+
 TEST(VerbsOptions, MemorySpellingsOfPerftestAndOurs) {
   EXPECT_EQ(parsed({}).memory, MemoryKind::kHost);
   EXPECT_EQ(parsed({"--use_cuda=1"}).memory, MemoryKind::kCuda);
