@@ -39,6 +39,16 @@ else()
   fabricbench_note("libibverbs: not found - verbs benchmarks disabled (apt-get install libibverbs-dev)")
 endif()
 
+# Gloo: the control plane of a launch without MPI (torchrun; common/gloo_plane.hpp).
+find_package(Gloo QUIET)
+if(TARGET gloo)
+  set(FABRICBENCH_HAVE_GLOO ON)
+  fabricbench_note("Gloo: found - launches without mpirun (torchrun) meet over it")
+else()
+  set(FABRICBENCH_HAVE_GLOO OFF)
+  fabricbench_note("Gloo: not found - only MPI launches (apt-get install libgloo-dev)")
+endif()
+
 include(FabricbenchCuda)
 
 function(fabricbench_print_summary)

@@ -68,6 +68,9 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
                                       : nlohmann::json::object();
   header.context["tags"] = job.outputs().tags.text();
   job.describe(header);
+  // Under mpirun nothing changes; a launch without it says how the ranks met.
+  if (world.size() > 1 && world.kind() != "MPI")
+    header.notes.push_back(fmt::format("the ranks met through {}", world.kind()));
   const auto start = std::chrono::steady_clock::now();
   if (topology.rank == 0) {
     header.context["notes"] = header.notes;

@@ -10,6 +10,12 @@
 
 namespace fabricbench {
 
+void add_launcher_option(CLI::App& app, std::string& text) {
+  app.add_option("--launcher", text,
+                 "how the ranks meet: auto (mpirun's or srun's variables, else torchrun's RANK, WORLD_SIZE, "
+                 "MASTER_ADDR, MASTER_PORT, else one rank), mpi, env (torchrun and its kind, over Gloo) [auto]");
+}
+
 OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(options) {
   // A day at most: a larger number is a typo, and a NaN would never end a wait.
   app.add_option("-T,--timeout", options.timeout_seconds,
@@ -26,6 +32,7 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
                  "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]");
   app.add_flag("--samples", options.keep_samples,
                "keep every timed sample in the JSON rows (samples_s), so a verdict can be recomputed later");
+  add_launcher_option(app, launcher_text_);
   app.add_option("--progress", options.progress,
                  "row k of N on stderr: on, off, auto (a terminal; under mpirun stderr is a pipe, so say on) [auto]");
 }

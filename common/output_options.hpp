@@ -28,6 +28,10 @@ struct OutputOptions {
 };
 
 /// Binds the shared flags to `options` on `app`; check() after parsing.
+/// --launcher, for --help and the parser: it is read before any option (common/launcher.hpp),
+/// since the ranks meet first.
+void add_launcher_option(CLI::App& app, std::string& text);
+
 class OutputFlags {
  public:
   OutputFlags(CLI::App& app, OutputOptions& options);
@@ -37,6 +41,7 @@ class OutputFlags {
  private:
   OutputOptions& options_;
   std::vector<std::string> tag_texts_;
+  std::string launcher_text_;  // decided before parsing (launcher_choice)
 };
 
 /// Parses one --tag value ("key=value"); throws UsageError.

@@ -2,11 +2,14 @@
 #include "common/program.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/gloo_plane.hpp"
+#include "common/launcher.hpp"
 #include "common/mpi.hpp"
 #include "common/output_file.hpp"
 #include "common/singleton_plane.hpp"
@@ -29,9 +32,14 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
       ~LateSessionEnd() { mpi::finish_late_session(); }
     } late_session_end;
     std::unique_ptr<ControlPlane> world;
-    if (started_by_mpi_launcher()) {
+    const std::optional<LaunchEnvironment> environment = launch_environment();
+    const Launch launch = decide_launch(launcher_choice(argc, argv), mpi_rank_variables_present(),
+                                        environment.has_value(), std::getenv("SLURM_STEP_ID") != nullptr);
+    if (launch == Launch::kMpi) {
       session.emplace(argc, argv);
       world = std::make_unique<mpi::MpiPlane>();
+    } else if (launch == Launch::kEnv) {
+      world = make_gloo_world(*environment);
     } else {
       world = std::make_unique<SingletonPlane>();
     }
@@ -47,7 +55,10 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
       print_failure(program, topology, e);
       world->abort(kExitFailure);
     }
-    return kExitFailure;  // not reached: abort() ends the process
+    return kExitFailure;           // not reached: abort() ends the process
+  } catch (const UsageError& e) {  // the launch itself (a launcher's variables, --launcher)
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
     return kExitFailure;

@@ -10,14 +10,6 @@
 
 namespace fabricbench {
 
-bool started_by_mpi_launcher() {
-  // Open MPI's mpirun/prterun, PMIx and PMI-1/2 runtimes (srun's plugins, MPICH's Hydra), a Slurm step.
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD",
-                           "MPI_LOCALNRANKS", "SLURM_STEP_ID"})
-    if (std::getenv(name) != nullptr) return true;
-  return false;
-}
-
 std::string SingletonPlane::library() const { return mpi::library_version(); }
 
 std::unique_ptr<ControlPlane> SingletonPlane::split(int color, int) {

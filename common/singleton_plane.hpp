@@ -9,11 +9,6 @@
 
 namespace fabricbench {
 
-/// True when an MPI launcher (mpirun, srun, Hydra, a PMI/PMIx runtime) started this process: its
-/// ranks must meet in MPI_Init. False for a process started by hand or by a launcher that is not
-/// MPI's (torchrun, a plain `srun --mpi=none` step is still MPI's: Slurm's variables count).
-bool started_by_mpi_launcher();
-
 class SingletonPlane final : public ControlPlane {
  public:
   int rank() const override { return 0; }

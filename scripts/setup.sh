@@ -82,6 +82,9 @@ promtool prometheus
 chromium chromium
 clang-format clang-format
 TOOLS
+    # torchrun, for the launch without mpirun (Debian's python3-torch: python3 -m torch.distributed.run).
+    python3 -c 'import torch.distributed.run' >/dev/null 2>&1 || /usr/bin/python3 -c 'import torch.distributed.run' \
+      >/dev/null 2>&1 || need_for_bed "torchrun (test beds)" python3-torch
     # libFuzzer's runtime comes apart from clang on Debian.
     if command -v clang++ >/dev/null && ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
          clang++ -fsanitize=fuzzer -x c++ - -o /dev/null >/dev/null 2>&1; then
@@ -99,6 +102,8 @@ TOOLS
     grep -q "^MISSING cli11$" <<<"$found" && need "CLI11" libcli11-dev
     grep -q "^MISSING nlohmann_json$" <<<"$found" && need "nlohmann-json >= 3.9" nlohmann-json3-dev
     grep -q "^MISSING ibverbs$" <<<"$found" && need "libibverbs (rdma-core)" "libibverbs-dev ibverbs-providers"
+    # Optional: without it only MPI launches work (the build says so); installed where apt can.
+    grep -q "^MISSING gloo$" <<<"$found" && need_for_bed "Gloo (launches without mpirun: torchrun)" libgloo-dev
     if ((tests)); then
       grep -q "^MISSING gtest$" <<<"$found" && need "GoogleTest" libgtest-dev
       grep -q "^MISSING benchmark$" <<<"$found" && need "Google Benchmark" libbenchmark-dev

@@ -14,6 +14,7 @@
 #include "common/cli.hpp"
 #include "common/numbers.hpp"
 #include "common/output_file.hpp"
+#include "common/output_options.hpp"
 #include "common/program.hpp"
 #include "doctor/checks.hpp"
 #include "doctor/counter_window.hpp"
@@ -26,6 +27,7 @@ namespace {
 
 struct Options {
   std::string root = "/", json_path, rendezvous;
+  std::string launcher;  // read before the options (common/launcher.hpp)
   bool topology = false;
   double counter_interval = 2, reach_timeout = 2;
   int peer_port = 0;
@@ -33,6 +35,7 @@ struct Options {
 
 void add_options(CLI::App& app, Options& o) {
   app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name) [/]");
+  add_launcher_option(app, o.launcher);
   app.add_option("--json", o.json_path, "write every node's findings, topology and reachability as JSON here");
   app.add_flag("--topology", o.topology, "print each node's GPU/RDMA-device matrix (PIX/PXB/PHB/NODE/SYS, NUMA nodes)");
   app.add_option(

@@ -17,6 +17,7 @@ class VerbsTableReporter final : public Reporter {
 
   void begin(const RunHeader& header) override {
     fmt::print(out_, "# {}\n", header.title);
+    for (const std::string& note : header.notes) fmt::print(out_, "# note: {}\n", note);
     if (latency_) {
       fmt::print(out_, "# {:>5} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}\n", "pair",
                  "#bytes", "#iterations", "t_min", "t_max", "t_typical", "t_avg", "t_stdev", "99%", "99.9%", "#wrong");

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/gloo_plane.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/config.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/tcp_store.hpp"
+
+namespace fabricbench {
+namespace {
+
+// A collective's own wait is the watchdog's business (-T), not Gloo's: a rank sitting out a round
+// of a link matrix waits for minutes in a barrier.
+constexpr std::chrono::hours kNoGlooTimeout(24);
+// The slot of exchange(): a pair's sends and receives match in order on it.
+constexpr std::uint64_t kExchangeSlot = 0x7fb0000000ull;
+
+// The address of this node towards `master` (the interface its route takes), which the Gloo
+// device listens on and advertises: the hostname may resolve to 127.0.1.1 on Debian.
+std::string local_address_towards(const std::string& master, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(master.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+    throw Error(fmt::format("MASTER_ADDR {} does not resolve", master));
+  std::string address;
+  for (const addrinfo* a = found; a && address.empty(); a = a->ai_next) {
+    const Socket probe(::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (probe.get() < 0 || ::connect(probe.get(), a->ai_addr, a->ai_addrlen) != 0) continue;  // no packet is sent
+    sockaddr_storage mine{};
+    socklen_t length = sizeof mine;
+    if (::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&mine), &length) != 0) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = mine.ss_family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&mine)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&mine)->sin6_addr);
+    if (::inet_ntop(mine.ss_family, raw, text, sizeof text)) address = text;
+  }
+  ::freeaddrinfo(found);
+  if (address.empty()) throw Error(fmt::format("no route from this node to MASTER_ADDR {}", master));
+  return address;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+// What every plane split from one world shares: the store, the device, the launch's words.
+struct GlooWorld {
+  std::unique_ptr<StoreServer> server;  // rank 0's
+  std::unique_ptr<TcpStoreClient> store;
+  std::shared_ptr<gloo::transport::Device> device;
+  std::string launcher;
+};
+
+class GlooPlane final : public ControlPlane {
+ public:
+  // Meets the other `size` ranks of `name` in the store.
+  GlooPlane(std::shared_ptr<GlooWorld> world, std::string name, int rank, int size,
+            std::chrono::milliseconds rendezvous_timeout)
+      : world_(std::move(world)), name_(std::move(name)), rendezvous_timeout_(rendezvous_timeout) {
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(rendezvous_timeout_);  // the store's waits while the ranks meet
+    gloo::rendezvous::PrefixStore store(name_, *world_->store);
+    try {
+      context->connectFullMesh(store, world_->device);
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("connecting the {} rank(s) of {} over Gloo: {}", size, name_, e.what()));
+    }
+    context->setTimeout(kNoGlooTimeout);
+    context_ = std::move(context);
+  }
+
+  // The world's last barrier keeps rank 0's store and sockets up until every rank is done with
+  // them; bounded, since a peer may be gone (its launcher reports that).
+  ~GlooPlane() override {
+    if (name_ != "world") return;
+    try {
+      gloo::BarrierOptions options(context_);
+      options.setTimeout(rendezvous_timeout_);
+      gloo::barrier(options);
+    } catch (...) {  // a destructor cannot report: the run's outcome is already out
+    }
+  }
+
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+  std::string kind() const override { return fmt::format("{} (Gloo over TCP)", world_->launcher); }
+  std::string library() const override {
+    return fmt::format("Gloo {}.{}.{}", GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH);
+  }
+
+  void barrier() override {
+    gloo::BarrierOptions options(context_);
+    guarded("barrier", [&] { gloo::barrier(options); });
+  }
+
+  std::unique_ptr<PendingBarrier> start_barrier() override { return std::make_unique<ThreadBarrier>(*this); }
+
+  void all_reduce(std::span<double> values, Fold fold) override { fold_values(values, fold); }
+  void all_reduce(std::span<std::int64_t> values, Fold fold) override { fold_values(values, fold); }
+
+  std::pair<double, int> max_location(double value) override {
+    const std::vector<std::string> all = all_gather(std::string(reinterpret_cast<const char*>(&value), sizeof value));
+    std::pair<double, int> best{0, -1};
+    for (int r = 0; r < size(); ++r) {
+      double v = 0;
+      std::memcpy(&v, all[static_cast<std::size_t>(r)].data(), sizeof v);
+      if (best.second < 0 || v > best.first) best = {v, r};  // ties: the lowest rank, as MPI_MAXLOC
+    }
+    return best;
+  }
+
+  std::string broadcast(const std::string& bytes, int root) override {
+    std::uint64_t length = rank() == root ? bytes.size() : 0;
+    broadcast_raw(&length, sizeof length, root);
+    std::string out = rank() == root ? bytes : std::string(length, '\0');
+    if (length > 0) broadcast_raw(out.data(), length, root);
+    return out;
+  }
+
+  std::vector<std::string> all_gather(const std::string& bytes) override {
+    std::vector<std::uint64_t> lengths(static_cast<std::size_t>(size()));
+    std::uint64_t mine = bytes.size();
+    all_gather_raw(&mine, sizeof mine, lengths.data(), std::vector<std::size_t>(lengths.size(), sizeof mine));
+    std::vector<std::size_t> counts(lengths.begin(), lengths.end());
+    std::size_t total = 0;
+    for (const std::size_t c : counts) total += c;
+    std::string joined(total, '\0');
+    if (total > 0) all_gather_raw(bytes.data(), bytes.size(), joined.data(), counts);
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    for (const std::size_t c : counts) {
+      out.push_back(joined.substr(at, c));
+      at += c;
+    }
+    return out;
+  }
+
+  // Control traffic is small: every rank gathers, the others drop it.
+  std::vector<std::string> gather(const std::string& bytes, int root) override {
+    std::vector<std::string> all = all_gather(bytes);
+    if (rank() != root) all.clear();
+    return all;
+  }
+
+  std::string exchange(int peer, const std::string& bytes) override {
+    std::uint64_t theirs = 0, mine = bytes.size();
+    pair_swap(peer, &mine, &theirs, sizeof mine);
+    std::string out(theirs, '\0');
+    pair_swap(peer, const_cast<char*>(bytes.data()), out.data(), bytes.size(), theirs);
+    return out;
+  }
+
+  std::unique_ptr<ControlPlane> split(int color, int key) override {
+    const int pair[2] = {color, key};
+    const std::vector<std::string> all = all_gather(std::string(reinterpret_cast<const char*>(pair), sizeof pair));
+    const int serial = splits_++;  // the same on every rank: split is collective
+    if (color < 0) return nullptr;
+    std::vector<std::pair<int, int>> members;  // (key, rank) of this color
+    for (int r = 0; r < size(); ++r) {
+      int theirs[2];
+      std::memcpy(theirs, all[static_cast<std::size_t>(r)].data(), sizeof theirs);
+      if (theirs[0] == color) members.emplace_back(theirs[1], r);
+    }
+    std::sort(members.begin(), members.end());
+    const int new_rank =
+        static_cast<int>(std::find(members.begin(), members.end(), std::pair{key, rank()}) - members.begin());
+    return std::make_unique<GlooPlane>(world_, fmt::format("{}/{}.{}", name_, serial, color), new_rank,
+                                       static_cast<int>(members.size()), rendezvous_timeout_);
+  }
+
+  std::unique_ptr<ControlPlane> split_by_node() override {
+    const std::vector<std::string> hosts = all_gather(node_name());
+    const int color = static_cast<int>(std::find(hosts.begin(), hosts.end(), node_name()) - hosts.begin());
+    return split(color, rank());
+  }
+
+  std::string node_name() const override { return host_name(); }
+
+  // No Gloo call ends the peers: the launcher does when this rank exits non-zero (torchrun stops
+  // the whole group; srun with --kill-on-bad-exit).
+  [[noreturn]] void abort(int code) override {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+
+ private:
+  // A barrier on a thread of its own; the plane takes no other call until it is complete.
+  class ThreadBarrier final : public PendingBarrier {
+   public:
+    explicit ThreadBarrier(GlooPlane& plane)
+        : thread_([this, &plane] {
+            plane.barrier();
+            done_ = true;
+          }) {}
+    ~ThreadBarrier() override { thread_.join(); }
+    bool complete() override { return done_; }
+
+   private:
+    std::atomic<bool> done_{false};
+    std::thread thread_;
+  };
+
+  template <class Call>
+  void guarded(const char* what, Call call) {
+    try {
+      call();
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("Gloo {} over {} rank(s) of {}: {}", what, size(), name_, e.what()));
+    }
+  }
+
+  template <class T>
+  void fold_values(std::span<T> values, Fold fold) {
+    if (values.empty()) return;
+    gloo::AllreduceOptions options(context_);
+    options.setOutput(values.data(), values.size());
+    using Reduce = void (*)(void*, const void*, const void*, std::size_t);
+    options.setReduceFunction(fold == Fold::kSum   ? static_cast<Reduce>(&gloo::sum<T>)
+                              : fold == Fold::kMax ? static_cast<Reduce>(&gloo::max<T>)
+                                                   : static_cast<Reduce>(&gloo::min<T>));
+    guarded("allreduce", [&] { gloo::allreduce(options); });
+  }
+
+  void broadcast_raw(void* data, std::size_t bytes, int root) {
+    gloo::BroadcastOptions options(context_);
+    options.setOutput(static_cast<char*>(data), bytes);
+    options.setRoot(root);
+    guarded("broadcast", [&] { gloo::broadcast(options); });
+  }
+
+  void all_gather_raw(const void* mine, std::size_t bytes, void* all, std::vector<std::size_t> counts) {
+    gloo::AllgathervOptions options(context_);
+    options.setInput(const_cast<char*>(static_cast<const char*>(mine)), bytes);
+    options.setOutput(static_cast<char*>(all), std::move(counts));
+    guarded("allgatherv", [&] { gloo::allgatherv(options); });
+  }
+
+  // Sends `send_bytes` to `peer` while receiving `receive_bytes` from it.
+  void pair_swap(int peer, void* send, void* receive, std::size_t send_bytes,
+                 std::optional<std::size_t> receive_bytes = std::nullopt) {
+    const std::size_t incoming = receive_bytes.value_or(send_bytes);
+    guarded("send/recv", [&] {
+      auto out = context_->createUnboundBuffer(send, send_bytes);
+      auto in = context_->createUnboundBuffer(receive, incoming);
+      if (send_bytes > 0) out->send(peer, kExchangeSlot);
+      if (incoming > 0) in->recv(peer, kExchangeSlot);
+      if (incoming > 0) in->waitRecv(kNoGlooTimeout);
+      if (send_bytes > 0) out->waitSend(kNoGlooTimeout);
+    });
+  }
+
+  std::shared_ptr<GlooWorld> world_;
+  std::string name_;  // its prefix in the store
+  std::chrono::milliseconds rendezvous_timeout_;
+  std::shared_ptr<gloo::Context> context_;
+  int splits_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
+  auto world = std::make_shared<GlooWorld>();
+  world->launcher = launch.launcher;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(launch.rendezvous_seconds * 1000));
+  if (launch.rank == 0) world->server = std::make_unique<StoreServer>(launch.store_port);
+  world->store = std::make_unique<TcpStoreClient>(launch.master_address, launch.store_port, timeout);
+  gloo::transport::tcp::attr attr;
+  attr.hostname = local_address_towards(launch.master_address, launch.store_port);
+  world->device = gloo::transport::tcp::CreateDevice(attr);
+  return std::make_unique<GlooPlane>(world, "world", launch.rank, launch.size, timeout);
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Who started this process, and how its ranks find each other: an MPI launcher (mpirun, srun with
+// an MPI plugin), a launcher that only sets the environment (torchrun), or nobody (one rank).
+// `--launcher auto|mpi|env` chooses; auto goes by what the environment holds.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace fabricbench {
+
+enum class LauncherChoice { kAuto, kMpi, kEnv };
+
+/// `--launcher WORD` or `--launcher=WORD` in argv (the plane starts before the options are
+/// parsed); kAuto when absent. Throws UsageError for another word.
+LauncherChoice launcher_choice(int argc, const char* const* argv);
+
+/// How this process meets its peers.
+enum class Launch { kMpi, kEnv, kAlone };
+
+/// The decision: --launcher mpi or env as told; auto takes MPI where an MPI launcher's rank
+/// variables are (mpirun, srun's PMI/PMIx), else the environment launcher's (torchrun, which may
+/// run inside a Slurm step), else a Slurm step (an MPI srun), else runs alone.
+Launch decide_launch(LauncherChoice choice, bool mpi_rank_variables, bool environment_launch, bool slurm_step);
+
+/// An MPI launcher's rank variables (Open MPI, PMIx, PMI-1/2, Hydra) in this environment.
+bool mpi_rank_variables_present();
+
+/// A rank as an environment launcher describes it.
+struct LaunchEnvironment {
+  std::string launcher;  ///< "torchrun"
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  std::string master_address;       ///< where rank 0 serves the rendezvous store
+  int store_port = 0;               ///< the store's port: MASTER_PORT + 1 (torchrun's own store is on MASTER_PORT)
+  double rendezvous_seconds = 300;  ///< how long to wait for every rank to arrive
+};
+
+/// The variable lookup, std::getenv by default (a test passes its own).
+using GetEnv = std::function<const char*(const char*)>;
+
+/// The environment launcher's description of this rank, none when no such launcher set one (no
+/// RANK and WORLD_SIZE). Throws UsageError naming the variable that is missing, malformed or
+/// contradicts another (RANK outside WORLD_SIZE, a port out of range).
+std::optional<LaunchEnvironment> launch_environment(const GetEnv& get_env = {});
+
+}  // namespace fabricbench

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/tcp_store.hpp"
+
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/error.hpp"
+
+namespace fabricbench {
+namespace {
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw Error(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+constexpr char kSet = 'S';
+constexpr char kGet = 'G';
+
+// Whole buffers or false (the peer closed, or the socket was shut down).
+bool read_all(int fd, void* data, std::size_t size) {
+  auto* at = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, at, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const auto* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, at, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool write_length(int fd, std::size_t length) {
+  const std::uint32_t value = static_cast<std::uint32_t>(length);
+  const unsigned char bytes[4] = {static_cast<unsigned char>(value), static_cast<unsigned char>(value >> 8),
+                                  static_cast<unsigned char>(value >> 16), static_cast<unsigned char>(value >> 24)};
+  return write_all(fd, bytes, sizeof bytes);
+}
+
+bool read_length(int fd, std::uint32_t& length) {
+  unsigned char bytes[4];
+  if (!read_all(fd, bytes, sizeof bytes)) return false;
+  length = bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (static_cast<std::uint32_t>(bytes[3]) << 24);
+  return true;
+}
+
+// A key or value: refused above 64 MiB (a store holds addresses of a few hundred bytes).
+bool read_blob(int fd, std::string& text) {
+  std::uint32_t length = 0;
+  if (!read_length(fd, length) || length > (64u << 20)) return false;
+  text.resize(length);
+  return read_all(fd, text.data(), length);
+}
+
+bool write_blob(int fd, const void* data, std::size_t size) {
+  return write_length(fd, size) && write_all(fd, data, size);
+}
+
+}  // namespace
+
+Socket::~Socket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+StoreServer::StoreServer(int port) {
+  listener_ = Socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener_.get() < 0) throw_errno("socket(AF_INET6) for the rendezvous store");
+  const int on = 1, off = 0;
+  ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  ::setsockopt(listener_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);  // IPv4 peers too
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_any;
+  address.sin6_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+    throw_errno(
+        fmt::format("the rendezvous store cannot listen on port {} (MASTER_PORT + 1, or "
+                    "FABRICBENCH_STORE_PORT): bind",
+                    port));
+  if (::listen(listener_.get(), 1024) != 0) throw_errno(fmt::format("listen on port {}", port));
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+StoreServer::~StoreServer() {
+  stopping_ = true;
+  ::shutdown(listener_.get(), SHUT_RDWR);  // wakes accept()
+  acceptor_.join();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const int connection : connections_) ::shutdown(connection, SHUT_RDWR);  // wakes their reads
+  }
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void StoreServer::accept_loop() {
+  while (!stopping_) {
+    const int connection = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;  // shut down
+    }
+    const std::lock_guard<std::mutex> lock(mutex_);
+    connections_.push_back(connection);
+    threads_.emplace_back([this, connection] { serve(connection); });
+  }
+}
+
+void StoreServer::serve(int connection) {
+  const Socket owned(connection);
+  char op = 0;
+  std::string key, value;
+  while (read_all(connection, &op, 1) && read_blob(connection, key)) {
+    if (op == kSet) {
+      if (!read_blob(connection, value)) break;
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        values_[key].assign(value.begin(), value.end());
+      }
+      if (!write_all(connection, &kSet, 1)) break;
+    } else if (op == kGet) {
+      std::vector<char> found;
+      char present = 0;
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (const auto it = values_.find(key); it != values_.end()) {
+          found = it->second;
+          present = 1;
+        }
+      }
+      if (!write_all(connection, &present, 1) || (present && !write_blob(connection, found.data(), found.size())))
+        break;
+    } else {
+      break;  // not our protocol: drop the connection
+    }
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::erase(connections_, connection);
+}
+
+TcpStoreClient::TcpStoreClient(const std::string& host, int port, std::chrono::milliseconds timeout)
+    : address_(fmt::format("{}:{}", host, port)), timeout_(timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last_failure = "no answer";
+  while (true) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    if (rc != 0) {
+      last_failure = fmt::format("cannot resolve {}: {}", host, ::gai_strerror(rc));
+    } else {
+      for (const addrinfo* a = found; a; a = a->ai_next) {
+        Socket candidate(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+        if (candidate.get() < 0) continue;
+        if (::connect(candidate.get(), a->ai_addr, a->ai_addrlen) == 0) {
+          socket_ = std::move(candidate);
+          break;
+        }
+        last_failure = std::strerror(errno);
+      }
+      ::freeaddrinfo(found);
+    }
+    if (socket_.get() >= 0) break;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error(
+          fmt::format("the rendezvous store at {} did not answer within {} s ({}): is MASTER_ADDR rank 0's "
+                      "node, and is the port open between the nodes?",
+                      address_, timeout.count() / 1000, last_failure));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const int on = 1;
+  ::setsockopt(socket_.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+}
+
+void TcpStoreClient::set(const std::string& key, const std::vector<char>& data) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  char answer = 0;
+  if (!write_all(socket_.get(), &kSet, 1) || !write_blob(socket_.get(), key.data(), key.size()) ||
+      !write_blob(socket_.get(), data.data(), data.size()) || !read_all(socket_.get(), &answer, 1))
+    throw Error(fmt::format("the rendezvous store at {} closed the connection (rank 0 ended?) while setting {}",
+                            address_, key));
+}
+
+bool TcpStoreClient::try_get(const std::string& key, std::vector<char>& value) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  char present = 0;
+  std::string text;
+  if (!write_all(socket_.get(), &kGet, 1) || !write_blob(socket_.get(), key.data(), key.size()) ||
+      !read_all(socket_.get(), &present, 1) || (present && !read_blob(socket_.get(), text)))
+    throw Error(fmt::format("the rendezvous store at {} closed the connection (rank 0 ended?) while reading {}",
+                            address_, key));
+  value.assign(text.begin(), text.end());
+  return present != 0;
+}
+
+std::vector<char> TcpStoreClient::get(const std::string& key) {
+  wait({key}, timeout_);
+  std::vector<char> value;
+  try_get(key, value);
+  return value;
+}
+
+void TcpStoreClient::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  std::vector<char> value;
+  for (const std::string& key : keys)
+    while (!try_get(key, value)) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw Error(
+            fmt::format("rendezvous at {}: '{}' did not arrive within {} s: a rank never started or "
+                        "stopped before meeting the others (WORLD_SIZE too large?)",
+                        address_, key, timeout.count() / 1000));
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+}
+
+}  // namespace fabricbench

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// How a rank decides its launch, and what an environment launcher's variables must say.
+#include "common/launcher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace fabricbench {
+namespace {
+
+GetEnv from(const std::map<std::string, std::string>& variables) {
+  return [variables](const char* name) -> const char* {
+    const auto found = variables.find(name);
+    return found == variables.end() ? nullptr : found->second.c_str();
+  };
+}
+
+std::string usage_error(const std::map<std::string, std::string>& variables) {
+  try {
+    launch_environment(from(variables));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::map<std::string, std::string> kTorchrun = {{"RANK", "3"},
+                                                      {"WORLD_SIZE", "4"},
+                                                      {"LOCAL_RANK", "1"},
+                                                      {"MASTER_ADDR", "node01"},
+                                                      {"MASTER_PORT", "29500"},
+                                                      {"TORCHELASTIC_RUN_ID", "none"}};
+
+TEST(Launcher, ReadsTorchrunsVariablesWithTheStoreBesideItsPort) {
+  const auto e = launch_environment(from(kTorchrun));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->launcher, "torchrun");
+  EXPECT_EQ(e->rank, 3);
+  EXPECT_EQ(e->size, 4);
+  EXPECT_EQ(e->local_rank, 1);
+  EXPECT_EQ(e->master_address, "node01");
+  EXPECT_EQ(e->store_port, 29501);
+  auto moved = kTorchrun;
+  moved["FABRICBENCH_STORE_PORT"] = "40000";
+  moved["FABRICBENCH_RENDEZVOUS_SECONDS"] = "5";
+  EXPECT_EQ(launch_environment(from(moved))->store_port, 40000);
+  EXPECT_EQ(launch_environment(from(moved))->rendezvous_seconds, 5);
+  EXPECT_FALSE(launch_environment(from({})));  // no launcher of this kind
+}
+
+TEST(Launcher, NamesTheMissingOrContradictoryVariable) {
+  auto without = [](const char* name) {
+    auto v = kTorchrun;
+    v.erase(name);
+    return usage_error(v);
+  };
+  EXPECT_NE(without("WORLD_SIZE").find("WORLD_SIZE is not set"), std::string::npos);
+  EXPECT_NE(without("RANK").find("RANK is not set"), std::string::npos);
+  EXPECT_NE(without("MASTER_ADDR").find("MASTER_ADDR"), std::string::npos);
+  EXPECT_NE(without("MASTER_PORT").find("MASTER_PORT is not set"), std::string::npos);
+  auto with = [](const char* name, const char* value) {
+    auto v = kTorchrun;
+    v[name] = value;
+    return usage_error(v);
+  };
+  EXPECT_NE(with("RANK", "4").find("RANK=4 is outside WORLD_SIZE=4"), std::string::npos);
+  EXPECT_NE(with("RANK", "-1").find("RANK=-1"), std::string::npos);
+  EXPECT_NE(with("WORLD_SIZE", "four").find("WORLD_SIZE=four"), std::string::npos);
+  EXPECT_NE(with("MASTER_PORT", "70000").find("MASTER_PORT=70000"), std::string::npos);
+  EXPECT_NE(with("LOCAL_RANK", "9").find("LOCAL_RANK=9"), std::string::npos);
+  EXPECT_NE(with("MASTER_ADDR", "").find("MASTER_ADDR"), std::string::npos);
+}
+
+TEST(Launcher, AutoPrefersMpiRankVariablesThenTheEnvironmentThenASlurmStep) {
+  using enum LauncherChoice;
+  EXPECT_EQ(decide_launch(kAuto, true, false, false), Launch::kMpi);     // mpirun
+  EXPECT_EQ(decide_launch(kAuto, true, true, false), Launch::kMpi);      // torchrun variables inside mpirun
+  EXPECT_EQ(decide_launch(kAuto, false, true, true), Launch::kEnv);      // torchrun inside a Slurm step
+  EXPECT_EQ(decide_launch(kAuto, false, false, true), Launch::kMpi);     // an MPI srun without PMI variables yet
+  EXPECT_EQ(decide_launch(kAuto, false, false, false), Launch::kAlone);  // started by hand
+  EXPECT_EQ(decide_launch(kMpi, false, true, false), Launch::kMpi);
+  EXPECT_EQ(decide_launch(kEnv, true, true, false), Launch::kEnv);
+  EXPECT_THROW(decide_launch(kEnv, false, false, false), UsageError);
+}
+
+TEST(Launcher, ChoiceFromTheCommandLineBeforeItsParser) {
+  const char* spaced[] = {"fb_all_reduce", "-b", "8", "--launcher", "env"};
+  const char* joined[] = {"fb_all_reduce", "--launcher=mpi"};
+  const char* none[] = {"fb_all_reduce", "-b", "8"};
+  const char* wrong[] = {"fb_all_reduce", "--launcher", "slurm"};
+  const char* dangling[] = {"fb_all_reduce", "--launcher"};
+  EXPECT_EQ(launcher_choice(5, spaced), LauncherChoice::kEnv);
+  EXPECT_EQ(launcher_choice(2, joined), LauncherChoice::kMpi);
+  EXPECT_EQ(launcher_choice(3, none), LauncherChoice::kAuto);
+  EXPECT_THROW(launcher_choice(3, wrong), UsageError);
+  EXPECT_THROW(launcher_choice(2, dangling), UsageError);
+}
+
+}  // namespace
+}  // namespace fabricbench

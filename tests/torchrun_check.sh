@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Ranks started by torchrun, no mpirun: Debian's python3-torch (python3 -m torch.distributed.run,
+# `--no_python`; `--redirects 1 --tee 1` against its Python 3.11 crash at start) runs our
+# executables as its workers, and they meet over Gloo through rank 0's store at MASTER_PORT + 1.
+# fb_doctor on three ranks gathers every rank's findings; a measurement's driver runs its plan and
+# agrees on a refusal over Gloo (--backend mpi needs mpirun); a launch environment that is
+# incomplete, contradictory or never fills ends with one line and its exit code, never a hang.
+set -uo pipefail
+bin=$(cd "${1:?usage: tests/torchrun_check.sh BIN_DIR}" && pwd)
+py=
+for candidate in python3 /usr/bin/python3; do
+  "$candidate" -c 'import torch.distributed.run' >/dev/null 2>&1 && { py=$candidate; break; }
+done
+[[ -n $py ]] || { echo "SKIP: no python3 with torch here (apt-get install python3-torch)"; exit 77; }
+"$bin/fb_doctor" --help | grep -q -- "--launcher" || { echo "FAIL: fb_doctor has no --launcher"; exit 1; }
+out=$(mktemp -d /tmp/torchrun-check.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+torchrun() {  # NAME NPROC ARGS...: a standalone torchrun of NPROC workers; its output in $out/NAME.log
+  local name=$1 nproc=$2
+  shift 2
+  timeout 180 "$py" -m torch.distributed.run --standalone --nproc_per_node "$nproc" --redirects 1 --tee 1 \
+    --log_dir "$out/logs-$name" --no_python "$@" > "$out/$name.log" 2>&1
+}
+
+# 1. fb_doctor on three workers: every rank inspected, the reach check across them.
+torchrun doctor 3 "$bin/fb_doctor" --json "$out/doctor.json"
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  fail "doctor: torchrun exit $rc: $(grep -m3 -E 'error|FAIL' "$out/doctor.log" | tr '\n' ' ')"
+elif ! grep -q "PASS  resolve" "$out/doctor.log" || ! [[ -s $out/doctor.json ]]; then
+  fail "doctor: no report: $(tail -3 "$out/doctor.log" | tr '\n' ' ')"
+else
+  echo "ok: fb_doctor under torchrun: $(grep -m1 -E '^.*# [0-9]+ PASS' "$out/doctor.log")"
+fi
+
+# 2. A measurement's driver over Gloo: the ranks meet, plan, and agree to refuse the MPI data plane.
+torchrun mpi_backend 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64
+rc=$?
+line=$(grep -m1 "error:" "$out/mpi_backend.log")
+if [[ $rc -eq 0 || $line != *"--backend mpi needs ranks started by an MPI launcher"*"torchrun (Gloo over TCP)"* ]]; then
+  fail "mpi backend under torchrun: exit $rc, '$line'"
+elif [[ $(grep -c "error:" "$out/mpi_backend.log") -ne 1 ]]; then
+  fail "mpi backend under torchrun: the refusal printed more than once"
+else
+  echo "ok: --backend mpi under torchrun refused once by rank 0: $line"
+fi
+
+# 3. Launch environments that cannot work, each without torchrun, as a broken launcher would leave them.
+expect() {  # NAME CODE FRAGMENT ENV... -- COMMAND...
+  local name=$1 code=$2 fragment=$3
+  shift 3
+  local vars=()
+  while [[ $1 != -- ]]; do vars+=("$1"); shift; done
+  shift
+  local start=$SECONDS
+  env "${vars[@]}" timeout 60 "$@" > "$out/$name.log" 2>&1
+  local rc=$? took=$((SECONDS - start))
+  local text
+  text=$(grep -m1 "error:" "$out/$name.log")
+  if [[ $rc -ne $code || $text != *"$fragment"* || $(grep -c . "$out/$name.log") -ne 1 ]]; then
+    fail "$name: exit $rc after $took s: $(head -3 "$out/$name.log" | tr '\n' ' ')"
+  else
+    echo "ok: $name: exit $rc after $took s: $text"
+  fi
+}
+port=$((20000 + RANDOM % 20000))
+expect missing_master_addr 2 "MASTER_ADDR is not set" RANK=0 WORLD_SIZE=2 MASTER_PORT=$port -- \
+  "$bin/fb_all_reduce" -b 8 -e 8
+expect rank_outside_world 2 "RANK=2 is outside WORLD_SIZE=2" RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+  MASTER_PORT=$port -- "$bin/fb_all_reduce" -b 8 -e 8
+expect env_without_variables 2 "--launcher env: RANK and WORLD_SIZE are not set" -- \
+  "$bin/fb_all_reduce" --launcher env -b 8 -e 8
+expect world_never_fills 3 "did not arrive within 3 s" RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  FABRICBENCH_RENDEZVOUS_SECONDS=3 -- "$bin/fb_all_reduce" -b 8 -e 8
+expect store_unreachable 3 "did not answer within 2 s" RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  FABRICBENCH_RENDEZVOUS_SECONDS=2 -- "$bin/fb_all_reduce" -b 8 -e 8
+
+echo "torchrun check: $failures failure(s)"
+exit $((failures > 0))
