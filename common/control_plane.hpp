@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the harness needs from its peers, whatever launched them: who they are, a barrier, folds of
-// numbers, and bytes gathered, broadcast or exchanged. MPI is the first implementation
-// (mpi_control_plane.hpp); one driven by a launcher's environment can take its place. No code
+// numbers, and bytes gathered, broadcast or exchanged. MPI is the first implementation (mpi.hpp),
+// Gloo the second (gloo_plane.hpp: torchrun's workers); common/launcher.hpp decides which. No code
 // outside an implementation and the MPI data-plane backend calls MPI.
 #pragma once
 
@@ -63,6 +63,9 @@ class ControlPlane {
   virtual std::unique_ptr<ControlPlane> split_by_node() = 0;
   /// This process's node name as the launcher knows it.
   virtual std::string node_name() const = 0;
+  /// Every rank's last call on the world when the program ends without abort(): a plane whose
+  /// rank 0 serves the others (the Gloo plane's store) holds it there until all are done.
+  virtual void close() {}
   /// Ends every rank of the job with `code`, now (a runtime failure: no peer may be left waiting).
   /// Not collective.
   [[noreturn]] virtual void abort(int code) = 0;

@@ -18,11 +18,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/tcp_store.hpp"
@@ -87,23 +90,15 @@ class GlooPlane final : public ControlPlane {
     gloo::rendezvous::PrefixStore store(name_, *world_->store);
     try {
       context->connectFullMesh(store, world_->device);
+      // Every rank's pairs connected before any may drop the plane: a rank that freed a plane as
+      // soon as its own side was up (discover_topology's node plane) cut a peer still connecting.
+      gloo::BarrierOptions connected(context);
+      gloo::barrier(connected);
     } catch (const std::exception& e) {
       throw Error(fmt::format("connecting the {} rank(s) of {} over Gloo: {}", size, name_, e.what()));
     }
     context->setTimeout(kNoGlooTimeout);
     context_ = std::move(context);
-  }
-
-  // The world's last barrier keeps rank 0's store and sockets up until every rank is done with
-  // them; bounded, since a peer may be gone (its launcher reports that).
-  ~GlooPlane() override {
-    if (name_ != "world") return;
-    try {
-      gloo::BarrierOptions options(context_);
-      options.setTimeout(rendezvous_timeout_);
-      gloo::barrier(options);
-    } catch (...) {  // a destructor cannot report: the run's outcome is already out
-    }
   }
 
   int rank() const override { return context_->rank; }
@@ -116,6 +111,22 @@ class GlooPlane final : public ControlPlane {
   void barrier() override {
     gloo::BarrierOptions options(context_);
     guarded("barrier", [&] { gloo::barrier(options); });
+  }
+
+  // Gloo's waits sleep on a condition variable: the plain barrier already leaves the CPUs alone.
+  void idle_barrier() override { barrier(); }
+
+  // The world's last barrier keeps rank 0's store and sockets up until every rank is done with
+  // them; bounded, since a peer may be gone (its launcher reports that).
+  void close() override {
+    if (name_ != "world") return;
+    try {
+      gloo::BarrierOptions options(context_);
+      options.setTimeout(rendezvous_timeout_);
+      gloo::barrier(options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[rank %d] the ranks' last barrier failed (a peer ended first?): %s\n", rank(), e.what());
+    }
   }
 
   std::unique_ptr<PendingBarrier> start_barrier() override { return std::make_unique<ThreadBarrier>(*this); }
@@ -168,6 +179,7 @@ class GlooPlane final : public ControlPlane {
   }
 
   std::string exchange(int peer, const std::string& bytes) override {
+    if (peer == rank()) return bytes;  // Gloo has no pair to itself
     std::uint64_t theirs = 0, mine = bytes.size();
     pair_swap(peer, &mine, &theirs, sizeof mine);
     std::string out(theirs, '\0');
@@ -287,10 +299,26 @@ std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
   auto world = std::make_shared<GlooWorld>();
   world->launcher = launch.launcher;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(launch.rendezvous_seconds * 1000));
+  // A peer that ends mid-write resets its connections: the next write must fail with an error
+  // naming it, not kill this rank with SIGPIPE (which torchrun would report as the first failure).
+  std::signal(SIGPIPE, SIG_IGN);
   if (launch.rank == 0) world->server = std::make_unique<StoreServer>(launch.store_port);
   world->store = std::make_unique<TcpStoreClient>(launch.master_address, launch.store_port, timeout);
   gloo::transport::tcp::attr attr;
-  attr.hostname = local_address_towards(launch.master_address, launch.store_port);
+  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
+    attr.iface = interface;  // PyTorch's variable: the interface its Gloo uses, ours too
+  } else {
+    attr.hostname = local_address_towards(launch.master_address, launch.store_port);
+    // Debian's /etc/hosts maps the host name to 127.0.1.1: rank 0 would offer the other nodes a
+    // loopback address.
+    if (launch.local_size > 0 && launch.local_size < launch.size &&
+        (attr.hostname.starts_with("127.") || attr.hostname == "::1"))
+      throw UsageError(
+          fmt::format("MASTER_ADDR {} leads to this node's loopback ({}), which the other nodes cannot "
+                      "reach: give MASTER_ADDR as an address of rank 0's node (not a name /etc/hosts "
+                      "maps to 127.0.1.1), or set GLOO_SOCKET_IFNAME",
+                      launch.master_address, attr.hostname));
+  }
   world->device = gloo::transport::tcp::CreateDevice(attr);
   return std::make_unique<GlooPlane>(world, "world", launch.rank, launch.size, timeout);
 }

@@ -25,8 +25,8 @@ int number_from(const GetEnv& get_env, const char* name, int low, int high) {
   const char* text = get_env(name);
   if (!text)
     throw UsageError(
-        fmt::format("{} is not set, but RANK and WORLD_SIZE are: an incomplete launch "
-                    "environment (torchrun sets both, with MASTER_ADDR and MASTER_PORT)",
+        fmt::format("{} is not set: an incomplete launch environment (torchrun sets RANK, WORLD_SIZE, "
+                    "MASTER_ADDR and MASTER_PORT)",
                     name));
   char* end = nullptr;
   errno = 0;
@@ -50,18 +50,28 @@ LauncherChoice launcher_choice(int argc, const char* const* argv) {
   return LauncherChoice::kAuto;
 }
 
-Launch decide_launch(LauncherChoice choice, bool mpi_rank_variables, bool environment_launch, bool slurm_step) {
+LaunchSigns LaunchSigns::of_environment() {
+  LaunchSigns signs;
+  signs.mpi_rank_variables = mpi_rank_variables_present();
+  signs.rank_variables = std::getenv("RANK") != nullptr || std::getenv("WORLD_SIZE") != nullptr;
+  signs.torchrun = std::getenv("TORCHELASTIC_RUN_ID") != nullptr;
+  signs.slurm_step = std::getenv("SLURM_STEP_ID") != nullptr;
+  return signs;
+}
+
+Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs) {
   if (choice == LauncherChoice::kMpi) return Launch::kMpi;
   if (choice == LauncherChoice::kEnv) {
-    if (!environment_launch)
+    if (!signs.rank_variables)
       throw UsageError(
           "--launcher env: RANK and WORLD_SIZE are not set (torchrun sets them, with MASTER_ADDR and "
           "MASTER_PORT)");
     return Launch::kEnv;
   }
-  if (mpi_rank_variables) return Launch::kMpi;
-  if (environment_launch) return Launch::kEnv;
-  return slurm_step ? Launch::kMpi : Launch::kAlone;
+  if (signs.torchrun && signs.rank_variables) return Launch::kEnv;
+  if (signs.mpi_rank_variables) return Launch::kMpi;
+  if (signs.rank_variables) return Launch::kEnv;
+  return signs.slurm_step ? Launch::kMpi : Launch::kAlone;
 }
 
 bool mpi_rank_variables_present() {
@@ -80,6 +90,7 @@ std::optional<LaunchEnvironment> launch_environment(const GetEnv& given) {
   e.rank = number_from(get_env, "RANK", 0, 1 << 20);
   if (e.rank >= e.size) throw UsageError(fmt::format("RANK={} is outside WORLD_SIZE={}", e.rank, e.size));
   e.local_rank = get_env("LOCAL_RANK") ? number_from(get_env, "LOCAL_RANK", 0, e.size - 1) : 0;
+  e.local_size = get_env("LOCAL_WORLD_SIZE") ? number_from(get_env, "LOCAL_WORLD_SIZE", 1, e.size) : 0;
   const char* address = get_env("MASTER_ADDR");
   if (!address || !*address)
     throw UsageError("MASTER_ADDR is not set or empty: rank 0's address, where the ranks meet");

@@ -19,10 +19,20 @@ LauncherChoice launcher_choice(int argc, const char* const* argv);
 /// How this process meets its peers.
 enum class Launch { kMpi, kEnv, kAlone };
 
-/// The decision: --launcher mpi or env as told; auto takes MPI where an MPI launcher's rank
-/// variables are (mpirun, srun's PMI/PMIx), else the environment launcher's (torchrun, which may
-/// run inside a Slurm step), else a Slurm step (an MPI srun), else runs alone.
-Launch decide_launch(LauncherChoice choice, bool mpi_rank_variables, bool environment_launch, bool slurm_step);
+/// What the environment holds, for the decision.
+struct LaunchSigns {
+  bool mpi_rank_variables = false;  ///< mpirun's, srun's PMI/PMIx (mpi_rank_variables_present)
+  bool rank_variables = false;      ///< RANK or WORLD_SIZE
+  bool torchrun = false;            ///< TORCHELASTIC_RUN_ID: set on every torchrun worker
+  bool slurm_step = false;          ///< SLURM_STEP_ID
+  static LaunchSigns of_environment();
+};
+
+/// The decision: --launcher mpi or env as told; auto takes torchrun's workers as its own even under
+/// an MPI launcher (`srun --mpi=pmix torchrun ...` leaves the agent's PMI variables to its
+/// workers), then MPI's rank variables (mpirun, srun's PMI/PMIx), then RANK and WORLD_SIZE, then a
+/// Slurm step (an MPI srun), else runs alone. Throws UsageError for --launcher env without them.
+Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs);
 
 /// An MPI launcher's rank variables (Open MPI, PMIx, PMI-1/2, Hydra) in this environment.
 bool mpi_rank_variables_present();
@@ -33,6 +43,7 @@ struct LaunchEnvironment {
   int rank = 0;
   int size = 1;
   int local_rank = 0;
+  int local_size = 0;               ///< LOCAL_WORLD_SIZE; 0 unknown
   std::string master_address;       ///< where rank 0 serves the rendezvous store
   int store_port = 0;               ///< the store's port: MASTER_PORT + 1 (torchrun's own store is on MASTER_PORT)
   double rendezvous_seconds = 300;  ///< how long to wait for every rank to arrive

@@ -32,30 +32,38 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
       ~LateSessionEnd() { mpi::finish_late_session(); }
     } late_session_end;
     std::unique_ptr<ControlPlane> world;
-    const std::optional<LaunchEnvironment> environment = launch_environment();
-    const Launch launch = decide_launch(launcher_choice(argc, argv), mpi_rank_variables_present(),
-                                        environment.has_value(), std::getenv("SLURM_STEP_ID") != nullptr);
+    const Launch launch = decide_launch(launcher_choice(argc, argv), LaunchSigns::of_environment());
     if (launch == Launch::kMpi) {
       session.emplace(argc, argv);
       world = std::make_unique<mpi::MpiPlane>();
     } else if (launch == Launch::kEnv) {
-      world = make_gloo_world(*environment);
+      world = make_gloo_world(*launch_environment());  // RANK or WORLD_SIZE is set: never none
     } else {
       world = std::make_unique<SingletonPlane>();
     }
-    const Topology topology = discover_topology(*world);
+    // From here a rank has peers: a failure ends them all (abort), never leaves them waiting.
+    std::optional<Topology> discovered;
     try {
-      return body(program, topology, *world);
+      discovered = discover_topology(*world);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: error: finding the ranks' nodes: %s\n", program.c_str(), describe(e).c_str());
+      world->abort(kExitFailure);
+    }
+    const Topology& topology = *discovered;
+    int code = kExitFailure;
+    try {
+      code = body(program, topology, *world);
     } catch (const UsageError& e) {
       if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-      return kExitUsage;
+      code = kExitUsage;
     } catch (const ReportedError& e) {
       world->abort(e.code());
     } catch (const std::exception& e) {
       print_failure(program, topology, e);
       world->abort(kExitFailure);
     }
-    return kExitFailure;           // not reached: abort() ends the process
+    world->close();
+    return code;
   } catch (const UsageError& e) {  // the launch itself (a launcher's variables, --launcher)
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
     return kExitUsage;

@@ -6,8 +6,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -29,7 +31,7 @@ bool read_all(int fd, void* data, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::recv(fd, at, size, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return false;  // closed, shut down, or the receive timeout
     at += n;
     size -= static_cast<std::size_t>(n);
   }
@@ -89,16 +91,29 @@ Socket& Socket::operator=(Socket&& other) noexcept {
 }
 
 StoreServer::StoreServer(int port) {
-  listener_ = Socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (listener_.get() < 0) throw_errno("socket(AF_INET6) for the rendezvous store");
+  // IPv6 with IPv4 peers mapped in; IPv4 alone where the kernel has no IPv6 (ipv6.disable=1).
   const int on = 1, off = 0;
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  listener_ = Socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener_.get() >= 0) {
+    ::setsockopt(listener_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    auto& v6 = reinterpret_cast<sockaddr_in6&>(address);
+    v6.sin6_family = AF_INET6;
+    v6.sin6_addr = in6addr_any;
+    v6.sin6_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof v6;
+  } else {
+    listener_ = Socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (listener_.get() < 0) throw_errno("socket() for the rendezvous store");
+    auto& v4 = reinterpret_cast<sockaddr_in&>(address);
+    v4.sin_family = AF_INET;
+    v4.sin_addr.s_addr = htonl(INADDR_ANY);
+    v4.sin_port = htons(static_cast<std::uint16_t>(port));
+    length = sizeof v4;
+  }
   ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  ::setsockopt(listener_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);  // IPv4 peers too
-  sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_any;
-  address.sin6_port = htons(static_cast<std::uint16_t>(port));
-  if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+  if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0)
     throw_errno(
         fmt::format("the rendezvous store cannot listen on port {} (MASTER_PORT + 1, or "
                     "FABRICBENCH_STORE_PORT): bind",
@@ -122,8 +137,12 @@ void StoreServer::accept_loop() {
   while (!stopping_) {
     const int connection = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // shut down
+      if (stopping_) return;  // shut down
+      // Out of descriptors or buffers for now (Gloo opens a socket per peer): the clients in the
+      // backlog must still be served, so wait and take them.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
     }
     const std::lock_guard<std::mutex> lock(mutex_);
     connections_.push_back(connection);
@@ -197,6 +216,11 @@ TcpStoreClient::TcpStoreClient(const std::string& host, int port, std::chrono::m
   }
   const int on = 1;
   ::setsockopt(socket_.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  // A store that accepted and went silent ends a request with an error, not a hang.
+  timeval limit{};
+  limit.tv_sec = static_cast<time_t>(std::max<std::int64_t>(1, timeout.count() / 1000));
+  ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(socket_.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
 }
 
 void TcpStoreClient::set(const std::string& key, const std::vector<char>& data) {
@@ -236,7 +260,7 @@ void TcpStoreClient::wait(const std::vector<std::string>& keys, const std::chron
       if (std::chrono::steady_clock::now() >= deadline)
         throw Error(
             fmt::format("rendezvous at {}: '{}' did not arrive within {} s: a rank never started or "
-                        "stopped before meeting the others (WORLD_SIZE too large?)",
+                        "stopped before meeting the others (is WORLD_SIZE the number of ranks started?)",
                         address_, key, timeout.count() / 1000));
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds(50));

@@ -15,13 +15,13 @@ done
 [[ -n $py ]] || { echo "SKIP: no python3 with torch here (apt-get install python3-torch)"; exit 77; }
 "$bin/fb_doctor" --help | grep -q -- "--launcher" || { echo "FAIL: fb_doctor has no --launcher"; exit 1; }
 out=$(mktemp -d /tmp/torchrun-check.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$out"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 torchrun() {  # NAME NPROC ARGS...: a standalone torchrun of NPROC workers; its output in $out/NAME.log
   local name=$1 nproc=$2
   shift 2
-  timeout 180 "$py" -m torch.distributed.run --standalone --nproc_per_node "$nproc" --redirects 1 --tee 1 \
+  timeout 60 "$py" -m torch.distributed.run --standalone --nproc_per_node "$nproc" --redirects 1 --tee 1 \
     --log_dir "$out/logs-$name" --no_python "$@" > "$out/$name.log" 2>&1
 }
 

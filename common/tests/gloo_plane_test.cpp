@@ -41,7 +41,7 @@ int free_port() {
 
 // One rank's whole life: every call of the plane, checked.
 [[noreturn]] void run_rank(int rank, int size, int store_port) {
-  LaunchEnvironment launch{"a test", rank, size, 0, "127.0.0.1", store_port, 30};
+  LaunchEnvironment launch{"a test", rank, size, 0, size, "127.0.0.1", store_port, 30};
   try {
     const std::unique_ptr<ControlPlane> world = make_gloo_world(launch);
     CHECK_OR_EXIT(world->rank() == rank && world->size() == size, 10);
@@ -118,7 +118,7 @@ TEST(GlooPlane, FourProcessesMeetAndEveryCallAgrees) {
 TEST(GlooPlane, AWorldThatNeverFillsEndsWithinTheRendezvousTimeout) {
   const int port = free_port();
   const auto start = std::chrono::steady_clock::now();
-  LaunchEnvironment launch{"a test", 0, 2, 0, "127.0.0.1", port, 2};  // rank 1 never comes
+  LaunchEnvironment launch{"a test", 0, 2, 0, 2, "127.0.0.1", port, 2};  // rank 1 never comes
   try {
     make_gloo_world(launch);
     FAIL() << "a world of one of its two ranks formed";
@@ -129,7 +129,7 @@ TEST(GlooPlane, AWorldThatNeverFillsEndsWithinTheRendezvousTimeout) {
 }
 
 TEST(GlooPlane, AStoreThatNeverAnswersIsNamed) {
-  LaunchEnvironment launch{"a test", 1, 2, 0, "127.0.0.1", free_port(), 1};  // rank 0 never serves
+  LaunchEnvironment launch{"a test", 1, 2, 0, 2, "127.0.0.1", free_port(), 1};  // rank 0 never serves
   try {
     make_gloo_world(launch);
     FAIL() << "connected to nobody";

@@ -58,7 +58,7 @@ TEST(Launcher, NamesTheMissingOrContradictoryVariable) {
     v.erase(name);
     return usage_error(v);
   };
-  EXPECT_NE(without("WORLD_SIZE").find("WORLD_SIZE is not set"), std::string::npos);
+  EXPECT_EQ(without("WORLD_SIZE").find("WORLD_SIZE is not set: an incomplete launch environment"), 0u);
   EXPECT_NE(without("RANK").find("RANK is not set"), std::string::npos);
   EXPECT_NE(without("MASTER_ADDR").find("MASTER_ADDR"), std::string::npos);
   EXPECT_NE(without("MASTER_PORT").find("MASTER_PORT is not set"), std::string::npos);
@@ -72,19 +72,25 @@ TEST(Launcher, NamesTheMissingOrContradictoryVariable) {
   EXPECT_NE(with("WORLD_SIZE", "four").find("WORLD_SIZE=four"), std::string::npos);
   EXPECT_NE(with("MASTER_PORT", "70000").find("MASTER_PORT=70000"), std::string::npos);
   EXPECT_NE(with("LOCAL_RANK", "9").find("LOCAL_RANK=9"), std::string::npos);
+  EXPECT_NE(with("LOCAL_WORLD_SIZE", "5").find("LOCAL_WORLD_SIZE=5"), std::string::npos);
   EXPECT_NE(with("MASTER_ADDR", "").find("MASTER_ADDR"), std::string::npos);
 }
 
-TEST(Launcher, AutoPrefersMpiRankVariablesThenTheEnvironmentThenASlurmStep) {
+TEST(Launcher, AutoTakesTorchrunsWorkersThenMpiThenRankVariablesThenASlurmStep) {
   using enum LauncherChoice;
-  EXPECT_EQ(decide_launch(kAuto, true, false, false), Launch::kMpi);     // mpirun
-  EXPECT_EQ(decide_launch(kAuto, true, true, false), Launch::kMpi);      // torchrun variables inside mpirun
-  EXPECT_EQ(decide_launch(kAuto, false, true, true), Launch::kEnv);      // torchrun inside a Slurm step
-  EXPECT_EQ(decide_launch(kAuto, false, false, true), Launch::kMpi);     // an MPI srun without PMI variables yet
-  EXPECT_EQ(decide_launch(kAuto, false, false, false), Launch::kAlone);  // started by hand
-  EXPECT_EQ(decide_launch(kMpi, false, true, false), Launch::kMpi);
-  EXPECT_EQ(decide_launch(kEnv, true, true, false), Launch::kEnv);
-  EXPECT_THROW(decide_launch(kEnv, false, false, false), UsageError);
+  const auto signs = [](bool mpi, bool rank, bool torchrun, bool slurm) {
+    return LaunchSigns{mpi, rank, torchrun, slurm};
+  };
+  EXPECT_EQ(decide_launch(kAuto, signs(true, false, false, false)), Launch::kMpi);     // mpirun
+  EXPECT_EQ(decide_launch(kAuto, signs(true, true, true, true)), Launch::kEnv);        // srun --mpi=pmix torchrun
+  EXPECT_EQ(decide_launch(kAuto, signs(true, true, false, false)), Launch::kMpi);      // a stray RANK under mpirun
+  EXPECT_EQ(decide_launch(kAuto, signs(false, true, true, true)), Launch::kEnv);       // torchrun in a Slurm step
+  EXPECT_EQ(decide_launch(kAuto, signs(false, true, false, false)), Launch::kEnv);     // a launcher of its kind
+  EXPECT_EQ(decide_launch(kAuto, signs(false, false, false, true)), Launch::kMpi);     // an MPI srun, PMI not yet seen
+  EXPECT_EQ(decide_launch(kAuto, signs(false, false, false, false)), Launch::kAlone);  // started by hand
+  EXPECT_EQ(decide_launch(kMpi, signs(false, true, true, false)), Launch::kMpi);
+  EXPECT_EQ(decide_launch(kEnv, signs(true, true, false, false)), Launch::kEnv);
+  EXPECT_THROW(decide_launch(kEnv, signs(true, false, false, false)), UsageError);
 }
 
 TEST(Launcher, ChoiceFromTheCommandLineBeforeItsParser) {
