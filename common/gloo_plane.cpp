@@ -65,6 +65,21 @@ std::string local_address_towards(const std::string& master, int port) {
   return address;
 }
 
+// MASTER_ADDR as this rank can reach it: this node's own name, where it does not resolve (a VM's or
+// container's host name with no /etc/hosts entry, as torchrun --standalone passes it), is its
+// loopback; anything else as given.
+std::string reachable_master(const std::string& master, const std::string& this_host) {
+  if (master != this_host && master != this_host.substr(0, this_host.find('.'))) return master;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(master.c_str(), nullptr, &hints, &found) == 0) {
+    ::freeaddrinfo(found);
+    return master;
+  }
+  return "127.0.0.1";
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
@@ -303,12 +318,13 @@ std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
   // naming it, not kill this rank with SIGPIPE (which torchrun would report as the first failure).
   std::signal(SIGPIPE, SIG_IGN);
   if (launch.rank == 0) world->server = std::make_unique<StoreServer>(launch.store_port);
-  world->store = std::make_unique<TcpStoreClient>(launch.master_address, launch.store_port, timeout);
+  const std::string master = reachable_master(launch.master_address, host_name());
+  world->store = std::make_unique<TcpStoreClient>(master, launch.store_port, timeout);
   gloo::transport::tcp::attr attr;
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
     attr.iface = interface;  // PyTorch's variable: the interface its Gloo uses, ours too
   } else {
-    attr.hostname = local_address_towards(launch.master_address, launch.store_port);
+    attr.hostname = local_address_towards(master, launch.store_port);
     // Debian's /etc/hosts maps the host name to 127.0.1.1: rank 0 would offer the other nodes a
     // loopback address.
     if (launch.local_size > 0 && launch.local_size < launch.size &&

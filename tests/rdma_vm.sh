@@ -111,6 +111,23 @@ run read_bw_incast 3 -np 3 "$bin/fb_rdma_read_bw" -d rxe0 -s 64K -n 1024 --patte
 run read_bw_one_to_many 3 -np 3 "$bin/fb_rdma_read_bw" -d rxe0 -s 64K -n 1024 --pattern one-to-many
 run write_bw_all_to_all 1 -np 3 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024 --pattern all-to-all -b
 run write_bw_bisection 2 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 1024 --pattern bisection
+# torchrun instead of mpirun (Debian's python3-torch, when the host has it): the pair's queue-pair
+# endpoints go over Gloo, the data are verified, the header says how the ranks met.
+if /usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null; then
+  timeout 120 /usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node 2 --redirects 1 --tee 1 \
+    --log_dir "$out/torchrun-logs" --no_python "$bin/fb_rdma_write_bw" -d rxe0 --minbytes 4K --maxbytes 64K \
+    --stepfactor 16 -n 1024 --csv "$out/torchrun.csv" > "$out/torchrun.log" 2>&1
+  rc=$?
+  if [[ $rc -ne 0 ]] || ! grep -q "note: the ranks met through torchrun (Gloo over TCP)" "$out/torchrun.log"; then
+    fail "write_bw under torchrun: exit $rc: $(grep -m3 -E 'error|timeout' "$out/torchrun.log" | tr '\n' ' ')"
+  elif ! check_csv "$out/torchrun.csv" 2; then
+    fail "write_bw under torchrun: CSV check"
+  else
+    echo "ok: write_bw under torchrun: $(grep -m1 'Wrong bytes' "$out/torchrun.log")"
+  fi
+else
+  echo "skip: write_bw under torchrun: no python3-torch on the host"
+fi
 # Three ranks spin on the VM's two vCPUs: latencies of a cell can differ 10x, so only a gross outlier is SLOW.
 run send_lat_pairs_quick 2 -np 3 "$bin/fb_rdma_send_lat" -d rxe0 -n 200 --pairs quick --node-threshold 0.05
 run write_bw_four_qps 1 -np 2 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -q 4 -n 1024
