@@ -76,6 +76,16 @@ bool write_blob(int fd, const void* data, std::size_t size) {
   return write_length(fd, size) && write_all(fd, data, size);
 }
 
+// Gloo's keys are "<plane>/<rank>": "rank 1's address for world".
+std::string describe_key(const std::string& key) {
+  const std::size_t slash = key.rfind('/');
+  const std::string last = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (slash == std::string::npos || last.empty() ||
+      !std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return fmt::format("'{}'", key);
+  return fmt::format("rank {}'s address for {}", last, key.substr(0, slash));
+}
+
 }  // namespace
 
 Socket::~Socket() {
@@ -259,9 +269,9 @@ void TcpStoreClient::wait(const std::vector<std::string>& keys, const std::chron
     while (!try_get(key, value)) {
       if (std::chrono::steady_clock::now() >= deadline)
         throw Error(
-            fmt::format("rendezvous at {}: '{}' did not arrive within {} s: a rank never started or "
+            fmt::format("rendezvous at {}: {} did not arrive within {} s: a rank never started or "
                         "stopped before meeting the others (is WORLD_SIZE the number of ranks started?)",
-                        address_, key, timeout.count() / 1000));
+                        address_, describe_key(key), timeout.count() / 1000));
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds(50));
     }
