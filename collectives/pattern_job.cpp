@@ -126,7 +126,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
 
   std::vector<ResultRow> measure_step(std::size_t round, int index, std::size_t, ControlPlane& plane,
                                       Watchdog& watchdog) override {
-    const LoadGroup& group = layout_.schedule().rounds[round].groups[static_cast<std::size_t>(index)];
+    const LoadGroup& group = layout_.group(round, index);
     const std::vector<int> members = layout_.ranks_of(group);
     std::vector<ResultRow> rows;
     try {

@@ -14,7 +14,6 @@
 #include <gloo/transport/tcp/device.h>
 #include <netdb.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +28,7 @@
 
 #include "common/error.hpp"
 #include "common/tcp_store.hpp"
+#include "common/topology.hpp"
 
 namespace fabricbench {
 namespace {
@@ -78,12 +78,6 @@ std::string reachable_master(const std::string& master, const std::string& this_
     return master;
   }
   return "127.0.0.1";
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
 }
 
 // What every plane split from one world shares: the store, the device, the launch's words.
@@ -226,7 +220,7 @@ class GlooPlane final : public ControlPlane {
     return split(color, rank());
   }
 
-  std::string node_name() const override { return host_name(); }
+  std::string node_name() const override { return local_host_name(); }
 
   // No Gloo call ends the peers: the launcher does when this rank exits non-zero (torchrun stops
   // the whole group; srun with --kill-on-bad-exit).
@@ -318,7 +312,7 @@ std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
   // naming it, not kill this rank with SIGPIPE (which torchrun would report as the first failure).
   std::signal(SIGPIPE, SIG_IGN);
   if (launch.rank == 0) world->server = std::make_unique<StoreServer>(launch.store_port);
-  const std::string master = reachable_master(launch.master_address, host_name());
+  const std::string master = reachable_master(launch.master_address, local_host_name());
   world->store = std::make_unique<TcpStoreClient>(master, launch.store_port, timeout);
   gloo::transport::tcp::attr attr;
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {

@@ -36,6 +36,14 @@ int number_from(const GetEnv& get_env, const char* name, int low, int high) {
   return static_cast<int>(value);
 }
 
+// An MPI launcher's rank variables (Open MPI, PMIx, PMI-1/2, Hydra) in this environment.
+bool mpi_rank_variables_present() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD", "MPI_LOCALNRANKS"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
 }  // namespace
 
 LauncherChoice launcher_choice(int argc, const char* const* argv) {
@@ -72,13 +80,6 @@ Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs) {
   if (signs.mpi_rank_variables) return Launch::kMpi;
   if (signs.rank_variables) return Launch::kEnv;
   return signs.slurm_step ? Launch::kMpi : Launch::kAlone;
-}
-
-bool mpi_rank_variables_present() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD", "MPI_LOCALNRANKS"})
-    if (std::getenv(name) != nullptr) return true;
-  return false;
 }
 
 std::optional<LaunchEnvironment> launch_environment(const GetEnv& given) {

@@ -21,7 +21,7 @@ enum class Launch { kMpi, kEnv, kAlone };
 
 /// What the environment holds, for the decision.
 struct LaunchSigns {
-  bool mpi_rank_variables = false;  ///< mpirun's, srun's PMI/PMIx (mpi_rank_variables_present)
+  bool mpi_rank_variables = false;  ///< Open MPI's, PMIx's, PMI-1/2's or Hydra's rank variables
   bool rank_variables = false;      ///< RANK or WORLD_SIZE
   bool torchrun = false;            ///< TORCHELASTIC_RUN_ID: set on every torchrun worker
   bool slurm_step = false;          ///< SLURM_STEP_ID
@@ -33,9 +33,6 @@ struct LaunchSigns {
 /// workers), then MPI's rank variables (mpirun, srun's PMI/PMIx), then RANK and WORLD_SIZE, then a
 /// Slurm step (an MPI srun), else runs alone. Throws UsageError for --launcher env without them.
 Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs);
-
-/// An MPI launcher's rank variables (Open MPI, PMIx, PMI-1/2, Hydra) in this environment.
-bool mpi_rank_variables_present();
 
 /// A rank as an environment launcher describes it.
 struct LaunchEnvironment {

@@ -2,7 +2,6 @@
 #include "common/program.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>

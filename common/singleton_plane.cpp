@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/singleton_plane.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 
 #include "common/mpi.hpp"
+#include "common/topology.hpp"
 
 namespace fabricbench {
 
@@ -17,11 +16,7 @@ std::unique_ptr<ControlPlane> SingletonPlane::split(int color, int) {
   return std::make_unique<SingletonPlane>();
 }
 
-std::string SingletonPlane::node_name() const {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
+std::string SingletonPlane::node_name() const { return local_host_name(); }
 
 void SingletonPlane::abort(int code) {
   mpi::abort_if_started(code);  // the MPI data plane may have started MPI late

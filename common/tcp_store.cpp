@@ -255,26 +255,29 @@ bool TcpStoreClient::try_get(const std::string& key, std::vector<char>& value) {
 }
 
 std::vector<char> TcpStoreClient::get(const std::string& key) {
-  wait({key}, timeout_);
   std::vector<char> value;
-  try_get(key, value);
+  await_value(key, value, std::chrono::steady_clock::now() + timeout_, timeout_);
   return value;
 }
 
 void TcpStoreClient::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
   std::vector<char> value;
-  for (const std::string& key : keys)
-    while (!try_get(key, value)) {
-      if (std::chrono::steady_clock::now() >= deadline)
-        throw Error(
-            fmt::format("rendezvous at {}: {} did not arrive within {} s: a rank never started or "
-                        "stopped before meeting the others (is WORLD_SIZE the number of ranks started?)",
-                        address_, describe_key(key), timeout.count() / 1000));
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    }
+  for (const std::string& key : keys) await_value(key, value, deadline, timeout);
+}
+
+void TcpStoreClient::await_value(const std::string& key, std::vector<char>& value,
+                                 std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout) {
+  auto pause = std::chrono::milliseconds(1);
+  while (!try_get(key, value)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error(
+          fmt::format("rendezvous at {}: {} did not arrive within {} s: a rank never started or stopped "
+                      "before meeting the others (is WORLD_SIZE the number of ranks started?)",
+                      address_, describe_key(key), timeout.count() / 1000));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace fabricbench

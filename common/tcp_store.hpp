@@ -74,6 +74,10 @@ class TcpStoreClient final : public gloo::rendezvous::Store {
  private:
   /// The value of `key`, or false when it is not set yet.
   bool try_get(const std::string& key, std::vector<char>& value);
+  /// Polls until `key` is set (its value into `value`); past `deadline` throws Error naming it and
+  /// `timeout`, the wait it was given.
+  void await_value(const std::string& key, std::vector<char>& value, std::chrono::steady_clock::time_point deadline,
+                   std::chrono::milliseconds timeout);
 
   std::string address_;  // "host:port", for errors
   std::chrono::milliseconds timeout_;

@@ -2,10 +2,17 @@
 #include "common/topology.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 namespace fabricbench {
 
 std::string Topology::label() const { return fmt::format("[rank {} on {}]", rank, host); }
+
+std::string local_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
 
 Topology discover_topology(ControlPlane& world) {
   Topology t;

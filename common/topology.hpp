@@ -28,6 +28,9 @@ struct Topology {
   const std::string& host_of(int world_rank) const { return host_of_rank.at(static_cast<std::size_t>(world_rank)); }
 };
 
+/// This process's host name (gethostname), "localhost" when it has none.
+std::string local_host_name();
+
 /// Collective over `world`: every rank must call.
 Topology discover_topology(ControlPlane& world);
 

@@ -57,7 +57,7 @@ std::string LoadLayout::describe(const LoadGroup& group) const {
 
 void LoadLayout::label(ResultRow& row, std::size_t round, int group) const {
   const LoadRound& r = schedule_.rounds[round];
-  const LoadGroup& g = r.groups[static_cast<std::size_t>(group)];
+  const LoadGroup& g = this->group(round, group);
   row.operation = r.load.empty() || g.aggressor ? std::string(name_of(g.shape)) : "victim";
   row.round = static_cast<int>(round);
   row.pair = group;

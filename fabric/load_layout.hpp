@@ -37,6 +37,10 @@ class LoadLayout {
   /// GroupedMeasurement's answers: the group of `rank` in `round` (-1: sits it out), its place.
   int group_of(std::size_t round, int rank) const { return group_of_rank_[round][static_cast<std::size_t>(rank)]; }
   int role_of(std::size_t round, int rank) const { return role_of_rank_[round][static_cast<std::size_t>(rank)]; }
+  /// Group `index` of `round`.
+  const LoadGroup& group(std::size_t round, int index) const {
+    return schedule_.rounds[round].groups[static_cast<std::size_t>(index)];
+  }
   /// The world ranks of a group's units, its leader first.
   std::vector<int> ranks_of(const LoadGroup& group) const;
   bool has_aggressors(std::size_t round) const;

@@ -68,12 +68,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
     header.context["memory"] = memory_description_;
     header.context["pattern"] = pattern;
     header.context["matrix_units"] = layout_.units().names;
-    header.context["device"] = {{"name", hca_.name},
-                                {"port", hca_.port.number},
-                                {"gid_index", hca_.gid_index},
-                                {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
-                                {"line_rate_gbps", hca_.port.line_rate_gbps},
-                                {"nominal_rate", hca_.port.nominal_rate}};
+    header.context["device"] = device_context(hca_);
     header.title = fmt::format(
         "{}: {} --pattern {}: {} over {} node(s), {} port {} GID {}, each flow {} QP(s) of tx depth {}, {}, {} memory",
         plan_.program, word_, pattern, layout_.schedule().note, layout_.units().names.size(), hca_.name,
@@ -96,13 +91,8 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
     if (topology_.rank != 0) return outcome;
     outcome.summary = summarize_rows(sink.rows);
-    // The port's own rate stands in for --line-rate where it is a wire speed.
-    const double line_rate = plan_.options.pairs.line_rate_gbps > 0 ? plan_.options.pairs.line_rate_gbps
-                             : hca_.port.nominal_rate               ? 0
-                                                                    : hca_.port.line_rate_gbps;
     add_load_report(outcome.summary, layout_, sink.rows,
-                    RateRule{layout_.tree() ? &*layout_.tree() : nullptr, line_rate, plan_.options.pass_percent,
-                             plan_.options.warn_percent});
+                    rate_rule(plan_, hca_, layout_.tree() ? &*layout_.tree() : nullptr));
     outcome.summary.schedule = schedule;
     if (const auto& gate = plan_.options.expect_gbps)
       outcome.summary.verdicts.push_back(judge_expected_gbps(sink.rows, *gate));
@@ -127,7 +117,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
   // exchange of endpoints then meets its peer's (the earliest flow not yet connected always can).
   void enter_round(std::size_t round, int group, ControlPlane* plane) override {
     if (!plane) return;
-    const LoadGroup& g = group_at(round, group);
+    const LoadGroup& g = layout_.group(round, group);
     const int me = plane->rank();  // the plane is ordered by the ranks' places in the group
     // A read moves data towards its initiator: the flow's receiver initiates it.
     const bool receiver_initiates = plan_.operation->family == "read";
@@ -147,7 +137,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
 
   std::vector<ResultRow> measure_step(std::size_t round, int group, std::size_t step, ControlPlane& plane,
                                       Watchdog& watchdog) override {
-    const LoadGroup& g = group_at(round, group);
+    const LoadGroup& g = layout_.group(round, group);
     const std::uint64_t bytes = plan_.sizes[step];
     const std::string what = fmt::format("{} messages of {} B", plan_.program, bytes);
     watchdog.set_activity(what + fmt::format(" (round {}, {})", round, layout_.describe(g)));
@@ -202,7 +192,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
   ResultRow group_row(std::size_t round, int group, std::uint64_t bytes, const Measurement& m,
                       std::int64_t wrong) const {
     const VerbsOptions& o = plan_.options;
-    const LoadGroup& g = group_at(round, group);
+    const LoadGroup& g = layout_.group(round, group);
     const std::vector<int> ranks = layout_.ranks_of(g);
     ResultRow row = verbs_row(plan_, word_, hca_);
     layout_.label(row, round, group);
@@ -220,10 +210,6 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
                  g.shape == LoadShape::kAllToAll ? 1.0 / static_cast<double>(ranks.size()) : 1.0);
     row.wrong = wrong;
     return row;
-  }
-
-  const LoadGroup& group_at(std::size_t round, int group) const {
-    return layout_.schedule().rounds[round].groups[static_cast<std::size_t>(group)];
   }
 
   // The memory of flow `index` of this rank (kept for every round: registered per round).

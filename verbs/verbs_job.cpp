@@ -166,14 +166,7 @@ class VerbsJob final : public Job, public GroupedMeasurement {
     header.context["backend"] = "verbs";
     header.context["operation"] = word_;
     header.context["memory"] = memory_description_;
-    header.context["device"] = {{"name", hca_.name},
-                                {"port", hca_.port.number},
-                                {"gid_index", hca_.gid_index},
-                                {"gid", gid_text(hca_.gid)},
-                                {"state", port_state_name(hca_.port.attributes.state)},
-                                {"link_layer", hca_.port.ethernet ? "Ethernet" : "InfiniBand"},
-                                {"line_rate_gbps", hca_.port.line_rate_gbps},
-                                {"nominal_rate", hca_.port.nominal_rate}};
+    header.context["device"] = device_context(hca_);
     const Pairing& pairing = plan_.pairing;
     if (pairing.matrix()) header.context["matrix_units"] = pairing.units;
     header.title = fmt::format("{}: {} {} pair(s) ({}), {} port {} GID {}, {} QP(s), tx depth {}, {}, {} memory",
@@ -214,11 +207,7 @@ class VerbsJob final : public Job, public GroupedMeasurement {
     if (record) {
       LinkMatrix matrix = record->matrix();
       outcome.summary.verdicts.push_back(judge_links(matrix, pairs.node_threshold, tree));
-      // The port's own rate stands in for --line-rate where it is a wire speed.
-      const double line_rate = pairs.line_rate_gbps > 0 ? pairs.line_rate_gbps
-                               : hca_.port.nominal_rate ? 0
-                                                        : hca_.port.line_rate_gbps;
-      const RateRule rates{tree, line_rate, plan_.options.pass_percent, plan_.options.warn_percent};
+      const RateRule rates = rate_rule(plan_, hca_, tree);
       set_expected_rates(matrix, plan_.pairing, rates);
       if (auto expected = judge_expected_rates(matrix, rates)) outcome.summary.verdicts.push_back(std::move(*expected));
       outcome.summary.exhibits.push_back(matrix_exhibit(std::move(matrix)));
@@ -375,6 +364,26 @@ PairConfig pair_config(const VerbsPlan& plan, const std::string& rank_label) {
   return {
       plan.metric,     plan.half_bytes,           o.qps,     static_cast<std::uint32_t>(o.tx_depth), o.bidirectional,
       mtu_enum(o.mtu), o.outputs.timeout_seconds, rank_label};
+}
+
+nlohmann::json device_context(const Hca& hca) {
+  return {{"name", hca.name},
+          {"port", hca.port.number},
+          {"gid_index", hca.gid_index},
+          {"gid", gid_text(hca.gid)},
+          {"state", port_state_name(hca.port.attributes.state)},
+          {"link_layer", hca.port.ethernet ? "Ethernet" : "InfiniBand"},
+          {"line_rate_gbps", hca.port.line_rate_gbps},
+          {"nominal_rate", hca.port.nominal_rate}};
+}
+
+RateRule rate_rule(const VerbsPlan& plan, const Hca& hca, const FabricTree* tree) {
+  const VerbsOptions& o = plan.options;
+  // The port's own rate stands in for --line-rate where it is a wire speed.
+  const double line_rate = o.pairs.line_rate_gbps > 0 ? o.pairs.line_rate_gbps
+                           : hca.port.nominal_rate    ? 0
+                                                      : hca.port.line_rate_gbps;
+  return {tree, line_rate, o.pass_percent, o.warn_percent};
 }
 
 ResultRow verbs_row(const VerbsPlan& plan, const std::string& word, const Hca& hca) {

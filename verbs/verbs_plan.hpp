@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/driver.hpp"
 #include "common/row.hpp"
 #include "common/sampling.hpp"
+#include "fabric/expected_rates.hpp"
 #include "fabric/fabric_tree.hpp"
 #include "fabric/pairing.hpp"
 #include "verbs/device.hpp"
@@ -38,6 +40,13 @@ PairConfig pair_config(const VerbsPlan& plan, const std::string& rank_label);
 /// A row of `plan` with what every row of the run shares: the names (operation `word`), the
 /// device and queue settings, the tags. The caller adds the size, the measurement and the pair.
 ResultRow verbs_row(const VerbsPlan& plan, const std::string& word, const Hca& hca);
+
+/// The run's device in its header's context: name, port, GID, state, link layer and rate.
+nlohmann::json device_context(const Hca& hca);
+
+/// What `plan`'s paths are judged against: --line-rate, else `hca`'s port rate where it is a wire
+/// speed (not Soft-RoCE's nominal one); the tree's rates where `tree` is given.
+RateRule rate_rule(const VerbsPlan& plan, const Hca& hca, const FabricTree* tree);
 
 /// fb_rdma_*_bw --pattern: the job measuring the load pattern of plan.options.pairs. Collective
 /// over `world`; throws UsageError when the pattern cannot run on this operation or these nodes.
