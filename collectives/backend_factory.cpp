@@ -10,6 +10,10 @@
 #include "collectives/mpi_backend.hpp"
 #include "common/error.hpp"
 
+#if FABRICBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_backend.hpp"
+#endif
+
 #if FABRICBENCH_HAVE_NCCL
 #include <cuda_runtime_api.h>
 
@@ -71,18 +75,29 @@ std::unique_ptr<Backend> make_backend(const CollectiveOptions& o, const Topology
         "--backend nccl: this build has no NCCL backend (configure found no CUDA toolkit or NCCL; see its summary)");
 #endif
   }
+  const std::string host = o.backend == "gloo" ? "gloo" : "mpi";
   if (o.graph_iterations > 0)
-    throw UsageError("-G/--cudagraph needs --backend nccl: the mpi backend has no CUDA graphs");
-  if (o.gpus_given) throw UsageError("-g/--ngpus needs --backend nccl: the mpi backend uses no GPU");
+    throw UsageError(fmt::format("-G/--cudagraph needs --backend nccl: the {} backend has no CUDA graphs", host));
+  if (o.gpus_given) throw UsageError(fmt::format("-g/--ngpus needs --backend nccl: the {} backend uses no GPU", host));
   if (!o.algorithms.empty() || !o.protocols.empty())
     throw UsageError("--algo/--proto are NCCL settings: they need --backend nccl");
   if (!o.nccl_log_dir.empty()) throw UsageError("--nccl-logs needs --backend nccl");
-  if (o.gpu_offset_given) throw UsageError("--gpu-offset needs --backend nccl: the mpi backend uses no GPU");
-  if (o.timer_given) throw UsageError("--timer needs --backend nccl: the mpi backend times with the host clock");
+  if (o.gpu_offset_given)
+    throw UsageError(fmt::format("--gpu-offset needs --backend nccl: the {} backend uses no GPU", host));
+  if (o.timer_given)
+    throw UsageError(fmt::format("--timer needs --backend nccl: the {} backend times with the host clock", host));
   if (!o.nccl_calls.empty())
-    throw UsageError("--nccl-call needs --backend nccl: the mpi backend makes MPI's own calls");
+    throw UsageError(fmt::format("--nccl-call needs --backend nccl: the {} backend makes {}'s own calls", host,
+                                 host == "gloo" ? "Gloo" : "MPI"));
   const CacheMode cache = o.cache.value_or(CacheMode::kWarm);
   (void)topology;
+  if (host == "gloo") {
+#if FABRICBENCH_HAVE_GLOO
+    return std::make_unique<GlooBackend>(group, cache);
+#else
+    throw UsageError("--backend gloo: this build has no Gloo (configure found no libgloo-dev; see its summary)");
+#endif
+  }
   return std::make_unique<MpiBackend>(group, cache);
 }
 

@@ -19,6 +19,7 @@ namespace fabricbench::collectives {
 
 struct NcclCall;  // collectives/nccl/nccl_call.hpp (NCCL builds only)
 struct MpiCall;   // collectives/mpi_call.hpp
+struct GlooCall;  // collectives/gloo/gloo_call.hpp (Gloo builds only)
 
 /// Elements per rank in each buffer.
 struct BufferCounts {
@@ -54,7 +55,7 @@ struct Span {
   std::uint64_t elements = 0;
 };
 
-enum class Library { kMpi, kNccl };
+enum class Library { kMpi, kNccl, kGloo };
 
 /// How a backend issues a collective: its library's own call, or point-to-point sends and
 /// receives grouped into one operation (NCCL before 2.28 had no alltoall, gather or scatter).
@@ -108,6 +109,11 @@ struct Collective {
   /// peer (alltoall, sendrecv): a race NCCL does not order, so with more than one rank its result
   /// is undefined (wrong data from 8 MiB on the H200). Timed as nccl-tests times it, not checked.
   bool nccl_in_place_defined = true;
+  /// Gloo's call for this collective (its own algorithm; null in builds without Gloo), its name
+  /// for the call column, and whether its in-place result is defined (as for NCCL above).
+  void (*gloo)(const GlooCall&) = nullptr;
+  std::string_view gloo_name{};
+  bool gloo_in_place_defined = true;
 };
 
 /// Bytes per rank of the larger buffer: the size a row reports.

@@ -152,7 +152,8 @@ void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
 // The backend, adaptive sampling, the bandwidth gate and fault injection.
 void add_run_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   app.add_option("--backend", o.backend,
-                 "mpi (host memory), nccl (GPU memory), auto [auto: nccl where GPUs and NCCL are present]");
+                 "mpi (host memory), nccl (GPU memory), gloo (host memory, Gloo's algorithms over TCP, as "
+                 "PyTorch's CPU backend), auto [auto: nccl where GPUs and NCCL are present, else mpi]");
   app.add_option("--max-noise", o.max_noise_percent,
                  "adaptive mode: sample until the median's relative standard error (from the MAD) is below this %")
       ->check(number_in(NumberRange::between(0, 100)));
@@ -216,8 +217,8 @@ void resolve_run_flags(CollectiveOptions& o, const CollectiveFlags& f) {
   if (o.gpu_offset < 0) throw UsageError(fmt::format("--gpu-offset must be 0 or more (got {})", o.gpu_offset));
   o.rank_reduction = parse_rank_reduction(f.reduction_text, "-a/--average");
   if (!f.fault_text.empty()) o.fault = parse_fault(f.fault_text);
-  if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl")
-    throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, auto", o.backend));
+  if (o.backend != "auto" && o.backend != "mpi" && o.backend != "nccl" && o.backend != "gloo")
+    throw UsageError(fmt::format("--backend: unknown backend '{}'; valid: mpi, nccl, gloo, auto", o.backend));
 }
 
 void resolve_nccl_flags(CollectiveOptions& o, const CollectiveFlags& f) {

@@ -2,16 +2,9 @@
 #include "collectives/mpi_backend.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 
-#include "collectives/host_data.hpp"
 #include "common/error.hpp"
 #include "common/mpi.hpp"
 #include "common/singleton_plane.hpp"
@@ -43,24 +36,10 @@ MPI_Op mpi_op(ReduceOp op) {
   }
 }
 
-// Poison for outputs, so an element the collective never wrote is counted wrong.
-constexpr int kPoisonByte = 0xA5;
-
 }  // namespace
 
-HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
-  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t rounded = std::max<std::size_t>(page, (bytes + page - 1) / page * page);
-  auto* memory = static_cast<std::byte*>(std::aligned_alloc(page, rounded));
-  if (!memory) throw std::bad_alloc();
-  std::memset(memory, 0, rounded);  // touch every page now, not inside a timed call
-  memory_.reset(memory);
-}
-
-void HostBuffer::Free::operator()(std::byte* p) const noexcept { std::free(p); }
-
 MpiBackend::MpiBackend(const BackendGroup& group, CacheMode cache)
-    : comm_(MPI_COMM_NULL), rank_(group.rank), ranks_(group.size), cache_(cache) {
+    : HostBackend(group.rank, group.size, cache, Library::kMpi), comm_(MPI_COMM_NULL) {
   if (!group.plane) return;
   // The one place a control plane is asked what it is: MPI collectives need MPI's communicator.
   // A process no launcher started is the whole job: its MPI starts now, alone.
@@ -101,60 +80,11 @@ std::string MpiBackend::call_name(const Collective& c, CallForm form) const {
   return std::string(form == CallForm::kLibrary ? c.mpi_name : kMpiPointToPointName);
 }
 
-KeyValues MpiBackend::settings() const {
-  KeyValues settings;
-  if (cache_ != CacheMode::kWarm) settings.set("cache", std::string(name_of(cache_)));
-  return settings;
-}
-
-void MpiBackend::set_group(std::vector<int> members) {
-  group_ = std::move(members);
-  const auto me = std::find(group_.begin(), group_.end(), rank_);
-  if (!group_.empty() && me == group_.end()) throw Error(fmt::format("rank {} is not in its own group", rank_));
-  group_rank_ = group_.empty() ? rank_ : static_cast<int>(me - group_.begin());
-}
-
-void MpiBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
-  // Cold calls move both buffers' views by the same window, as nccl-tests does: both hold the
-  // largest call.
-  if (cache_ == CacheMode::kCold) send_bytes = recv_bytes = std::max(send_bytes, recv_bytes);
-  send_ = HostBuffer(send_bytes);
-  recv_ = HostBuffer(recv_bytes);
-}
-
-Shape MpiBackend::shape_of(const CallSpec& call) const { return {group_rank(), ranks(), call.root, call.count}; }
-
-MpiBackend::View MpiBackend::input_view(const CallSpec& call) const {
-  const bool in_place = call.placement == Placement::kInPlace;
-  const Span span = input_span(*call.collective, shape_of(call), in_place);
-  std::byte* base = (in_place ? recv_.data() : send_.data()) + window_offset_;
-  return {base + span.offset * size_of(call.dtype), span.elements};
-}
-
-MpiBackend::View MpiBackend::output_view(const CallSpec& call) const {
-  const Span span = output_span(*call.collective, shape_of(call), call.placement == Placement::kInPlace, Library::kMpi);
-  return {recv_.data() + window_offset_ + span.offset * size_of(call.dtype), span.elements};
-}
-
-DataLayout MpiBackend::layout_of(const CallSpec& call) const {
-  return {call.collective->source, call.dtype, call.op, group_rank(), ranks(), call.root, call.count};
-}
-
-void MpiBackend::prepare(const CallSpec& call) {
-  const BufferCounts counts = call.collective->buffers(call.count, ranks());
-  const std::size_t element = size_of(call.dtype);
-  windows_.start(std::max(counts.send, counts.recv) * element, std::min(send_.size(), recv_.size()), cache_);
-  window_offset_ = 0;
-  std::memset(recv_.data(), kPoisonByte, counts.recv * element);
-  const View in = input_view(call);
-  fill_input_host(layout_of(call), in.data, 0, in.elements);
-}
-
 MpiCall MpiBackend::make_call(const CallSpec& call) const {
   const Collective& c = *call.collective;
   MpiCall m;
   m.in = input_view(call).data;
-  m.recv = recv_.data();
+  m.recv = receive_buffer();
   m.out = output_view(call).data;
   m.in_place = call.placement == Placement::kInPlace;
   m.count = static_cast<int>(call.count);
@@ -163,40 +93,15 @@ MpiCall MpiBackend::make_call(const CallSpec& call) const {
   m.op = c.reduces ? mpi_op(call.op) : MPI_OP_NULL;
   m.shape = shape_of(call);
   m.comm = comm_;
-  m.comm_ranks = group_.empty() ? nullptr : group_.data();
+  m.comm_ranks = group().empty() ? nullptr : group().data();
   return m;
 }
 
 double MpiBackend::run(const CallSpec& call, int operations) {
-  // Everything but the calls themselves is settled before the clock starts: the calls of each
-  // window made once.
   void (*const issue)(const MpiCall&) =
       call.form == CallForm::kLibrary ? call.collective->mpi : call.collective->mpi_p2p;
-  const auto windows = static_cast<std::size_t>(std::min<std::uint64_t>(windows_.windows(), operations));
-  std::vector<MpiCall> calls;
-  calls.reserve(windows);
-  for (std::size_t i = 0; i < windows; ++i) {
-    window_offset_ = windows_.next();
-    calls.push_back(make_call(call));
-  }
-  // The window after the last call: the next run starts there, as nccl-tests' next iteration does.
-  for (int i = static_cast<int>(windows); i < operations; ++i) windows_.next();
-  window_offset_ = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < operations; ++i) issue(calls[static_cast<std::size_t>(i) % windows]);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::uint64_t MpiBackend::count_wrong(const CallSpec& call) {
-  const View out = output_view(call);
-  return count_wrong_host(layout_of(call), out.data, out.elements);
-}
-
-bool MpiBackend::corrupt_output(const CallSpec& call) {
-  const View out = output_view(call);
-  if (out.elements == 0) return false;
-  corrupt_first_host(call.dtype, out.data);
-  return true;
+  return time_calls(
+      operations, [&] { return make_call(call); }, issue);
 }
 
 }  // namespace fabricbench::collectives

@@ -268,6 +268,9 @@ std::unique_ptr<Job> make_pattern_job(const std::string& program, const Collecti
   if (c.name != "sendrecv")
     throw UsageError(
         fmt::format("--pattern: the load patterns are fb_sendrecv's (fb_{} runs on every rank at once)", c.name));
+  if (options.backend == "gloo")
+    throw UsageError(
+        "--pattern: the gloo backend runs on all the ranks at once; groups of ranks need --backend mpi or nccl");
   if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
       !options.protocols.empty() || !options.nccl_calls.empty())
     throw UsageError(

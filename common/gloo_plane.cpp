@@ -39,32 +39,6 @@ constexpr std::chrono::hours kNoGlooTimeout(24);
 // The slot of exchange(): a pair's sends and receives match in order on it.
 constexpr std::uint64_t kExchangeSlot = 0x7fb0000000ull;
 
-// The address of this node towards `master` (the interface its route takes), which the Gloo
-// device listens on and advertises: the hostname may resolve to 127.0.1.1 on Debian.
-std::string local_address_towards(const std::string& master, int port) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_DGRAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(master.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
-    throw Error(fmt::format("MASTER_ADDR {} does not resolve", master));
-  std::string address;
-  for (const addrinfo* a = found; a && address.empty(); a = a->ai_next) {
-    const Socket probe(::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (probe.get() < 0 || ::connect(probe.get(), a->ai_addr, a->ai_addrlen) != 0) continue;  // no packet is sent
-    sockaddr_storage mine{};
-    socklen_t length = sizeof mine;
-    if (::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&mine), &length) != 0) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    const void* raw = mine.ss_family == AF_INET
-                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&mine)->sin_addr)
-                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&mine)->sin6_addr);
-    if (::inet_ntop(mine.ss_family, raw, text, sizeof text)) address = text;
-  }
-  ::freeaddrinfo(found);
-  if (address.empty()) throw Error(fmt::format("no route from this node to MASTER_ADDR {}", master));
-  return address;
-}
-
 // MASTER_ADDR as this rank can reach it: this node's own name, where it does not resolve (a VM's or
 // container's host name with no /etc/hosts entry, as torchrun --standalone passes it), is its
 // loopback; anything else as given.
@@ -318,7 +292,11 @@ std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
     attr.iface = interface;  // PyTorch's variable: the interface its Gloo uses, ours too
   } else {
-    attr.hostname = local_address_towards(master, launch.store_port);
+    try {
+      attr.hostname = local_address_towards(master, launch.store_port);
+    } catch (const Error& e) {
+      throw Error(fmt::format("MASTER_ADDR: {}", e.what()));
+    }
     // Debian's /etc/hosts maps the host name to 127.0.1.1: rank 0 would offer the other nodes a
     // loopback address.
     if (launch.local_size > 0 && launch.local_size < launch.size &&

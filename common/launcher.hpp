@@ -22,7 +22,7 @@ enum class Launch { kMpi, kEnv, kAlone };
 /// What the environment holds, for the decision.
 struct LaunchSigns {
   bool mpi_rank_variables = false;  ///< Open MPI's, PMIx's, PMI-1/2's or Hydra's rank variables
-  bool rank_variables = false;      ///< RANK or WORLD_SIZE
+  bool rank_variables = false;      ///< RANK or WORLD_SIZE, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX
   bool torchrun = false;            ///< TORCHELASTIC_RUN_ID: set on every torchrun worker
   bool slurm_step = false;          ///< SLURM_STEP_ID
   static LaunchSigns of_environment();
@@ -30,13 +30,14 @@ struct LaunchSigns {
 
 /// The decision: --launcher mpi or env as told; auto takes torchrun's workers as its own even under
 /// an MPI launcher (`srun --mpi=pmix torchrun ...` leaves the agent's PMI variables to its
-/// workers), then MPI's rank variables (mpirun, srun's PMI/PMIx), then RANK and WORLD_SIZE, then a
-/// Slurm step (an MPI srun), else runs alone. Throws UsageError for --launcher env without them.
+/// workers), then MPI's rank variables (mpirun, srun's PMI/PMIx), then RANK and WORLD_SIZE (or an
+/// Indexed Job's index), then a Slurm step with no MPI plugin (`srun --mpi=none`: its SLURM_*
+/// variables), else runs alone. Throws UsageError for --launcher env without any of them.
 Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs);
 
 /// A rank as an environment launcher describes it.
 struct LaunchEnvironment {
-  std::string launcher;  ///< "torchrun"
+  std::string launcher;  ///< "torchrun", "srun", "a Kubernetes Indexed Job", ...
   int rank = 0;
   int size = 1;
   int local_rank = 0;
@@ -49,9 +50,16 @@ struct LaunchEnvironment {
 /// The variable lookup, std::getenv by default (a test passes its own).
 using GetEnv = std::function<const char*(const char*)>;
 
-/// The environment launcher's description of this rank, none when no such launcher set one (no
-/// RANK and WORLD_SIZE). Throws UsageError naming the variable that is missing, malformed or
-/// contradicts another (RANK outside WORLD_SIZE, a port out of range).
+/// The environment launcher's description of this rank, none when no such launcher set one. From
+/// RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun, PyTorchJob, a hand-written launch; a
+/// Kubernetes Indexed Job's JOB_COMPLETION_INDEX stands for RANK); else from a Slurm step's
+/// SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and its node list (rank 0 on the first node; the
+/// port from MASTER_PORT, else from the job and step ids). Throws UsageError naming the variable
+/// that is missing, malformed or contradicts another (RANK outside WORLD_SIZE, a port out of range).
 std::optional<LaunchEnvironment> launch_environment(const GetEnv& get_env = {});
+
+/// The first host of a Slurm host list ("node[07-09,12],gpu3" -> "node07"). Throws UsageError for
+/// an empty or malformed list.
+std::string first_slurm_host(const std::string& host_list);
 
 }  // namespace fabricbench

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/tcp_store.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -278,6 +279,30 @@ void TcpStoreClient::await_value(const std::string& key, std::vector<char>& valu
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
+}
+
+std::string local_address_towards(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+    throw Error(fmt::format("{} does not resolve", host));
+  std::string address;
+  for (const addrinfo* a = found; a && address.empty(); a = a->ai_next) {
+    const Socket probe(::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (probe.get() < 0 || ::connect(probe.get(), a->ai_addr, a->ai_addrlen) != 0) continue;  // no packet is sent
+    sockaddr_storage mine{};
+    socklen_t length = sizeof mine;
+    if (::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&mine), &length) != 0) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = mine.ss_family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&mine)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&mine)->sin6_addr);
+    if (::inet_ntop(mine.ss_family, raw, text, sizeof text)) address = text;
+  }
+  ::freeaddrinfo(found);
+  if (address.empty()) throw Error(fmt::format("no route from this node to {}", host));
+  return address;
 }
 
 }  // namespace fabricbench

@@ -85,4 +85,10 @@ class TcpStoreClient final : public gloo::rendezvous::Store {
   Socket socket_;
 };
 
+/// The address of this node's route to `host` (the interface a connection to it would leave by),
+/// found without sending a packet: what a listener must advertise to be reached from there, where
+/// the host name may resolve to 127.0.1.1 (Debian). Throws Error when `host` does not resolve or
+/// has no route.
+std::string local_address_towards(const std::string& host, int port);
+
 }  // namespace fabricbench

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs under scripts/fake-cluster.sh --hosts 3 --slurm (3 fake hosts x 2 ranks, a real Slurm):
-# every collective (MPI backend), through mpirun and srun --mpi=pmix in turn, one sbatch job and one
+# every collective (MPI backend), through mpirun and srun --mpi=pmix in turn, srun --mpi=none (Gloo),
+# one sbatch job and one
 # salloc + mpirun, verbs pairing across nodes, and a node whose ranks are killed mid-run.
 #   scripts/fake-cluster.sh --hosts 3 --slurm -- bash tests/multinode.sh BIN_DIR all_reduce,gather,...
 set -uo pipefail
@@ -50,6 +51,21 @@ for collective in "${collectives[@]}"; do
   [[ $launcher == mpirun ]] && launcher=srun || launcher=mpirun
 done
 grep -h "Slowest node" "$out/mpirun_all_reduce.log" | sed 's/^/   mpirun all_reduce: /'
+
+# srun with no MPI plugin across the hosts: the tasks meet over Gloo at the step's first node and
+# run Gloo's collectives between the hosts. The fake hosts' names resolve nowhere: MASTER_ADDR gives
+# the first one's address and GLOO_SOCKET_IFNAME the interface, as on a cluster without DNS.
+first_address=$("$on" "$first" "ip -o -4 addr show eth0 | awk '{print \$4}'")
+first_address=${first_address%/*}
+"$on" "$first" "MASTER_ADDR=$first_address GLOO_SOCKET_IFNAME=eth0 timeout 120 srun --mpi=none --kill-on-bad-exit=1 -N 3 -n 6 $bin/fb_all_reduce --backend gloo ${sweep[*]} --csv $out/srun_none.csv --json $out/srun_none.json" > "$out/srun_none.log" 2>&1
+rc=$?
+if [[ $rc != 0 ]]; then
+  fail "srun --mpi=none: exit $rc $(tail -3 "$out/srun_none.log")"
+elif ! grep -q "the ranks met through srun (Gloo over TCP)" "$out/srun_none.log"; then
+  fail "srun --mpi=none: the header does not say how the ranks met"
+else
+  check_run srun_none
+fi
 
 # sbatch with mpirun inside: polled through scontrol (sbatch --wait polls slowly).
 cat > "$out/job.sh" <<JOB

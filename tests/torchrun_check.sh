@@ -48,7 +48,50 @@ else
   echo "ok: --backend mpi under torchrun refused once by rank 0: $line"
 fi
 
-# 3. Launch environments that cannot work, each without torchrun, as a broken launcher would leave them.
+# 4. The Gloo data plane with no MPI anywhere: every rank's data checked, the call named Gloo's.
+if "$bin/fb_all_reduce" --backend gloo -b 8 -e 8 -n 1 -w 0 2>&1 | grep -q "this build has no Gloo"; then
+  echo "skip: --backend gloo (this build has no Gloo)"
+else
+  torchrun gloo 3 "$bin/fb_all_reduce" --backend gloo -b 8 -e 1M -f 16 -n 5 --json "$out/gloo.json"
+  rc=$?
+  calls=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sorted({r["call"] for r in d["rows"]}), len(d["rows"]), d["context"]["control_plane"])' "$out/gloo.json" 2>&1)
+  if [[ $rc -ne 0 ]] || ! grep -q "Wrong elements        : 0 OK" "$out/gloo.log" || [[ $calls != "['gloo::allreduce'] 10 torchrun (Gloo over TCP)" ]]; then
+    fail "gloo backend under torchrun: exit $rc, rows: $calls"
+  else
+    echo "ok: --backend gloo under torchrun, 3 workers: $calls, $(grep -m1 -o 'Wrong elements.*' "$out/gloo.log")"
+  fi
+
+  # 5. A worker stopped mid-run (SIGSTOP) is named with its host by the others within -T; they end
+  # with 3. Once they have said so the stopped worker is let go, or torchrun waits 30 s to kill it.
+  # Adaptive sampling keeps the size running for a minute in short samples, each far inside -T.
+  torchrun stopped 3 "$bin/fb_all_reduce" --backend gloo -b 1K -e 1K --max-noise 0.001 --min-time 60 \
+    --max-time 60 -T 5 &
+  launch=$!
+  stopped=
+  for _ in $(seq 100); do
+    for pid in $(pgrep -f "fb_all_reduce --backend gloo -b 1K -e 1K --max-noise"); do
+      tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx RANK=1 && stopped=$pid
+    done
+    [[ -n $stopped ]] && grep -q "^\[default0\]:# fb_all_reduce" "$out/stopped.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 2  # into the timed samples
+  kill -STOP "$stopped" 2>/dev/null
+  start=$SECONDS
+  until grep -q "rank 1 on .* did not answer" "$out/stopped.log" 2>/dev/null || ((SECONDS - start > 20)); do sleep 0.2; done
+  took=$((SECONDS - start))
+  kill -CONT "$stopped" 2>/dev/null
+  wait "$launch"
+  rc=$?
+  named=$(grep -c "timeout: .*Peers: rank 1 on .* did not answer (stopped, dead or cut off: the likely culprit)" "$out/stopped.log")
+  if [[ -z $stopped || $rc -eq 0 || $named -ne 2 || $took -gt 9 ]]; then
+    fail "stopped worker: pid '${stopped}', torchrun exit $rc, named by $named of 2 after $took s"
+  else
+    echo "ok: a stopped worker named by both others within -T 5 ($took s after the stop); torchrun exit $rc"
+  fi
+fi
+
+# 6. Launch environments that cannot work, each without torchrun, as a broken launcher would leave them.
 expect() {  # NAME CODE FRAGMENT ENV... -- COMMAND...
   local name=$1 code=$2 fragment=$3
   shift 3

@@ -21,6 +21,17 @@ const Collective kAllGather{
     .nccl_name = "ncclAllGather",
     .mpi_name = "MPI_Allgather",
     .nccl_function = "AllGather",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      if (c.count == 0) return;  // Gloo divides by the input's size
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::AllgatherOptions o(c.context);
+        if (!c.in_place) o.setInput(c.as<T>(c.in), c.count);  // in place: its chunk is in the output
+        o.setOutput(c.as<T>(c.recv), c.count * static_cast<std::size_t>(c.shape.ranks));
+        gloo_check("gloo::allgather", [&] { gloo::allgather(o); });
+      });
+    }),
+    .gloo_name = "gloo::allgather",
 };
 
 }  // namespace fabricbench::collectives

@@ -21,6 +21,17 @@ const Collective kAllReduce{
     .nccl_name = "ncclAllReduce",
     .mpi_name = "MPI_Allreduce",
     .nccl_function = "AllReduce",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::AllreduceOptions o(c.context);
+        if (!c.in_place) o.setInput(c.as<T>(c.in), c.count);
+        o.setOutput(c.as<T>(c.recv), c.count);
+        o.setReduceFunction(c.reduction<T>());
+        gloo_check("gloo::allreduce", [&] { gloo::allreduce(o); });
+      });
+    }),
+    .gloo_name = "gloo::allreduce",
 };
 
 }  // namespace fabricbench::collectives

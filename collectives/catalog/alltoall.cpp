@@ -45,6 +45,18 @@ const Collective kAlltoall{
     .nccl_name = "ncclAlltoAll",
     .mpi_name = "MPI_Alltoall",
     .nccl_in_place_defined = false,
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::AlltoallOptions o(c.context);
+        const std::size_t elements = c.count * static_cast<std::size_t>(c.shape.ranks);
+        o.setInput(c.as<T>(c.in), elements);
+        o.setOutput(c.as<T>(c.recv), elements);
+        gloo_check("gloo::alltoall", [&] { gloo::alltoall(o); });
+      });
+    }),
+    .gloo_name = "gloo::alltoall",
+    .gloo_in_place_defined = false,
 };
 
 }  // namespace fabricbench::collectives

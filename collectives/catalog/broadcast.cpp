@@ -28,6 +28,17 @@ const Collective kBroadcast{
     .nccl_name = "ncclBroadcast",
     .mpi_name = "MPI_Bcast",
     .nccl_function = "Broadcast",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::BroadcastOptions o(c.context);
+        o.setRoot(c.shape.root);
+        if (c.at_root() && !c.in_place) o.setInput(c.as<T>(c.in), c.count);
+        o.setOutput(c.as<T>(c.recv), c.count);
+        gloo_check("gloo::broadcast", [&] { gloo::broadcast(o); });
+      });
+    }),
+    .gloo_name = "gloo::broadcast",
 };
 
 }  // namespace fabricbench::collectives

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a descriptor file of the catalog includes: the descriptor, its building blocks, both call
-// structs. FB_NCCL_ONLY keeps the NCCL call out of builds without NCCL; FB_NCCL_2_28 keeps a call
-// NCCL 2.28 added out of builds against an older nccl.h.
+// What a descriptor file of the catalog includes: the descriptor, its building blocks, the call
+// structs. FB_NCCL_ONLY and FB_GLOO_ONLY keep a library's call out of builds without it;
+// FB_NCCL_2_28 keeps a call NCCL 2.28 added out of builds against an older nccl.h.
 #pragma once
 
 // catalog.hpp's extern declarations give each `const Collective` its external linkage: without
@@ -15,6 +15,25 @@
 #define FB_NCCL_ONLY(...) __VA_ARGS__
 #else
 #define FB_NCCL_ONLY(...) nullptr
+#endif
+
+#if FABRICBENCH_HAVE_GLOO
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/reduce_scatter.h>
+#include <gloo/scatter.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/gloo/gloo_call.hpp"
+#define FB_GLOO_ONLY(...) __VA_ARGS__
+#else
+#define FB_GLOO_ONLY(...) nullptr
 #endif
 
 // Nested: without NCCL, NCCL_VERSION is no macro and the preprocessor cannot read the comparison.

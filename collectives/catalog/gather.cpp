@@ -43,6 +43,17 @@ const Collective kGather{
     }),
     .nccl_name = "ncclGather",
     .mpi_name = "MPI_Gather",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::GatherOptions o(c.context);
+        o.setRoot(c.shape.root);
+        o.setInput(c.as<T>(c.in), c.count);  // in place, the root's input is its chunk of the output
+        if (c.at_root()) o.setOutput(c.as<T>(c.recv), c.count * static_cast<std::size_t>(c.shape.ranks));
+        gloo_check("gloo::gather", [&] { gloo::gather(o); });
+      });
+    }),
+    .gloo_name = "gloo::gather",
 };
 
 }  // namespace fabricbench::collectives

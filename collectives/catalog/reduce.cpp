@@ -25,6 +25,18 @@ const Collective kReduce{
     .nccl_name = "ncclReduce",
     .mpi_name = "MPI_Reduce",
     .nccl_function = "Reduce",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::ReduceOptions o(c.context);
+        o.setRoot(c.shape.root);
+        if (!c.in_place) o.setInput(c.as<T>(c.in), c.count);
+        o.setOutput(c.as<T>(c.recv), c.count);
+        o.setReduceFunction(c.reduction<T>());
+        gloo_check("gloo::reduce", [&] { gloo::reduce(o); });
+      });
+    }),
+    .gloo_name = "gloo::reduce",
 };
 
 }  // namespace fabricbench::collectives

@@ -27,6 +27,24 @@ const Collective kReduceScatter{
     .nccl_name = "ncclReduceScatter",
     .mpi_name = "MPI_Reduce_scatter_block",
     .nccl_function = "ReduceScatter",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      // Gloo reduces in place and leaves a rank's share at the start: out of place on a copy of
+      // the input, as PyTorch's Gloo backend reduces a flattened copy of its inputs.
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        const std::size_t all = c.chunk_bytes * static_cast<std::size_t>(c.shape.ranks);
+        std::byte* data = c.in_place ? c.recv : c.scratch;
+        if (!c.in_place) std::memcpy(data, c.in, all);
+        const std::vector<int> shares(static_cast<std::size_t>(c.shape.ranks), static_cast<int>(c.count));
+        gloo_check("gloo::ReduceScatterHalvingDoubling", [&] {
+          gloo::ReduceScatterHalvingDoubling<T> algorithm(c.context, {c.as<T>(data)}, static_cast<int>(all / sizeof(T)),
+                                                          shares, c.reduction_function<T>());
+          algorithm.run();
+        });
+        if (!c.in_place) std::memcpy(c.out, data, c.chunk_bytes);
+      });
+    }),
+    .gloo_name = "gloo::ReduceScatterHalvingDoubling",
 };
 
 }  // namespace fabricbench::collectives

@@ -45,6 +45,21 @@ const Collective kScatter{
     }),
     .nccl_name = "ncclScatter",
     .mpi_name = "MPI_Scatter",
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      c.typed([&](auto t) {
+        using T = decltype(t);
+        gloo::ScatterOptions o(c.context);
+        o.setRoot(c.shape.root);
+        if (c.at_root()) {
+          std::vector<T*> chunks;
+          for (int r = 0; r < c.shape.ranks; ++r) chunks.push_back(c.as<T>(c.chunk(c.in, r)));
+          o.setInputs(chunks, c.count);
+        }
+        o.setOutput(c.as<T>(c.out), c.count);  // in place, the root's output is its own chunk
+        gloo_check("gloo::scatter", [&] { gloo::scatter(o); });
+      });
+    }),
+    .gloo_name = "gloo::scatter",
 };
 
 }  // namespace fabricbench::collectives

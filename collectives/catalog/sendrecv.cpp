@@ -35,6 +35,23 @@ const Collective kSendrecv{
     }),
     .mpi_name = "MPI_Sendrecv",
     .nccl_in_place_defined = false,
+    .gloo = FB_GLOO_ONLY([](const GlooCall& c) {
+      if (c.shape.ranks == 1) {  // Gloo has no pair to itself
+        if (!c.in_place) std::memcpy(c.recv, c.in, c.chunk_bytes);
+        return;
+      }
+      constexpr std::uint64_t kSlot = 4242;
+      gloo_check("gloo send/recv", [&] {
+        const auto out = c.context->createUnboundBuffer(c.recv, c.chunk_bytes);
+        const auto in = c.context->createUnboundBuffer(c.in, c.chunk_bytes);
+        out->recv(previous(c.shape), kSlot);
+        in->send(next(c.shape), kSlot);
+        out->waitRecv();
+        in->waitSend();
+      });
+    }),
+    .gloo_name = "gloo send+recv",
+    .gloo_in_place_defined = false,
 };
 
 }  // namespace fabricbench::collectives

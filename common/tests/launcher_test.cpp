@@ -86,11 +86,71 @@ TEST(Launcher, AutoTakesTorchrunsWorkersThenMpiThenRankVariablesThenASlurmStep) 
   EXPECT_EQ(decide_launch(kAuto, signs(true, true, false, false)), Launch::kMpi);      // a stray RANK under mpirun
   EXPECT_EQ(decide_launch(kAuto, signs(false, true, true, true)), Launch::kEnv);       // torchrun in a Slurm step
   EXPECT_EQ(decide_launch(kAuto, signs(false, true, false, false)), Launch::kEnv);     // a launcher of its kind
-  EXPECT_EQ(decide_launch(kAuto, signs(false, false, false, true)), Launch::kMpi);     // an MPI srun, PMI not yet seen
+  EXPECT_EQ(decide_launch(kAuto, signs(false, false, false, true)), Launch::kEnv);     // srun --mpi=none
   EXPECT_EQ(decide_launch(kAuto, signs(false, false, false, false)), Launch::kAlone);  // started by hand
   EXPECT_EQ(decide_launch(kMpi, signs(false, true, true, false)), Launch::kMpi);
   EXPECT_EQ(decide_launch(kEnv, signs(true, true, false, false)), Launch::kEnv);
   EXPECT_THROW(decide_launch(kEnv, signs(true, false, false, false)), UsageError);
+  EXPECT_EQ(decide_launch(kEnv, signs(false, false, false, true)), Launch::kEnv);
+}
+
+TEST(Launcher, ReadsASlurmStepWithoutMpiRankZeroOnItsFirstNode) {
+  const std::map<std::string, std::string> step = {{"SLURM_PROCID", "4"},
+                                                   {"SLURM_NTASKS", "6"},
+                                                   {"SLURM_STEP_NUM_TASKS", "6"},
+                                                   {"SLURM_LOCALID", "0"},
+                                                   {"SLURM_STEP_TASKS_PER_NODE", "2(x3)"},
+                                                   {"SLURM_STEP_NODELIST", "gpu[07-09]"},
+                                                   {"SLURM_JOB_ID", "1234"},
+                                                   {"SLURM_STEP_ID", "2"}};
+  const auto e = launch_environment(from(step));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->launcher, "srun");
+  EXPECT_EQ(e->rank, 4);
+  EXPECT_EQ(e->size, 6);
+  EXPECT_EQ(e->local_size, 2);
+  EXPECT_EQ(e->master_address, "gpu07");
+  EXPECT_EQ(e->store_port, 20000 + (1234 * 64 + 2) % 30000);
+  auto given = step;
+  given["MASTER_ADDR"] = "login1";
+  given["MASTER_PORT"] = "29500";
+  EXPECT_EQ(launch_environment(from(given))->master_address, "login1");
+  EXPECT_EQ(launch_environment(from(given))->store_port, 29501);
+  auto outside = step;
+  outside["SLURM_PROCID"] = "6";
+  EXPECT_THROW(launch_environment(from(outside)), UsageError);
+  auto no_nodes = step;
+  no_nodes.erase("SLURM_STEP_NODELIST");
+  EXPECT_THROW(launch_environment(from(no_nodes)), UsageError);
+}
+
+TEST(Launcher, FirstHostOfASlurmHostList) {
+  EXPECT_EQ(first_slurm_host("node1"), "node1");
+  EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
+  EXPECT_EQ(first_slurm_host("gpu[007-009,012]"), "gpu007");
+  EXPECT_EQ(first_slurm_host("rack[3,5]-gpu,cpu1"), "rack3-gpu");
+  EXPECT_EQ(first_slurm_host("a1,b[2-3]"), "a1");
+  EXPECT_THROW(first_slurm_host(""), UsageError);
+  EXPECT_THROW(first_slurm_host("[1-2]"), UsageError);
+  EXPECT_THROW(first_slurm_host("gpu[1-2"), UsageError);
+}
+
+TEST(Launcher, AnIndexedJobsIndexIsItsRank) {
+  const std::map<std::string, std::string> pod = {{"JOB_COMPLETION_INDEX", "2"},
+                                                  {"WORLD_SIZE", "4"},
+                                                  {"MASTER_ADDR", "fabricbench-0.fabricbench"},
+                                                  {"MASTER_PORT", "29500"}};
+  const auto e = launch_environment(from(pod));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->launcher, "a Kubernetes Indexed Job");
+  EXPECT_EQ(e->rank, 2);
+  EXPECT_EQ(e->master_address, "fabricbench-0.fabricbench");
+  auto outside = pod;
+  outside["JOB_COMPLETION_INDEX"] = "4";
+  EXPECT_NE(usage_error(outside).find("JOB_COMPLETION_INDEX=4 is outside WORLD_SIZE=4"), std::string::npos);
+  auto no_size = pod;
+  no_size.erase("WORLD_SIZE");
+  EXPECT_NE(usage_error(no_size).find("WORLD_SIZE is not set"), std::string::npos);
 }
 
 TEST(Launcher, ChoiceFromTheCommandLineBeforeItsParser) {

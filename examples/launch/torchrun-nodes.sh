@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Several nodes: run this on every node with its NODE_RANK (0 on MASTER_ADDR's node). Open
+# MASTER_PORT and MASTER_PORT + 1 (fabricbench's store) from every node to node 0, and NCCL's own
+# ports as NCCL needs them; GLOO_SOCKET_IFNAME picks the interface the control plane uses.
+set -euo pipefail
+: "${NODES:?how many nodes}" "${NODE_RANK:?this node's rank, 0 on MASTER_ADDR}" "${MASTER_ADDR:?node 0's address}"
+gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
+exec torchrun --nnodes "$NODES" --node-rank "$NODE_RANK" --nproc-per-node "$gpus" --max-restarts 0 \
+  --master-addr "$MASTER_ADDR" --master-port "${MASTER_PORT:-29500}" --no-python \
+  fb_sendrecv --launcher env --backend nccl --pairs all -b 8 -e 1G --json matrix.json
