@@ -314,9 +314,6 @@ std::unique_ptr<Job> make_pairs_job(const std::string& program, const Collective
         fmt::format("--pairs: fb_{} runs on every rank at once; pairs of nodes are measured by fb_sendrecv "
                     "(and fb_rdma_*)",
                     c.name));
-  if (options.backend == "gloo")
-    throw UsageError(
-        "--pairs: the gloo backend runs on all the ranks at once; groups of ranks need --backend mpi or nccl");
   if (options.gpus_per_process > 1 || options.graph_iterations > 0 || !options.algorithms.empty() ||
       !options.protocols.empty())
     throw UsageError("--pairs measures one GPU per rank with plain launches: drop -g, -G, --algo and --proto");

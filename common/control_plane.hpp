@@ -63,6 +63,9 @@ class ControlPlane {
   virtual std::unique_ptr<ControlPlane> split_by_node() = 0;
   /// This process's node name as the launcher knows it.
   virtual std::string node_name() const = 0;
+  /// The address the other ranks reach this one by, where the plane chose one (the Gloo plane:
+  /// the route to MASTER_ADDR); "" where it leaves that to the launcher (MPI).
+  virtual std::string reachable_address() const { return {}; }
   /// Every rank's last call on the world when the program ends without abort(): a plane whose
   /// rank 0 serves the others (the Gloo plane's store) holds it there until all are done.
   virtual void close() {}

@@ -60,6 +60,7 @@ struct GlooWorld {
   std::unique_ptr<TcpStoreClient> store;
   std::shared_ptr<gloo::transport::Device> device;
   std::string launcher;
+  std::string address;  // the device's, where the route to MASTER_ADDR chose it
 };
 
 class GlooPlane final : public ControlPlane {
@@ -87,6 +88,7 @@ class GlooPlane final : public ControlPlane {
   int rank() const override { return context_->rank; }
   int size() const override { return context_->size; }
   std::string kind() const override { return fmt::format("{} (Gloo over TCP)", world_->launcher); }
+  std::string reachable_address() const override { return world_->address; }
   std::string library() const override {
     return fmt::format("Gloo {}.{}.{}", GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH);
   }
@@ -299,14 +301,14 @@ std::unique_ptr<ControlPlane> make_gloo_world(const LaunchEnvironment& launch) {
     }
     // Debian's /etc/hosts maps the host name to 127.0.1.1: rank 0 would offer the other nodes a
     // loopback address.
-    if (launch.local_size > 0 && launch.local_size < launch.size &&
-        (attr.hostname.starts_with("127.") || attr.hostname == "::1"))
+    if (launch.local_size > 0 && launch.local_size < launch.size && on_loopback_interface(attr.hostname))
       throw UsageError(
           fmt::format("MASTER_ADDR {} leads to this node's loopback ({}), which the other nodes cannot "
                       "reach: give MASTER_ADDR as an address of rank 0's node (not a name /etc/hosts "
                       "maps to 127.0.1.1), or set GLOO_SOCKET_IFNAME",
                       launch.master_address, attr.hostname));
   }
+  world->address = attr.hostname;
   world->device = gloo::transport::tcp::CreateDevice(attr);
   return std::make_unique<GlooPlane>(world, "world", launch.rank, launch.size, timeout);
 }

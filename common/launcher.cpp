@@ -18,7 +18,8 @@ LauncherChoice choice_of(std::string_view word) {
   if (word == "auto") return LauncherChoice::kAuto;
   if (word == "mpi") return LauncherChoice::kMpi;
   if (word == "env") return LauncherChoice::kEnv;
-  throw UsageError(fmt::format("--launcher: '{}' is not auto, mpi or env", word));
+  if (word == "none") return LauncherChoice::kNone;
+  throw UsageError(fmt::format("--launcher: '{}' is not auto, mpi, env or none", word));
 }
 
 // A whole number in [low, high] from the variable `name`.
@@ -51,7 +52,7 @@ LauncherChoice launcher_choice(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--launcher") {
-      if (i + 1 >= argc) throw UsageError("--launcher needs a value: auto, mpi or env");
+      if (i + 1 >= argc) throw UsageError("--launcher needs a value: auto, mpi, env or none");
       return choice_of(argv[i + 1]);
     }
     if (arg.starts_with("--launcher=")) return choice_of(arg.substr(std::strlen("--launcher=")));
@@ -71,6 +72,7 @@ LaunchSigns LaunchSigns::of_environment() {
 
 Launch decide_launch(LauncherChoice choice, const LaunchSigns& signs) {
   if (choice == LauncherChoice::kMpi) return Launch::kMpi;
+  if (choice == LauncherChoice::kNone) return Launch::kAlone;
   if (choice == LauncherChoice::kEnv) {
     if (!signs.rank_variables && !signs.slurm_step)
       throw UsageError(

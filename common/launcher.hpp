@@ -10,7 +10,7 @@
 
 namespace fabricbench {
 
-enum class LauncherChoice { kAuto, kMpi, kEnv };
+enum class LauncherChoice { kAuto, kMpi, kEnv, kNone };
 
 /// `--launcher WORD` or `--launcher=WORD` in argv (the plane starts before the options are
 /// parsed); kAuto when absent. Throws UsageError for another word.
@@ -28,7 +28,8 @@ struct LaunchSigns {
   static LaunchSigns of_environment();
 };
 
-/// The decision: --launcher mpi or env as told; auto takes torchrun's workers as its own even under
+/// The decision: --launcher mpi or env as told, none alone whatever the environment holds (a
+/// node-local child of a rank: fb_health's all_reduce step); auto takes torchrun's workers as its own even under
 /// an MPI launcher (`srun --mpi=pmix torchrun ...` leaves the agent's PMI variables to its
 /// workers), then MPI's rank variables (mpirun, srun's PMI/PMIx), then RANK and WORLD_SIZE (or an
 /// Indexed Job's index), then a Slurm step with no MPI plugin (`srun --mpi=none`: its SLURM_*

@@ -14,7 +14,8 @@ void add_launcher_option(CLI::App& app, std::string& text) {
   app.add_option("--launcher", text,
                  "how the ranks meet: auto (mpirun's or srun's MPI variables, else RANK, WORLD_SIZE, MASTER_ADDR, "
                  "MASTER_PORT as torchrun sets them, else srun --mpi=none's SLURM_*, else one rank), mpi, env "
-                 "(torchrun, srun --mpi=none, Kubernetes: over Gloo) [auto]");
+                 "(torchrun, srun --mpi=none, Kubernetes: over Gloo), none (this process alone, whatever the "
+                 "environment says) [auto]");
 }
 
 OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(options) {

@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "common/error.hpp"
 
@@ -303,6 +306,24 @@ std::string local_address_towards(const std::string& host, int port) {
   ::freeaddrinfo(found);
   if (address.empty()) throw Error(fmt::format("no route from this node to {}", host));
   return address;
+}
+
+bool on_loopback_interface(const std::string& address) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return address.starts_with("127.") || address == "::1";
+  std::optional<bool> loopback;
+  for (const ifaddrs* i = interfaces; i && !loopback; i = i->ifa_next) {
+    if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6)) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = i->ifa_addr->sa_family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr);
+    if (::inet_ntop(i->ifa_addr->sa_family, raw, text, sizeof text) && address == text)
+      loopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
+  }
+  ::freeifaddrs(interfaces);
+  // Not an interface's own address (127.0.1.1 is lo's by route only): the loopback range decides.
+  return loopback.value_or(address.starts_with("127.") || address == "::1");
 }
 
 }  // namespace fabricbench

@@ -91,4 +91,9 @@ class TcpStoreClient final : public gloo::rendezvous::Store {
 /// has no route.
 std::string local_address_towards(const std::string& host, int port);
 
+/// Whether `address` (numeric) is one of this node's loopback addresses: an address of an
+/// interface flagged loopback, or of the loopback range when no interface holds it (127.0.1.1).
+/// A fake host's 127.1.0.x on its eth0 is not.
+bool on_loopback_interface(const std::string& address);
+
 }  // namespace fabricbench

@@ -158,6 +158,9 @@ AllReduceResult probe_all_reduce(int gpus, double seconds, bool inject_hang) {
                                         "-f",        "4",     "-n", "10",
                                         "-w",        "3",     "-T", fmt::format("{:.0f}", seconds + 5),
                                         "--json",    "{json}"};
+  // This node's GPUs alone: fb_health may itself be a rank of a launch (torchrun, srun), whose
+  // variables the child inherits and must not join.
+  arguments.insert(arguments.end(), {"--launcher", "none"});
   if (inject_hang) arguments.insert(arguments.end(), {"--inject-fault", "hang:0"});
   const ChildRun run = run_child("fb_all_reduce", arguments, fmt::format("fb_all_reduce over {} GPU(s)", gpus), seconds,
                                  kLeastSeconds + 2);

@@ -255,8 +255,19 @@ def test_gloo(runner, _):
         rows = read_csv(f"{tmp}/r.csv")
         expect(len(rows) == 8 * 4 * 3 * 2 and all(int(r["wrong"]) == 0 for r in rows),
                f"gloo types: {len(rows)} rows, wrong {sum(int(r['wrong']) for r in rows)}")
-    for args, fragment in ((["--pairs", "all"], "--pairs: the gloo backend runs on all the ranks at once"),
-                           (["--pattern", "incast"], "--pattern: the gloo backend runs on all the ranks at once"),
+    # A link matrix on Gloo: each pair of a round on a two-rank context of its own.
+    with tempfile.TemporaryDirectory() as tmp:
+        result = runner.run("sendrecv", 4, ["--backend", "gloo", "--pairs", "all", "-b", "64K", "-e", "64K", "-n", "5",
+                                            "--json", f"{tmp}/m.json"])
+        expect(result.returncode == 0, f"gloo --pairs all: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+        with open(f"{tmp}/m.json") as f:
+            rows = [r for r in json.load(f)["rows"] if r["pair"] >= 0]
+        checked = [r for r in rows if r["placement"] == "out-of-place"]
+        expect(len(rows) == 12 and len(checked) == 6 and all(r["wrong"] == 0 for r in checked) and
+               {r["call"] for r in rows} == {"gloo send+recv"},
+               f"gloo --pairs all: {len(rows)} pair rows {[(r['pair'], r['wrong'], r['call']) for r in rows][:4]}")
+        expect("# Verdict (link matrix) :" in result.stdout, "gloo --pairs all: no link-matrix verdict")
+    for args, fragment in ((["--pattern", "incast"], "--pattern: the gloo backend runs on all the ranks at once"),
                            (["-G", "2"], "-G/--cudagraph needs --backend nccl: the gloo backend"),
                            (["-d", "half"], "the gloo backend has no half")):
         collective = "sendrecv" if args[0].startswith("--pa") else "all_reduce"
@@ -264,8 +275,8 @@ def test_gloo(runner, _):
         errors = [line for line in result.stderr.splitlines() if "error:" in line]
         expect(result.returncode == 2 and len(errors) == 1 and fragment in errors[0],
                f"gloo {args}: exit {result.returncode}, {errors}")
-    print(f"gloo: {len(COLLECTIVES)} collectives on np 1 and 3 correct with Gloo's calls; 8 types x 4 ops; "
-          "pairs, patterns, graphs and half refused with one line")
+    print(f"gloo: {len(COLLECTIVES)} collectives on np 1 and 3 correct with Gloo's calls; 8 types x 4 ops; a link "
+          "matrix of 4 ranks; patterns, graphs and half refused with one line")
 
 
 def test_fault_wrong(runner, _):

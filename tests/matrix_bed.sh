@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by the link-matrix beds on the fake cluster (tests/pairs_cluster.sh, tests/tree_cluster.sh):
+# Sourced by the link-matrix beds on the fake cluster (tests/pairs_cluster.sh, tests/tree_cluster.sh,
+# tests/torchrun_cluster.sh):
 # the helpers both use. They read $bin (the executables), $n (ranks, one per host), $out (the
 # run's folder) and the array flags (fb_sendrecv's flags but --pairs and --json).
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ns() { echo "$FB_CLUSTER_NS_PREFIX$1"; }
+shape() {  # HOST RATE: the host's egress (eth0) and ingress (its port on the one bridge) at RATE
+  tc -n "$(ns "$1")" qdisc replace dev eth0 root tbf rate "$2" burst 256kb latency 400ms
+  tc -n "$(ns sw)" qdisc replace dev "port$1" root tbf rate "$2" burst 256kb latency 400ms
+}
 
 sweep() {  # NAME MODE: runs the matrix into $out/NAME.{log,json}; sets rc
   local start=$SECONDS

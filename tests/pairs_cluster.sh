@@ -39,10 +39,6 @@ assert len(m["units"]) == units and len(m["cells"]) == expected, "matrix in the 
 PY
 }
 
-shape() {  # HOST RATE: the host's egress (eth0) and ingress (its bridge port) at RATE
-  tc -n "$(ns "$1")" qdisc replace dev eth0 root tbf rate "$2" burst 256kb latency 400ms
-  tc -n "$(ns sw)" qdisc replace dev "port$1" root tbf rate "$2" burst 256kb latency 400ms
-}
 for ((h = 1; h <= n; h++)); do shape $h 1gbit; done
 
 if want healthy; then

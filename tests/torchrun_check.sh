@@ -52,13 +52,13 @@ fi
 if "$bin/fb_all_reduce" --backend gloo -b 8 -e 8 -n 1 -w 0 2>&1 | grep -q "this build has no Gloo"; then
   echo "skip: --backend gloo (this build has no Gloo)"
 else
-  torchrun gloo 3 "$bin/fb_all_reduce" --backend gloo -b 8 -e 1M -f 16 -n 5 --json "$out/gloo.json"
+  torchrun gloo 4 "$bin/fb_all_reduce" --backend gloo -b 8 -e 1M -f 16 -n 5 --json "$out/gloo.json"
   rc=$?
   calls=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sorted({r["call"] for r in d["rows"]}), len(d["rows"]), d["context"]["control_plane"])' "$out/gloo.json" 2>&1)
   if [[ $rc -ne 0 ]] || ! grep -q "Wrong elements        : 0 OK" "$out/gloo.log" || [[ $calls != "['gloo::allreduce'] 10 torchrun (Gloo over TCP)" ]]; then
     fail "gloo backend under torchrun: exit $rc, rows: $calls"
   else
-    echo "ok: --backend gloo under torchrun, 3 workers: $calls, $(grep -m1 -o 'Wrong elements.*' "$out/gloo.log")"
+    echo "ok: --backend gloo under torchrun, 4 workers: $calls, $(grep -m1 -o 'Wrong elements.*' "$out/gloo.log")"
   fi
 
   # 5. A worker stopped mid-run (SIGSTOP) is named with its host by the others within -T; they end

@@ -37,14 +37,29 @@ bool GlooBackend::has_form(const Collective& c, CallForm form) const {
 
 std::string GlooBackend::call_name(const Collective& c, CallForm) const { return std::string(c.gloo_name); }
 
+// A pair of a --pairs round gets a two-rank context of its own; larger groups (the load patterns)
+// would need the point-to-point form Gloo's backend does not have.
 void GlooBackend::set_group(std::vector<int> members) {
-  if (!members.empty())
-    throw UsageError("the gloo backend runs on all the ranks: --pairs and --pattern need --backend mpi or nccl");
+  if (members.size() > 2)
+    throw UsageError("the gloo backend runs on all the ranks or on pairs: --pattern needs --backend mpi or nccl");
+  HostBackend::set_group(members);
+  if (members.empty()) {
+    active_ = world_;
+    return;
+  }
+  std::shared_ptr<gloo::Context>& pair = pairs_[members];
+  if (!pair) {
+    if (!world_) throw Error("the gloo backend formed a pair before connect()");
+    const int peer = members[0] == rank() ? members[1] : members[0];
+    pair = connect_gloo_pair(*plane_, peer, group_rank(), world_->getDevice());
+  }
+  active_ = pair;
 }
 
 void GlooBackend::connect() {
   if (!plane_) throw Error("the gloo backend has no control plane to connect over");
-  context_ = connect_gloo_context(*plane_);
+  world_ = connect_gloo_context(*plane_);
+  active_ = world_;
 }
 
 void GlooBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
@@ -56,7 +71,7 @@ void GlooBackend::reserve(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
 
 GlooCall GlooBackend::make_call(const CallSpec& call) const {
   GlooCall g;
-  g.context = context_;
+  g.context = active_;
   g.in = input_view(call).data;
   g.recv = receive_buffer();
   g.out = output_view(call).data;
@@ -71,7 +86,7 @@ GlooCall GlooBackend::make_call(const CallSpec& call) const {
 }
 
 double GlooBackend::run(const CallSpec& call, int operations) {
-  if (!context_) throw Error("the gloo backend ran a call before connect()");
+  if (!active_) throw Error("the gloo backend ran a call before connect()");
   void (*const issue)(const GlooCall&) = call.collective->gloo;
   return time_calls(
       operations, [&] { return make_call(call); }, issue);

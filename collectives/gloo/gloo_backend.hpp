@@ -5,7 +5,9 @@
 
 #include <gloo/context.h>
 
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "collectives/backend_factory.hpp"
 #include "collectives/gloo/gloo_call.hpp"
@@ -36,7 +38,9 @@ class GlooBackend final : public HostBackend {
   GlooCall make_call(const CallSpec& call) const;
 
   ControlPlane* plane_;
-  std::shared_ptr<gloo::Context> context_;
+  std::shared_ptr<gloo::Context> world_;                              // every rank
+  std::shared_ptr<gloo::Context> active_;                             // the calls' now: the world's or a pair's
+  std::map<std::vector<int>, std::shared_ptr<gloo::Context>> pairs_;  // a pair met once keeps its context
   HostBuffer scratch_;
 };
 

@@ -26,8 +26,9 @@ constexpr std::chrono::hours kNoCallTimeout(24);
 // Any port: the route is looked up, no packet is sent.
 constexpr int kProbePort = 9;
 
-// The address this rank's device listens on: GLOO_SOCKET_IFNAME's interface, else the route to
-// another node of the run (the loopback when there is none).
+// The address this rank's device listens on: GLOO_SOCKET_IFNAME's interface, else the control
+// plane's own (the Gloo plane's route to MASTER_ADDR), else the route to another node of the run
+// (the loopback when there is none).
 gloo::transport::tcp::attr device_address(ControlPlane& plane) {
   gloo::transport::tcp::attr attr;
   const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
@@ -36,6 +37,10 @@ gloo::transport::tcp::attr device_address(ControlPlane& plane) {
   const std::vector<std::string> nodes = plane.all_gather(mine);
   if (interface && *interface) {
     attr.iface = interface;
+    return attr;
+  }
+  if (const std::string planes = plane.reachable_address(); !planes.empty()) {
+    attr.hostname = planes;
     return attr;
   }
   for (const std::string& node : nodes) {
@@ -57,6 +62,19 @@ gloo::transport::tcp::attr device_address(ControlPlane& plane) {
 // A gloo::Context whose pairs met through the control plane instead of a rendezvous store.
 class PlaneContext final : public gloo::Context {
  public:
+  // The pair of `group_rank` (0 or 1) and the plane's rank `peer`.
+  PlaneContext(ControlPlane& plane, int peer, int group_rank, std::shared_ptr<gloo::transport::Device> device)
+      : gloo::Context(group_rank, 2) {
+    setTimeout(kConnectTimeout);
+    std::shared_ptr<gloo::transport::Context> transport = device->createContext(rank, size);
+    transport->setTimeout(kConnectTimeout);
+    const std::vector<char> mine = transport->createPair(1 - rank)->address().bytes();
+    const std::string theirs = plane.exchange(peer, std::string(mine.begin(), mine.end()));
+    transport->getPair(1 - rank)->connect(std::vector<char>(theirs.begin(), theirs.end()));
+    device_ = std::move(device);
+    transportContext_ = std::move(transport);
+  }
+
   PlaneContext(ControlPlane& plane, std::shared_ptr<gloo::transport::Device> device)
       : gloo::Context(plane.rank(), plane.size()) {
     setTimeout(kConnectTimeout);
@@ -99,21 +117,36 @@ class PlaneContext final : public gloo::Context {
   }
 };
 
+// Both sides connected before the first timed call; then no timeout of Gloo's own (-T's watchdog).
+void settle(const std::shared_ptr<gloo::Context>& context) {
+  gloo::BarrierOptions connected(context);
+  gloo::barrier(connected);
+  context->setTimeout(kNoCallTimeout);
+}
+
 }  // namespace
+
+std::shared_ptr<gloo::Context> connect_gloo_pair(ControlPlane& plane, int peer, int group_rank,
+                                                 const std::shared_ptr<gloo::transport::Device>& device) {
+  try {
+    auto context = std::make_shared<PlaneContext>(plane, peer, group_rank, device);
+    settle(context);
+    return context;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("connecting the Gloo backend's pair of ranks {} and {}: {}", plane.rank(), peer, e.what()));
+  }
+}
 
 std::shared_ptr<gloo::Context> connect_gloo_context(ControlPlane& plane) {
   const gloo::transport::tcp::attr attr = device_address(plane);
   std::shared_ptr<gloo::Context> context;
   try {
     context = std::make_shared<PlaneContext>(plane, gloo::transport::tcp::CreateDevice(attr));
-    // Every pair connected on both sides before the first timed call.
-    gloo::BarrierOptions connected(context);
-    gloo::barrier(connected);
+    settle(context);
   } catch (const std::exception& e) {
     throw Error(fmt::format("connecting the {} rank(s) of the Gloo backend (rank {} listening on {}): {}", plane.size(),
                             plane.rank(), attr.iface.empty() ? attr.hostname : attr.iface, e.what()));
   }
-  context->setTimeout(kNoCallTimeout);
   return context;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gloo/context.h>
+#include <gloo/transport/device.h>
 
 #include <memory>
 
@@ -17,5 +18,11 @@ namespace fabricbench::collectives {
 /// of the run takes (the loopback when all ranks share a node). Every rank must call. Throws Error
 /// naming the rank and address that could not be reached.
 std::shared_ptr<gloo::Context> connect_gloo_context(ControlPlane& plane);
+
+/// A two-rank context on `device` between this rank (`group_rank` 0 or 1 of the pair) and
+/// `peer`, a rank of `plane`: their addresses swapped with plane.exchange(), so only the pair's two
+/// ranks call it (a pair of a --pairs round).
+std::shared_ptr<gloo::Context> connect_gloo_pair(ControlPlane& plane, int peer, int group_rank,
+                                                 const std::shared_ptr<gloo::transport::Device>& device);
 
 }  // namespace fabricbench::collectives

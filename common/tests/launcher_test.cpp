@@ -92,6 +92,7 @@ TEST(Launcher, AutoTakesTorchrunsWorkersThenMpiThenRankVariablesThenASlurmStep) 
   EXPECT_EQ(decide_launch(kEnv, signs(true, true, false, false)), Launch::kEnv);
   EXPECT_THROW(decide_launch(kEnv, signs(true, false, false, false)), UsageError);
   EXPECT_EQ(decide_launch(kEnv, signs(false, false, false, true)), Launch::kEnv);
+  EXPECT_EQ(decide_launch(LauncherChoice::kNone, signs(true, true, true, true)), Launch::kAlone);
 }
 
 TEST(Launcher, ReadsASlurmStepWithoutMpiRankZeroOnItsFirstNode) {
