@@ -27,8 +27,8 @@ int number_from(const GetEnv& get_env, const char* name, int low, int high) {
   const char* text = get_env(name);
   if (!text)
     throw UsageError(
-        fmt::format("{} is not set: an incomplete launch environment (torchrun sets RANK, WORLD_SIZE, "
-                    "MASTER_ADDR and MASTER_PORT)",
+        fmt::format("{} is not set: an incomplete launch environment (torchrun sets RANK, WORLD_SIZE, MASTER_ADDR "
+                    "and MASTER_PORT; srun SLURM_PROCID and SLURM_NTASKS; run alone with --launcher none)",
                     name));
   char* end = nullptr;
   errno = 0;
@@ -40,10 +40,12 @@ int number_from(const GetEnv& get_env, const char* name, int low, int high) {
 
 // An MPI launcher's rank variables (Open MPI, PMIx, PMI-1/2, Hydra) in this environment.
 bool mpi_rank_variables_present() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD", "MPI_LOCALNRANKS"})
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "HYDRA_CONTROL_FD",
+                           "MPI_LOCALNRANKS", "I_MPI_PMI_LIBRARY"})
     if (std::getenv(name) != nullptr) return true;
-  return false;
+  // srun --mpi=pmi2 or pmix whose variables the task does not show yet: an MPI step all the same.
+  const char* mpi_type = std::getenv("SLURM_MPI_TYPE");
+  return mpi_type && *mpi_type && std::string_view(mpi_type) != "none";
 }
 
 }  // namespace
@@ -63,10 +65,11 @@ LauncherChoice launcher_choice(int argc, const char* const* argv) {
 LaunchSigns LaunchSigns::of_environment() {
   LaunchSigns signs;
   signs.mpi_rank_variables = mpi_rank_variables_present();
-  signs.rank_variables = std::getenv("RANK") != nullptr || std::getenv("WORLD_SIZE") != nullptr ||
-                         std::getenv("JOB_COMPLETION_INDEX") != nullptr;
+  // An Indexed Job's index alone is any Indexed Job's (one fb_health per node): a launch needs its size.
+  signs.rank_variables = std::getenv("RANK") != nullptr || std::getenv("WORLD_SIZE") != nullptr;
   signs.torchrun = std::getenv("TORCHELASTIC_RUN_ID") != nullptr;
-  signs.slurm_step = std::getenv("SLURM_STEP_ID") != nullptr;
+  // A task of a Slurm step (both are set for every task srun starts).
+  signs.slurm_step = std::getenv("SLURM_STEP_ID") != nullptr && std::getenv("SLURM_PROCID") != nullptr;
   return signs;
 }
 
@@ -111,9 +114,12 @@ namespace {
 // one from the job and step ids, so that two steps of a node do not meet in one store.
 int slurm_store_port(const GetEnv& get_env) {
   if (get_env("MASTER_PORT")) return number_from(get_env, "MASTER_PORT", 1, 65534) + 1;
-  const long job = get_env("SLURM_JOB_ID") ? number_from(get_env, "SLURM_JOB_ID", 0, 1 << 30) : 0;
-  const long step = get_env("SLURM_STEP_ID") ? number_from(get_env, "SLURM_STEP_ID", 0, 1 << 30) : 0;
-  return 20000 + static_cast<int>((job * 64 + step) % 30000);
+  // Below Linux's ephemeral ports (32768 up), where the ranks' own connections take theirs.
+  const auto id = [&](const char* name) -> unsigned long long {
+    const char* text = get_env(name);
+    return text ? std::strtoull(text, nullptr, 10) : 0;
+  };
+  return 10000 + static_cast<int>((id("SLURM_JOB_ID") * 64 + id("SLURM_STEP_ID")) % 20000);
 }
 
 LaunchEnvironment slurm_environment(const GetEnv& get_env) {

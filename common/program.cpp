@@ -36,7 +36,10 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
       session.emplace(argc, argv);
       world = std::make_unique<mpi::MpiPlane>();
     } else if (launch == Launch::kEnv) {
-      world = make_gloo_world(*launch_environment());  // RANK or WORLD_SIZE is set: never none
+      const std::optional<LaunchEnvironment> environment = launch_environment();
+      if (!environment)
+        throw UsageError("--launcher env: no launcher's variables here (RANK and WORLD_SIZE, or a Slurm step's)");
+      world = make_gloo_world(*environment);
     } else {
       world = std::make_unique<SingletonPlane>();
     }

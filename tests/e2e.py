@@ -257,8 +257,10 @@ def test_gloo(runner, _):
                f"gloo types: {len(rows)} rows, wrong {sum(int(r['wrong']) for r in rows)}")
     # A link matrix on Gloo: each pair of a round on a two-rank context of its own.
     with tempfile.TemporaryDirectory() as tmp:
+        # Four ranks on this machine's cores: a cell's figure is its share of the CPU, not a link's, so
+        # the matrix is not judged here (as test_matrix_schedules); the fake-cluster beds judge it.
         result = runner.run("sendrecv", 4, ["--backend", "gloo", "--pairs", "all", "-b", "64K", "-e", "64K", "-n", "5",
-                                            "--json", f"{tmp}/m.json"])
+                                            "--node-threshold", "0.01", "--json", f"{tmp}/m.json"])
         expect(result.returncode == 0, f"gloo --pairs all: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
         with open(f"{tmp}/m.json") as f:
             rows = [r for r in json.load(f)["rows"] if r["pair"] >= 0]

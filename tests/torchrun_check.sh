@@ -48,7 +48,7 @@ else
   echo "ok: --backend mpi under torchrun refused once by rank 0: $line"
 fi
 
-# 4. The Gloo data plane with no MPI anywhere: every rank's data checked, the call named Gloo's.
+# 3. The Gloo data plane with no MPI anywhere: every rank's data checked, the call named Gloo's.
 if "$bin/fb_all_reduce" --backend gloo -b 8 -e 8 -n 1 -w 0 2>&1 | grep -q "this build has no Gloo"; then
   echo "skip: --backend gloo (this build has no Gloo)"
 else
@@ -61,7 +61,7 @@ else
     echo "ok: --backend gloo under torchrun, 4 workers: $calls, $(grep -m1 -o 'Wrong elements.*' "$out/gloo.log")"
   fi
 
-  # 5. A worker stopped mid-run (SIGSTOP) is named with its host by the others within -T; they end
+  # 4. A worker stopped mid-run (SIGSTOP) is named with its host by the others within -T; they end
   # with 3. Once they have said so the stopped worker is let go, or torchrun waits 30 s to kill it.
   # Adaptive sampling keeps the size running for a minute in short samples, each far inside -T.
   torchrun stopped 3 "$bin/fb_all_reduce" --backend gloo -b 1K -e 1K --max-noise 0.001 --min-time 60 \
@@ -88,6 +88,38 @@ else
     fail "stopped worker: pid '${stopped}', torchrun exit $rc, named by $named of 2 after $took s"
   else
     echo "ok: a stopped worker named by both others within -T 5 ($took s after the stop); torchrun exit $rc"
+  fi
+
+  # 5. torchrun stopped mid-sweep (SIGTERM, as a scheduler ends a job): it ends its workers, which
+  # keep their finished rows under .partial names and never give the files their final names.
+  torchrun killed 2 "$bin/fb_all_reduce" --backend gloo -b 8 -e 64M -n 200 --csv "$out/killed.csv" \
+    --json "$out/killed.json" &
+  launch=$!
+  for _ in $(seq 300); do
+    rows=$(grep -c '^[0-9]' "$out/killed.csv.partial" 2>/dev/null)
+    ((${rows:-0} >= 4)) && break
+    sleep 0.1
+  done
+  agent=$(pgrep -f "^$py -m torch.distributed.run .*--log_dir $out/logs-killed")  # not its timeout
+  kill -TERM $agent 2>/dev/null
+  start=$SECONDS
+  wait "$launch"
+  rc=$?
+  took=$((SECONDS - start))
+  left=$(pgrep -f "fb_all_reduce --backend gloo -b 8 -e 64M -n 200" | wc -l)
+  kept=$("$py" - "$out/killed.csv.partial" "$out/killed.json.partial" <<'PY' 2>&1
+import csv, json, sys
+rows = list(csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")))
+doc = json.load(open(sys.argv[2]))
+assert rows and all(int(r["wrong"]) == 0 for r in rows), rows
+assert doc["complete"] is False and len(doc["rows"]) >= 1, doc["complete"]
+print(f"{len(rows)} rows")
+PY
+)
+  if [[ $rc -eq 0 || -e $out/killed.csv || -e $out/killed.json || $left -ne 0 || $kept != *rows || $took -gt 40 ]]; then
+    fail "killed torchrun: exit $rc after $took s, final files $(ls "$out" | grep -c '^killed\.\(csv\|json\)$'), $left worker(s) left, kept: $kept"
+  else
+    echo "ok: torchrun ended by SIGTERM: exit $rc after $took s, no final CSV or JSON, $kept kept in .partial, no worker left"
   fi
 fi
 

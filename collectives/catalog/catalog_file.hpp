@@ -28,6 +28,7 @@
 #include <gloo/scatter.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "collectives/gloo/gloo_call.hpp"

@@ -88,7 +88,9 @@ template <class Call>
 void gloo_check(const char* what, Call&& call) {
   try {
     call();
-  } catch (const ::gloo::Exception& e) {
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // gloo::Exception, and its GLOO_ENFORCE's EnforceNotMet
     throw Error(std::string(what) + ": " + e.what());
   }
 }

@@ -111,7 +111,7 @@ TEST(Launcher, ReadsASlurmStepWithoutMpiRankZeroOnItsFirstNode) {
   EXPECT_EQ(e->size, 6);
   EXPECT_EQ(e->local_size, 2);
   EXPECT_EQ(e->master_address, "gpu07");
-  EXPECT_EQ(e->store_port, 20000 + (1234 * 64 + 2) % 30000);
+  EXPECT_EQ(e->store_port, 10000 + (1234 * 64 + 2) % 20000);
   auto given = step;
   given["MASTER_ADDR"] = "login1";
   given["MASTER_PORT"] = "29500";
