@@ -9,27 +9,6 @@
 #include "common/error.hpp"
 
 namespace fabricbench::collectives {
-namespace {
-
-// Calls f(T{}) with the host type of `dtype`; the MPI backend rejects the 16- and 8-bit floats
-// before data is ever touched.
-template <class F>
-auto with_host_type(DataType dtype, F&& f) {
-  switch (dtype) {
-    case DataType::kInt8: return f(std::int8_t{});
-    case DataType::kUint8: return f(std::uint8_t{});
-    case DataType::kInt32: return f(std::int32_t{});
-    case DataType::kUint32: return f(std::uint32_t{});
-    case DataType::kInt64: return f(std::int64_t{});
-    case DataType::kUint64: return f(std::uint64_t{});
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat64: return f(double{});
-    default: throw Error("host data check: " + std::string(name_of(dtype)) + " has no host representation");
-  }
-}
-
-}  // namespace
-
 bool allows_negative(DataType dtype) { return !is_integer(dtype) || is_signed_integer(dtype); }
 
 double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "collectives/collective.hpp"
 #include "common/dtype.hpp"
+#include "common/error.hpp"
 #include "common/reduce_op.hpp"
 
 namespace fabricbench::collectives {
@@ -31,6 +33,24 @@ std::uint64_t count_wrong_host(const DataLayout& layout, const void* output, std
 
 /// The tolerance the checker allows for a floating result of this op and rank count.
 double tolerance(DataType dtype, ReduceOp op, int ranks, double exact_magnitude);
+
+/// Calls f(T{}) with the host type of `dtype` (the MPI and Gloo backends, the host data check);
+/// the backends reject the 16- and 8-bit floats before data is ever touched. `what` names the
+/// caller in the error for a type with no host representation.
+template <class F>
+auto with_host_type(DataType dtype, F&& f, const char* what = "host data check") {
+  switch (dtype) {
+    case DataType::kInt8: return f(std::int8_t{});
+    case DataType::kUint8: return f(std::uint8_t{});
+    case DataType::kInt32: return f(std::int32_t{});
+    case DataType::kUint32: return f(std::uint32_t{});
+    case DataType::kInt64: return f(std::int64_t{});
+    case DataType::kUint64: return f(std::uint64_t{});
+    case DataType::kFloat32: return f(float{});
+    case DataType::kFloat64: return f(double{});
+    default: throw Error(std::string(what) + ": " + std::string(name_of(dtype)) + " has no host representation");
+  }
+}
 
 /// Whether the pattern uses negative values for this type (signed integers and floating types).
 bool allows_negative(DataType dtype);

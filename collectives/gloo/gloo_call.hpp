@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "collectives/collective.hpp"
+#include "collectives/host_data.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/reduce_op.hpp"
@@ -45,17 +47,7 @@ struct GlooCall {
   /// Calls `f(T{})` with T the call's element type.
   template <class F>
   void typed(F&& f) const {
-    switch (dtype) {
-      case DataType::kInt8: return f(std::int8_t{});
-      case DataType::kUint8: return f(std::uint8_t{});
-      case DataType::kInt32: return f(std::int32_t{});
-      case DataType::kUint32: return f(std::uint32_t{});
-      case DataType::kInt64: return f(std::int64_t{});
-      case DataType::kUint64: return f(std::uint64_t{});
-      case DataType::kFloat32: return f(float{});
-      case DataType::kFloat64: return f(double{});
-      default: throw Error("Gloo has no element type for this datatype");
-    }
+    with_host_type(dtype, std::forward<F>(f), "Gloo");
   }
 
   /// The reduction as the new API's options take it (allreduce, reduce).
