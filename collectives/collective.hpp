@@ -67,6 +67,9 @@ inline constexpr std::string_view kMpiPointToPointName = "MPI_Isend+MPI_Irecv";
 
 struct Collective {
   std::string_view name{};
+  /// NCCL's name of the function (ncclFuncToString), which its Inspector plugin writes as `coll`:
+  /// the rows' Prometheus label of that name, whatever the backend.
+  std::string_view function_name{};
   bool reduces = false;   ///< takes a reduction op
   bool has_root = false;  ///< takes a root rank
   /// The count argument for a requested size of `bytes` (the larger buffer per rank). The

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // A collective as the driver runs it: the plan made from argv and the backend, one communicator
-// per NCCL setting of the sweep, the rows of run_sweep, and the summary with the NCCL path verdict.
+// per NCCL setting of the sweep (a round of the driver's), each cell of the sweep a step, and the
+// summary with the NCCL path verdict.
 #include <fmt/format.h>
 
 #include <cctype>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "collectives/backend_factory.hpp"
 #include "collectives/benchmark_main.hpp"
 #include "collectives/collective_table_reporter.hpp"
+#include "collectives/library_columns.hpp"
 #include "collectives/nccl/nccl_log.hpp"
 #include "collectives/pairs_job.hpp"
 #include "collectives/pattern_job.hpp"
@@ -19,6 +22,7 @@
 #include "common/driver.hpp"
 #include "common/error.hpp"
 #include "common/expectation.hpp"
+#include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
 #include "common/watchdog.hpp"
 
@@ -33,18 +37,47 @@ std::string canonical(const std::string& name) {
   return out;
 }
 
-/// Rows whose requested algo/proto (settings) differ from what NCCL was seen to use.
-std::vector<SettingMismatch> not_honoured(const std::vector<ResultRow>& rows) {
-  std::vector<SettingMismatch> found;
-  for (const ResultRow& r : rows) {
-    if (r.algorithm.empty()) continue;
-    const std::string algo = r.settings.get("algo"), proto = r.settings.get("proto");
-    if ((!algo.empty() && canonical(algo) != canonical(r.algorithm)) ||
-        (!proto.empty() && canonical(proto) != canonical(r.protocol)))
-      found.push_back({r.size_bytes, r.placement, r.settings.text(), fmt::format("{}/{}", r.algorithm, r.protocol)});
+/// A row whose requested NCCL algorithm/protocol differs from what NCCL was seen to use.
+struct SettingMismatch {
+  std::uint64_t size_bytes = 0;
+  std::string placement;
+  std::string requested;  ///< the row's settings
+  std::string used;       ///< "RING/LL"
+};
+
+/// --algo/--proto: the rows where NCCL did something else than asked (summary "not_honoured").
+class NotHonoured final : public SummaryExhibit {
+ public:
+  explicit NotHonoured(const std::vector<ResultRow>& rows) {
+    for (const ResultRow& r : rows) {
+      const std::string used_algo = algorithm_of(r), used_proto = protocol_of(r);
+      if (used_algo.empty()) continue;
+      const std::string algo = r.settings.get("algo"), proto = r.settings.get("proto");
+      if ((!algo.empty() && canonical(algo) != canonical(used_algo)) ||
+          (!proto.empty() && canonical(proto) != canonical(used_proto)))
+        found_.push_back({r.size_bytes, r.placement, r.settings.text(), fmt::format("{}/{}", used_algo, used_proto)});
+    }
   }
-  return found;
-}
+  std::string json_key() const override { return "not_honoured"; }
+  nlohmann::json to_json() const override {
+    nlohmann::json list = nlohmann::json::array();
+    for (const SettingMismatch& m : found_)
+      list.push_back(
+          {{"size_bytes", m.size_bytes}, {"placement", m.placement}, {"requested", m.requested}, {"used", m.used}});
+    return list;
+  }
+  void print(std::FILE* out) const override {
+    if (found_.empty()) return;
+    const SettingMismatch& m = found_.front();
+    fmt::print(out,
+               "# NOT HONOURED          : {} row(s) where NCCL used another algorithm/protocol than asked, e.g. {} B "
+               "asked [{}], used {}\n",
+               found_.size(), m.size_bytes, m.requested, m.used);
+  }
+
+ private:
+  std::vector<SettingMismatch> found_;
+};
 
 /// Rank 0's end-of-run memory from its backend context (GPU figures where the backend has a GPU).
 MemoryAtEnd memory_at_end(const nlohmann::json& rank0) {
@@ -100,89 +133,136 @@ class CollectiveJob final : public Job {
     header.context["repeat"] = o.outputs.repeat;
     header.planned_rows = plan_.planned_rows();
     header.notes = plan_.notes;
+    header.library_columns = library_columns();
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
-    const int repeats = plan_.options.outputs.repeat;
-    std::vector<SweepResult> sweeps(static_cast<std::size_t>(repeats));
-    std::size_t refused = 0;
-    for (int r = 0; r < repeats; ++r) {
-      // One sweep after the other, so drift over the launch falls on every size alike.
-      refused = 0;
-      for (std::size_t i = 0; i < plan_.tunings.size(); ++i)
-        if (!measure_setting(i, r, repeats == 1 ? reporter : nullptr, r == 0 ? reporter : nullptr, watchdog,
-                             sweeps[static_cast<std::size_t>(r)]))
-          ++refused;
-    }
-    SweepResult result = repeats == 1 ? std::move(sweeps.front()) : combine_sweeps(sweeps);
-    if (repeats > 1 && reporter)
-      for (const ResultRow& row : result.rows) reporter->add(row);
+    RowsToReporter sink(reporter);
+    SettingRounds settings(*this, sink);
+    run_group_rounds(settings, plan_.options.outputs.repeat, world_, watchdog, sink);
+    const std::vector<ResultRow>& rows = sink.rows;
     JobOutcome outcome;
-    outcome.wrong_total = result.wrong_total;
-    outcome.rows = result.rows.size();
-    outcome.failed = refused == plan_.tunings.size();  // NCCL ran none of the settings asked for
-    outcome.summary = summarize_rows(result.rows);
+    outcome.wrong_total = settings.wrong_total;
+    outcome.rows = rows.size();
+    outcome.failed = settings.refused == plan_.tunings.size();  // NCCL ran none of the settings asked for
+    outcome.summary = summarize_rows(rows);
     add_path_verdict(outcome.summary);
-    outcome.summary.settings_swept = plan_.sweeping;
-    if (plan_.sweeping) outcome.summary.not_honoured = not_honoured(result.rows);
-    outcome.summary.refused_settings = refused;
+    if (plan_.sweeping) outcome.summary.exhibits.push_back(std::make_shared<NotHonoured>(rows));
+    outcome.summary.refused_settings = settings.refused;
     add_memory(outcome.summary);
     if (const auto& gate = plan_.options.expect_busbw_gbs)
-      outcome.summary.verdicts.push_back(judge_expected_busbw(result.rows, *gate * 1e9));
+      outcome.summary.verdicts.push_back(judge_expected_busbw(rows, *gate * 1e9));
     return outcome;
   }
 
   void abandon() noexcept override { backend_->abandon(); }
 
  private:
-  // One communicator per setting (NCCL reads NCCL_ALGO/NCCL_PROTO at init); a setting NCCL refuses
-  // becomes a refused row with its reason and the sweep goes on. False when refused.
-  // `rows` gets the sweep's rows as they are measured, `refusals` the row of a refused setting.
-  bool measure_setting(std::size_t i, int repeat, Reporter* rows, Reporter* refusals, Watchdog& watchdog,
-                       SweepResult& result) {
-    std::string error;
-    try {
-      if (i > 0 || (repeat > 0 && plan_.tunings.size() > 1)) {
-        const Tuning& t = plan_.tunings[i];
-        tunable_->set_tuning(t.algorithm, t.protocol);  // several tunings: planned on a tunable backend
-        watchdog.set_activity(fmt::format("connecting with NCCL_ALGO={} NCCL_PROTO={}", t.algorithm, t.protocol));
-        Watchdog::Scope wait(watchdog);
-        tunable_->reconnect();
-      }
-      SweepResult part = run_sweep(program_, plan_, *backend_, RankGroup{world_, {}}, topology_, rows, watchdog);
-      result.wrong_total = part.wrong_total < 0 ? -1 : result.wrong_total + part.wrong_total;
-      result.rows.insert(result.rows.end(), part.rows.begin(), part.rows.end());
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception& e) {
-      if (!plan_.sweeping) throw;
-      error = fabricbench::describe(e);
+  // Rank 0 reports each row as its cell is gathered (repeats: their combination) and keeps it.
+  class RowsToReporter final : public RoundRows {
+   public:
+    explicit RowsToReporter(Reporter* reporter) : reporter_(reporter) {}
+    void begin_round(std::size_t) override {}
+    void add_step(std::size_t, std::vector<ResultRow> step) override {
+      for (ResultRow& row : step) add(std::move(row));
     }
-    if (!plan_.sweeping) return true;
-    error = agree_on_error(world_, error);
-    if (error.empty()) return true;
-    backend_->abandon();
-    if (refusals) {
-      ResultRow row = collective_row(program_, plan_, *backend_, plan_.points.front());
-      row.size_bytes = row.count = 0;  // no numbers: the setting's name and NCCL's reason
-      row.stop_reason = "refused: " + error;
-      refusals->add(row);
+    /// A refused setting's row: reported, not kept (it measured nothing).
+    void add_refusal(const ResultRow& row) {
+      if (reporter_) reporter_->add(row);
     }
-    return false;
-  }
+    std::vector<ResultRow> rows;
 
-  // --repeat: each row becomes the centre and spread of its repeats.
-  static SweepResult combine_sweeps(const std::vector<SweepResult>& sweeps) {
-    SweepResult combined;
-    std::vector<std::vector<ResultRow>> repeats;
-    combined.wrong_total = 0;
-    for (const SweepResult& s : sweeps) {
-      combined.wrong_total = s.wrong_total < 0 || combined.wrong_total < 0 ? -1 : combined.wrong_total + s.wrong_total;
-      repeats.push_back(s.rows);
+   private:
+    void add(ResultRow row) {
+      if (reporter_) reporter_->add(row);
+      rows.push_back(std::move(row));
     }
-    combined.rows = combine_repeats(repeats);
-    return combined;
-  }
+    Reporter* reporter_;
+  };
+
+  // The driver's schedule of a sweep: every NCCL setting a round of the whole world (one
+  // communicator each: NCCL reads NCCL_ALGO/NCCL_PROTO at init), every cell of the sweep a step.
+  // A setting NCCL refuses becomes a refused row with its reason, and the sweep goes on.
+  class SettingRounds final : public GroupedMeasurement {
+   public:
+    SettingRounds(CollectiveJob& job, RowsToReporter& sink) : job_(job), sink_(sink) {}
+    std::size_t rounds() const override { return job_.plan_.tunings.size(); }
+    int group_of(std::size_t, int) const override { return 0; }
+    int role_of(std::size_t, int rank) const override { return rank; }
+    std::size_t steps() const override {
+      const RunPlan& plan = job_.plan_;
+      return plan.forms.size() * plan.points.size() * plan.placements.size();
+    }
+    std::string entering(std::size_t round) const override {
+      const Tuning& t = job_.plan_.tunings[round];
+      return round == 0 ? std::string("starting the sweep")
+                        : fmt::format("connecting with NCCL_ALGO={} NCCL_PROTO={}", t.algorithm, t.protocol);
+    }
+    std::string round_name(std::size_t round) const override {
+      const Tuning& t = job_.plan_.tunings[round];
+      return rounds() == 1 ? std::string("the sweep")
+                           : fmt::format("NCCL_ALGO={} NCCL_PROTO={}", t.algorithm, t.protocol);
+    }
+
+    void enter_round(std::size_t round, int, ControlPlane* plane) override {
+      error_ = attempt([&] {
+        if (round == 0) return;  // connect() set the first tuning
+        const Tuning& t = job_.plan_.tunings[round];
+        job_.tunable_->set_tuning(t.algorithm, t.protocol);  // several tunings: planned on a tunable backend
+        job_.tunable_->reconnect();
+      });
+      if (job_.plan_.sweeping) error_ = agree_on_error(*plane, error_);
+      cells_.emplace(job_.program_, job_.plan_, *job_.backend_, RankGroup{*plane, {}}, job_.topology_);
+    }
+
+    std::vector<ResultRow> measure_step(std::size_t, int, std::size_t step, ControlPlane& plane,
+                                        Watchdog& watchdog) override {
+      std::vector<ResultRow> rows;
+      if (!error_.empty()) return rows;  // a refused setting measures nothing
+      error_ = attempt([&] {
+        ResultRow row = cells_->measure(step, watchdog);
+        if (plane.rank() == 0) rows.push_back(std::move(row));
+      });
+      return rows;
+    }
+
+    void leave_round(std::size_t) override {
+      const std::int64_t wrong = cells_->wrong_total();
+      wrong_total = wrong < 0 || wrong_total < 0 ? -1 : wrong_total + wrong;
+      if (!job_.plan_.sweeping) return;
+      error_ = agree_on_error(job_.world_, error_);
+      if (error_.empty()) return;
+      ++refused;
+      job_.backend_->abandon();
+      ResultRow row = collective_row(job_.program_, job_.plan_, *job_.backend_, job_.plan_.points.front());
+      row.size_bytes = row.count = 0;  // no numbers: the setting's name and NCCL's reason
+      row.stop_reason = "refused: " + error_;
+      sink_.add_refusal(row);
+    }
+
+    std::int64_t wrong_total = 0;  ///< the same on every rank; -1 when checking is off
+    std::size_t refused = 0;       ///< settings NCCL refused
+
+   private:
+    // "" when `work` succeeded; its error while sweeping settings (any other run stops on it).
+    template <class Work>
+    std::string attempt(const Work& work) {
+      try {
+        work();
+        return {};
+      } catch (const UsageError&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (!job_.plan_.sweeping) throw;
+        return fabricbench::describe(e);
+      }
+    }
+
+    CollectiveJob& job_;
+    RowsToReporter& sink_;
+    std::optional<SweepCells> cells_;
+    std::string error_;
+  };
 
   // Every rank's digest of its NCCL log, judged on rank 0.
   void add_path_verdict(RunSummary& summary) {

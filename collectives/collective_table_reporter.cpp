@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/library_columns.hpp"
 #include "common/summary.hpp"
 
 namespace fabricbench::collectives {
@@ -115,9 +116,9 @@ class TableReporter final : public Reporter {
     if (second) noise = std::max(noise, second->time_s.relative_noise());
     const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
     const ResultRow& shown = out_of_place ? *out_of_place : first;
-    const std::string path = shown.algorithm.empty()
+    const std::string path = algorithm_of(shown).empty()
                                  ? std::string()
-                                 : fmt::format("{}/{}/{}", shown.algorithm, shown.protocol, shown.channels);
+                                 : fmt::format("{}/{}/{}", algorithm_of(shown), protocol_of(shown), channels_of(shown));
     fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}  {}\n", first.size_bytes, first.count,
                first.dtype, first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
                in_place ? placement_cells(*in_place) : empty, noise * 100, path);

@@ -11,6 +11,7 @@
 
 #include "collectives/backend_factory.hpp"
 #include "collectives/collective_table_reporter.hpp"
+#include "collectives/library_columns.hpp"
 #include "collectives/nccl/nccl_log.hpp"
 #include "collectives/run_plan.hpp"
 #include "collectives/runner.hpp"
@@ -76,6 +77,7 @@ class PairsJob final : public Job {
     for (const auto& round : pairing_.rounds) cells += round.size();
     header.planned_rows = plan_.points.size() * plan_.placements.size() * cells;
     header.notes = plan_.notes;
+    header.library_columns = library_columns();
     describe_tree(tree_, header);
   }
 

@@ -11,6 +11,7 @@
 #include "collectives/backend_factory.hpp"
 #include "collectives/catalog.hpp"
 #include "collectives/collective_table_reporter.hpp"
+#include "collectives/library_columns.hpp"
 #include "collectives/run_plan.hpp"
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
@@ -81,6 +82,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     header.notes.push_back(
         "the load patterns time out-of-place point-to-point calls; the NCCL path is judged by --pairs");
     describe_tree(layout_.tree(), header);
+    header.library_columns = library_columns();
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
@@ -217,7 +219,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
       }
     }
     ResultRow row = collective_row(program_, plan, *backend_, point);
-    row.call = backend_->call_name(*plan.collective, call.form);
+    record_call(row, *plan.collective, backend_->call_name(*plan.collective, call.form));
     row.hosts = RankGroup{plane, members}.hosts(topology_);
     Measurement m;
     m.seconds_per_operation = seconds;

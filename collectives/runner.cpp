@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "collectives/library_columns.hpp"
 #include "common/error.hpp"
 #include "common/measured_row.hpp"
 #include "common/sampling.hpp"
@@ -68,83 +69,95 @@ ResultRow collective_row(const std::string& program, const RunPlan& plan, const 
   return row;
 }
 
+SweepCells::SweepCells(const std::string& program, const RunPlan& plan, Backend& backend, RankGroup group,
+                       const Topology& topology)
+    : program_(program),
+      plan_(plan),
+      backend_(backend),
+      group_(std::move(group)),
+      topology_(topology),
+      fault_pending_(plan.options.fault.kind != FaultInjection::Kind::kNone),
+      wrong_total_(plan.options.check > 0 ? 0 : -1) {}
+
+std::size_t SweepCells::size() const { return plan_.forms.size() * plan_.points.size() * plan_.placements.size(); }
+
+ResultRow SweepCells::measure(std::size_t index, Watchdog& watchdog) {
+  const Collective& c = *plan_.collective;
+  const CollectiveOptions& o = plan_.options;
+  const std::size_t placements = plan_.placements.size(), points = plan_.points.size();
+  const Placement placement = plan_.placements[index % placements];
+  const SweepPoint& point = plan_.points[index / placements % points];
+  const CallForm form = plan_.forms[index / placements / points];
+  const CallSpec call{&c, point.dtype, point.op, std::max(c.has_root ? o.root : -1, 0), point.count, placement, form};
+  const std::string what = describe_call(call, point.bytes);
+  watchdog.set_activity(what);
+  try {
+    if (fault_pending_ && o.fault.kind == FaultInjection::Kind::kHang) {
+      if (topology_.rank == o.fault.rank) hang_forever(watchdog, what);
+      fault_pending_ = false;
+    }
+    // Mid-run: after the first row, so communicators are live and peers are busy.
+    if (fault_pending_ && o.fault.kind == FaultInjection::Kind::kError && measured_ > 0) {
+      fault_pending_ = false;
+      if (topology_.rank == o.fault.rank) backend_.plant_error();
+    }
+    PathObservingBackend* observer = capability<PathObservingBackend>(backend_);
+    backend_.prepare(call);
+    if (observer) observer->begin_observation();
+    const Measurement m = fabricbench::measure(
+        plan_.sampling, [&](int n) { return backend_.run(call, n); }, group_.plane, watchdog,
+        [&](int batch, int samples) { return backend_.run_samples(call, batch, samples); });
+    const ObservedPath path = observer ? observer->observed_path(call) : ObservedPath{};
+
+    std::int64_t wrong = -1;
+    if (o.check > 0 && !(placement == Placement::kInPlace && plan_.in_place_unchecked)) {
+      Watchdog::Scope wait(watchdog);
+      backend_.prepare(call);
+      backend_.run(call, 1);
+      const bool corrupting = fault_pending_ && o.fault.kind == FaultInjection::Kind::kWrongElement;
+      if (corrupting && topology_.rank == o.fault.rank && backend_.corrupt_output(call)) fault_pending_ = false;
+      // [0]: wrong elements (summed), [1]: whether the planted fault is still pending (the
+      // fault rank may have had no output yet; the minimum over ranks).
+      std::int64_t counts[2] = {static_cast<std::int64_t>(backend_.count_wrong(call)), fault_pending_ ? 1 : 0};
+      group_.plane.all_reduce(std::span<std::int64_t>(counts, 1), ControlPlane::Fold::kSum);
+      group_.plane.all_reduce(std::span<std::int64_t>(counts + 1, 1), ControlPlane::Fold::kMin);
+      fault_pending_ = fault_pending_ && counts[1];
+      wrong = counts[0];
+      wrong_total_ += wrong;
+    }
+
+    ResultRow row = collective_row(program_, plan_, backend_, point);
+    row.placement = std::string(name_of(placement));
+    record_call(row, c, backend_.call_name(c, form));
+    // Grouped sends and receives where the library has a call of its own: a setting asked for.
+    if (form == CallForm::kPointToPoint && !o.nccl_calls.empty() && backend_.has_form(c, CallForm::kLibrary))
+      row.settings.set("nccl_call", "p2p");
+    row.hosts = group_.hosts(topology_);
+    record_measurement(row, m, group_.world_rank(m.slowest_rank), topology_.host_of_rank);
+    if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
+    record_rates(row, static_cast<double>(c.algbw_elements(point.count, plan_.ranks) * size_of(point.dtype)),
+                 c.busbw_factor(plan_.ranks));
+    row.wrong = wrong;
+    record_path(row, path);
+    ++measured_;
+    return row;
+  } catch (const UsageError&) {
+    throw;
+  } catch (...) {
+    rethrow_with_context(what);
+  }
+}
+
 SweepResult run_sweep(const std::string& program, const RunPlan& plan, Backend& backend, const RankGroup& group,
                       const Topology& topology, Reporter* reporter, Watchdog& watchdog) {
-  const Collective& c = *plan.collective;
-  const CollectiveOptions& o = plan.options;
-  const int root = c.has_root ? o.root : -1;
-  const bool checking = o.check > 0;
-  bool fault_pending = o.fault.kind != FaultInjection::Kind::kNone;
-  PathObservingBackend* observer = capability<PathObservingBackend>(backend);
+  SweepCells cells(program, plan, backend, group, topology);
   SweepResult result;
-  result.wrong_total = checking ? 0 : -1;
-
-  for (CallForm form : plan.forms) {
-    for (const SweepPoint& point : plan.points) {
-      for (Placement placement : plan.placements) {
-        const CallSpec call{&c, point.dtype, point.op, std::max(root, 0), point.count, placement, form};
-        const std::string what = describe_call(call, point.bytes);
-        watchdog.set_activity(what);
-        try {
-          if (fault_pending && o.fault.kind == FaultInjection::Kind::kHang) {
-            if (topology.rank == o.fault.rank) hang_forever(watchdog, what);
-            fault_pending = false;
-          }
-          // Mid-run: after the first row, so communicators are live and peers are busy.
-          if (fault_pending && o.fault.kind == FaultInjection::Kind::kError && !result.rows.empty()) {
-            fault_pending = false;
-            if (topology.rank == o.fault.rank) backend.plant_error();
-          }
-          backend.prepare(call);
-          if (observer) observer->begin_observation();
-          const Measurement m = measure(
-              plan.sampling, [&](int n) { return backend.run(call, n); }, group.plane, watchdog,
-              [&](int batch, int samples) { return backend.run_samples(call, batch, samples); });
-          const ObservedPath path = observer ? observer->observed_path(call) : ObservedPath{};
-
-          std::int64_t wrong = -1;
-          if (checking && !(placement == Placement::kInPlace && plan.in_place_unchecked)) {
-            Watchdog::Scope wait(watchdog);
-            backend.prepare(call);
-            backend.run(call, 1);
-            const bool corrupting = fault_pending && o.fault.kind == FaultInjection::Kind::kWrongElement;
-            if (corrupting && topology.rank == o.fault.rank && backend.corrupt_output(call)) fault_pending = false;
-            // [0]: wrong elements (summed), [1]: whether the planted fault is still pending (the
-            // fault rank may have had no output yet; the minimum over ranks).
-            std::int64_t counts[2] = {static_cast<std::int64_t>(backend.count_wrong(call)), fault_pending ? 1 : 0};
-            group.plane.all_reduce(std::span<std::int64_t>(counts, 1), ControlPlane::Fold::kSum);
-            group.plane.all_reduce(std::span<std::int64_t>(counts + 1, 1), ControlPlane::Fold::kMin);
-            const std::int64_t total = counts[0];
-            fault_pending = fault_pending && counts[1];
-            wrong = total;
-            result.wrong_total += total;
-          }
-
-          ResultRow row = collective_row(program, plan, backend, point);
-          row.placement = std::string(name_of(placement));
-          row.call = backend.call_name(c, form);
-          // Grouped sends and receives where the library has a call of its own: a setting asked for.
-          if (form == CallForm::kPointToPoint && !o.nccl_calls.empty() && backend.has_form(c, CallForm::kLibrary))
-            row.settings.set("nccl_call", "p2p");
-          row.hosts = group.hosts(topology);
-          record_measurement(row, m, group.world_rank(m.slowest_rank), topology.host_of_rank);
-          if (o.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
-          record_rates(row, static_cast<double>(c.algbw_elements(point.count, plan.ranks) * size_of(point.dtype)),
-                       c.busbw_factor(plan.ranks));
-          row.wrong = wrong;
-          row.algorithm = path.algorithm;
-          row.protocol = path.protocol;
-          row.channels = path.channels;
-          if (reporter) reporter->add(row);
-          result.rows.push_back(std::move(row));
-        } catch (const UsageError&) {
-          throw;
-        } catch (...) {
-          rethrow_with_context(what);
-        }
-      }
-    }
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    ResultRow row = cells.measure(i, watchdog);
+    if (reporter) reporter->add(row);
+    result.rows.push_back(std::move(row));
   }
+  result.wrong_total = cells.wrong_total();
   return result;
 }
 

@@ -2,6 +2,7 @@
 // The sweep of one collective: every point of the plan in both placements, measured, checked, reported.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,29 @@ struct RankGroup {
 
   int world_rank(int rank) const;
   int hosts(const Topology& topology) const;
+};
+
+/// The cells of one sweep (call form, then point, then placement), measured one at a time: the
+/// steps the driver's rounds take. Keeps what spans cells: the planted fault, the wrong elements.
+class SweepCells {
+ public:
+  SweepCells(const std::string& program, const RunPlan& plan, Backend& backend, RankGroup group,
+             const Topology& topology);
+  std::size_t size() const;
+  /// Measures cell `index`. Every rank of the group calls; the row is the same on every rank.
+  ResultRow measure(std::size_t index, Watchdog& watchdog);
+  /// Wrong elements summed over the cells measured and the ranks; -1 when checking is off.
+  std::int64_t wrong_total() const { return wrong_total_; }
+
+ private:
+  const std::string& program_;
+  const RunPlan& plan_;
+  Backend& backend_;
+  const RankGroup group_;
+  const Topology& topology_;
+  bool fault_pending_;
+  std::size_t measured_ = 0;
+  std::int64_t wrong_total_;
 };
 
 /// Runs the sweep. Every rank of `group` must call; `reporter` is non-null on rank 0 only.

@@ -25,9 +25,10 @@ class CsvReporter final : public Reporter {
  public:
   explicit CsvReporter(const std::string& path) : file_(path) {}
 
-  void begin(const RunHeader&) override {
+  void begin(const RunHeader& run) override {
+    library_ = run.library_columns;
     std::string header;
-    for (const std::string& name : column_names()) {
+    for (const std::string& name : column_names(library_)) {
       if (!header.empty()) header += ',';
       header += name;
     }
@@ -38,7 +39,7 @@ class CsvReporter final : public Reporter {
     // Appended piece by piece: `"," + text` builds a temporary that GCC 12 at -O3 flags with a
     // false -Wrestrict.
     std::string line;
-    for (const auto& [name, value] : fields_of(row)) {
+    for (const auto& [name, value] : fields_of(row, library_)) {
       if (!line.empty()) line += ',';
       line += to_text(value);
     }
@@ -55,6 +56,7 @@ class CsvReporter final : public Reporter {
 
  private:
   OutputFile file_;
+  std::vector<LibraryColumn> library_;
 };
 
 }  // namespace

@@ -22,13 +22,16 @@ class JsonReporter final : public Reporter {
   void begin(const RunHeader& header) override {
     std::string head = fmt::format("{{\"schema_version\":{},\"complete\":", kSchemaVersion);
     complete_at_ = head.size();
-    head += "false,\"context\":" + nlohmann::json(header.context).dump() + ",\"rows\":[";
+    nlohmann::json context = header.context;
+    if (!header.library_columns.empty()) context["library_columns"] = to_json(header.library_columns);
+    head += "false,\"context\":" + context.dump() + ",\"rows\":[";
+    library_ = header.library_columns;
     end_ = head.size();
     file_.append(head + std::string(kClosing));
   }
 
   void add(const ResultRow& row) override {
-    const std::string piece = (first_ ? "\n" : ",\n") + row_to_json_text(row);
+    const std::string piece = (first_ ? "\n" : ",\n") + row_to_json_text(row, library_);
     file_.write_at(end_, piece + std::string(kClosing));
     end_ += piece.size();
     first_ = false;
@@ -54,6 +57,7 @@ class JsonReporter final : public Reporter {
 
  private:
   OutputFile file_;
+  std::vector<LibraryColumn> library_;
   std::uint64_t complete_at_ = 0;  // where the value of "complete" starts
   std::uint64_t end_ = 0;          // where the closing of the rows starts
   bool first_ = true;

@@ -14,6 +14,7 @@ class PrometheusReporter final : public Reporter {
   explicit PrometheusReporter(std::string path) : path_(std::move(path)) {}
 
   void begin(const RunHeader& header) override {
+    library_ = header.library_columns;
     const nlohmann::json& c = header.context;
     info_ = {{"fabricbench_version", c.value("fabricbench_version", "")},
              {"git_revision", c.value("git_revision", "")},
@@ -25,7 +26,7 @@ class PrometheusReporter final : public Reporter {
 
   void add(const ResultRow& row) override {
     if (benchmark_.empty()) benchmark_ = row.benchmark;
-    const prom::Labels labels = prom::labels_of(row);
+    const prom::Labels labels = prom::labels_of(row, library_);
     if (row.busbw_mean_bytes_per_s > 0)
       doc_.gauge("fabricbench_busbw_bytes_per_second", "Bus bandwidth (nccl-tests' busbw), mean over the samples.",
                  labels, row.busbw_mean_bytes_per_s);
@@ -77,6 +78,7 @@ class PrometheusReporter final : public Reporter {
   }
 
   std::string path_;
+  std::vector<LibraryColumn> library_;
   std::string benchmark_;
   prom::Labels info_;
   prom::Exposition doc_;

@@ -69,25 +69,10 @@ std::string Exposition::text() const {
   return out;
 }
 
-namespace {
-
-// NCCL's names for its functions (ncclFuncToString), where a collective is one of them.
-std::string nccl_function_name(const std::string& collective) {
-  static const std::map<std::string, std::string> names = {
-      {"all_reduce", "AllReduce"}, {"all_gather", "AllGather"}, {"reduce_scatter", "ReduceScatter"},
-      {"broadcast", "Broadcast"},  {"reduce", "Reduce"},        {"sendrecv", "SendRecv"},
-      {"alltoall", "AlltoAll"},    {"gather", "Gather"},        {"scatter", "Scatter"}};
-  const auto found = names.find(collective);
-  return found == names.end() ? collective : found->second;
-}
-
-}  // namespace
-
-Labels labels_of(const ResultRow& row) {
+Labels labels_of(const ResultRow& row, std::span<const LibraryColumn> library) {
   Labels labels = {{"benchmark", row.benchmark},
                    {"backend", row.backend},
                    {"collective", row.collective},
-                   {"coll", nccl_function_name(row.collective)},
                    {"memory", row.memory},
                    {"dtype", row.dtype},
                    {"op", row.op},
@@ -101,8 +86,19 @@ Labels labels_of(const ResultRow& row) {
   if (row.rail >= 0) labels.emplace_back("rail", std::to_string(row.rail));
   if (!row.host.empty()) labels.emplace_back("hostname", row.host);
   if (!row.peer_host.empty()) labels.emplace_back("peer_hostname", row.peer_host);
-  if (!row.algorithm.empty()) labels.emplace_back("coll_algo", row.algorithm);
-  if (!row.protocol.empty()) labels.emplace_back("coll_proto", row.protocol);
+  for (const LibraryColumn& column : library) {
+    if (column.prometheus_label.empty()) continue;
+    const std::string value = std::visit(
+        [](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+            return v;
+          else
+            return fmt::format("{}", v);
+        },
+        value_of(row.library, column));
+    if (!value.empty() && value_of(row.library, column) != column.empty)
+      labels.emplace_back(column.prometheus_label, value);
+  }
   if (!row.settings.empty()) labels.emplace_back("settings", row.settings.text());
   if (!row.tags.empty()) labels.emplace_back("tags", row.tags.text());
   return labels;

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "common/library_fields.hpp"
 
 namespace fabricbench {
 struct ResultRow;
@@ -48,10 +51,11 @@ class Exposition {
   std::vector<Family> families_;
 };
 
-/// A row's identity as labels. Names follow NCCL's Inspector plugin where they mean the same
-/// (coll, coll_msg_size_bytes, n_ranks, nnodes, hostname, coll_algo, coll_proto), so dashboards
-/// built on its records fit; the rest are the row's own column names.
-Labels labels_of(const ResultRow& row);
+/// A row's identity as labels, and its library values under the labels `library` gives them.
+/// Names follow NCCL's Inspector plugin where they mean the same (coll_msg_size_bytes, n_ranks,
+/// nnodes, hostname; the collectives' library columns add coll, coll_algo, coll_proto), so
+/// dashboards built on its records fit; the rest are the row's own column names.
+Labels labels_of(const ResultRow& row, std::span<const LibraryColumn> library);
 /// `labels` and one more.
 Labels with(Labels labels, std::string name, std::string value);
 

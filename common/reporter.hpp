@@ -20,6 +20,9 @@ struct RunHeader {
   std::string title;       ///< "fb_all_reduce (mpi backend, 4 ranks on 1 host)"
   std::size_t planned_rows = 0;
   std::vector<std::string> notes;  ///< what the plan changed from what was asked ("3 sizes repeat ...")
+  /// The backend's own columns of the rows (library_fields.hpp); the JSON file keeps them in its
+  /// context as "library_columns".
+  std::vector<LibraryColumn> library_columns;
 };
 
 /// Totals a reporter is told after the last row.

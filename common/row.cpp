@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <set>
 #include <type_traits>
 #include <utility>
 
@@ -121,10 +123,6 @@ const Column kColumns[] = {
     column<&R::busbw_peak_bytes_per_s>("busbw_peak_bytes_per_s", 5),
     column<&R::busbw_factor>("busbw_factor"),
     column<&R::wrong>("wrong"),
-    column<&R::algorithm>("algorithm", 4),
-    column<&R::protocol>("protocol", 4),
-    column<&R::channels>("channels", 4),
-    column<&R::call>("call", 8),
     identity(column<&R::settings>("settings")),
     column<&R::tags>("tags"),
 };
@@ -140,11 +138,76 @@ std::vector<const Column*> identity_columns() {
   return identity;
 }
 
-std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row) {
+namespace {
+
+// Calls `emit(name, value)` for every column of the row in file order: the table's, with the
+// library values `library_for(row)` gives in their place.
+template <class LibraryValues, class Emit>
+void for_each_field(const ResultRow& row, const LibraryValues& library_values, const Emit& emit) {
+  for (const Column& c : kColumns) {
+    if (c.name == kLibraryColumnsBefore) library_values(emit);
+    emit(c.name, c.get(row));
+  }
+}
+
+// The declared columns that the files carry, with the row's value or the column's empty one.
+auto declared(const ResultRow& row, std::span<const LibraryColumn> library) {
+  return [&row, library](const auto& emit) {
+    for (const LibraryColumn& column : library)
+      if (column.in_files) emit(std::string_view(column.name), value_of(row.library, column));
+  };
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row,
+                                                          std::span<const LibraryColumn> library) {
   std::vector<std::pair<std::string, FieldValue>> fields;
-  fields.reserve(std::size(kColumns));
-  for (const Column& c : kColumns) fields.emplace_back(std::string(c.name), c.get(row));
+  fields.reserve(std::size(kColumns) + library.size());
+  for_each_field(row, declared(row, library), [&](std::string_view name, const FieldValue& value) {
+    fields.emplace_back(std::string(name), value);
+  });
   return fields;
+}
+
+bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size_t limit) {
+  static const std::set<std::string, std::less<>> known = [] {
+    std::set<std::string, std::less<>> names = {"samples_s"};
+    for (const Column& column : kColumns) names.emplace(column.name);
+    return names;
+  }();
+  for (const auto& [key, value] : object.items()) {
+    if (known.contains(key)) continue;
+    FieldValue field;
+    if (value.is_string())
+      field = value.get<std::string>();
+    else if (value.is_number_unsigned() &&
+             value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      field = value.get<std::uint64_t>();
+    else if (value.is_number_integer())
+      field = value.get<std::int64_t>();
+    else if (value.is_number_float() && std::isfinite(value.get<double>()))
+      field = value.get<double>();
+    else
+      continue;
+    if (row.library.items().size() == limit) return false;
+    row.library.set(key, std::move(field));
+  }
+  return true;
+}
+
+std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows) {
+  std::vector<LibraryColumn> columns;
+  for (const ResultRow& row : rows)
+    for (const auto& [name, value] : row.library.items()) {
+      const bool known =
+          std::any_of(columns.begin(), columns.end(), [&](const LibraryColumn& c) { return c.name == name; });
+      if (known) continue;
+      LibraryColumn column{name, value, "", true};
+      std::visit([](auto& v) { v = std::decay_t<decltype(v)>{}; }, column.empty);
+      columns.push_back(std::move(column));
+    }
+  return columns;
 }
 
 namespace {
@@ -177,12 +240,12 @@ void append_json_number(std::string& out, double v) {
 
 }  // namespace
 
-std::string row_to_json_text(const ResultRow& row) {
+std::string row_to_json_text(const ResultRow& row, std::span<const LibraryColumn> library) {
   std::string out = "{";
   out.reserve(2048);
-  for (const Column& c : kColumns) {
+  for_each_field(row, declared(row, library), [&](std::string_view name, const FieldValue& value) {
     if (out.size() > 1) out += ',';
-    append_json_string(out, c.name);
+    append_json_string(out, name);
     out += ':';
     std::visit(
         [&](const auto& v) {
@@ -194,8 +257,8 @@ std::string row_to_json_text(const ResultRow& row) {
           else
             fmt::format_to(std::back_inserter(out), "{}", v);
         },
-        c.get(row));
-  }
+        value);
+  });
   if (!row.sample_seconds.empty()) {
     out += ",\"samples_s\":[";
     for (std::size_t i = 0; i < row.sample_seconds.size(); ++i) {
@@ -210,22 +273,26 @@ std::string row_to_json_text(const ResultRow& row) {
 
 nlohmann::json row_to_json(const ResultRow& row) {
   nlohmann::json object = nlohmann::json::object();
-  for (const Column& c : kColumns)
-    object[std::string(c.name)] = std::visit(
+  const auto every_value = [&row](const auto& emit) {
+    for (const auto& [name, value] : row.library.items()) emit(std::string_view(name), value);
+  };
+  for_each_field(row, every_value, [&](std::string_view name, const FieldValue& value) {
+    object[std::string(name)] = std::visit(
         [](const auto& v) -> nlohmann::json {
           if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
             return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
           else
             return v;
         },
-        c.get(row));
+        value);
+  });
   if (!row.sample_seconds.empty()) object["samples_s"] = row.sample_seconds;
   return object;
 }
 
-std::vector<std::string> column_names() {
+std::vector<std::string> column_names(std::span<const LibraryColumn> library) {
   std::vector<std::string> names;
-  for (const Column& c : kColumns) names.emplace_back(c.name);
+  for (const auto& [name, value] : fields_of(ResultRow{}, library)) names.push_back(name);
   return names;
 }
 

@@ -3,6 +3,7 @@
 // columns and the JSON row keys, under exactly these names (results/README.md documents them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/key_values.hpp"
+#include "common/library_fields.hpp"
 #include "common/stats.hpp"
 
 namespace fabricbench {
@@ -56,18 +58,15 @@ struct ResultRow {
   double busbw_peak_bytes_per_s = 0;
   double busbw_factor = 0;
   std::int64_t wrong = -1;  ///< wrong elements summed over ranks; -1 when not checked
-  std::string algorithm;    ///< what the library used (NCCL: RING, TREE...); "" when unknown
-  std::string protocol;     ///< NCCL: SIMPLE, LL, LL128; "" when unknown
-  int channels = 0;         ///< NCCL channels of the call; 0 when unknown
-  std::string call;         ///< the library call timed: ncclAlltoAll, ncclSend+ncclRecv, MPI_Alltoall; "" unknown
+  /// What the backend's library says about the call (columns the run declares in its header,
+  /// written before `settings`): the collectives' algorithm, protocol, channels and call.
+  LibraryFields library;
   /// --samples: every timed sample kept (seconds per operation, after the rank reduction); JSON
   /// only ("samples_s"), so a verdict or another statistic can be recomputed without re-running.
   std::vector<double> sample_seconds;
   KeyValues settings;  ///< backend settings requested; "k=v;k=v" in the files
   KeyValues tags;      ///< user labels from --tag; "k=v;k=v" in the files
 };
-
-using FieldValue = std::variant<std::string, std::int64_t, std::uint64_t, double>;
 
 /// One column: its name (the CSV header and JSON key), the schema version that introduced it, and
 /// how to read and write it on a row. set() takes a value of the column's own kind (get()'s),
@@ -91,16 +90,31 @@ std::span<const Column> columns();
 /// placement/backend, so rows of older files still match.)
 std::vector<const Column*> identity_columns();
 
-/// The row as ordered (column, value) pairs, schema_version first.
-std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row);
+/// The column before which a run's library columns sit in the files (where schemas 4-8 had them).
+inline constexpr std::string_view kLibraryColumnsBefore = "settings";
 
-/// row_to_json(row).dump(), written directly: the JSON reporter's per-row cost (100 000-row sweeps).
-std::string row_to_json_text(const ResultRow& row);
+/// The row as ordered (column, value) pairs, schema_version first, `library`'s columns (those in
+/// files) in their place.
+std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row, std::span<const LibraryColumn> library);
 
-/// The row as one JSON object, a key per column (a non-finite number as null): the JSON file's row.
+/// The JSON object of fields_of(row, library) (a non-finite number as null), written directly:
+/// the JSON reporter's per-row cost (100 000-row sweeps).
+std::string row_to_json_text(const ResultRow& row, std::span<const LibraryColumn> library);
+
+/// The row as one JSON object, a key per column and per library value the row holds (a non-finite
+/// number as null): rows exchanged between ranks and written by the result tools.
 nlohmann::json row_to_json(const ResultRow& row);
 
-/// Column names in CSV order.
-std::vector<std::string> column_names();
+/// Column names in CSV order, `library`'s in their place.
+std::vector<std::string> column_names(std::span<const LibraryColumn> library);
+
+/// Every key of `object` that is no column of the table (nor samples_s) as a library value of
+/// `row`: text and numbers as they are, anything else left out. False, with `row` incomplete, when
+/// there are more than `limit` of them.
+bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size_t limit);
+
+/// The library columns rows carry without a declaration (read back from CSV): in first-seen
+/// order, each empty of its first value's kind, without Prometheus labels.
+std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows);
 
 }  // namespace fabricbench

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/row_exchange.hpp"
 
+#include <limits>
+
 namespace fabricbench {
 namespace {
 
@@ -15,6 +17,7 @@ ResultRow row_from_peer(const nlohmann::json& object) {
                column.get(kBlank));
   }
   row.time_s.count = row.samples;
+  read_library_values(object, row, std::numeric_limits<std::size_t>::max());
   if (const auto samples = object.find("samples_s"); samples != object.end())
     row.sample_seconds = samples->get<std::vector<double>>();
   return row;

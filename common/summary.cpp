@@ -100,12 +100,6 @@ nlohmann::json to_json(const RunSummary& s) {
     for (const RunVerdict::Accused& a : v.accused) verdict["accused"].push_back({{"kind", a.kind}, {"part", a.part}});
     j["verdicts"].push_back(std::move(verdict));
   }
-  if (s.settings_swept) {
-    j["not_honoured"] = nlohmann::json::array();
-    for (const SettingMismatch& m : s.not_honoured)
-      j["not_honoured"].push_back(
-          {{"size_bytes", m.size_bytes}, {"placement", m.placement}, {"requested", m.requested}, {"used", m.used}});
-  }
   if (s.refused_settings > 0) j["refused_settings"] = s.refused_settings;
   if (s.failed_launches > 0) j["failed_launches"] = s.failed_launches;
   for (const auto& exhibit : s.exhibits) j[exhibit->json_key()] = exhibit->to_json();
@@ -161,13 +155,6 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
                "# CPU contention        : rank {} waited for a CPU {:.1f} % of the time measured, the hypervisor "
                "took {:.1f} %: times may read up to {:.2f}x slow from that alone\n",
                c.runqueue_wait_rank, 100 * c.runqueue_wait, 100 * c.steal, c.slowdown);
-  if (!s.not_honoured.empty()) {
-    const SettingMismatch& m = s.not_honoured.front();
-    fmt::print(out,
-               "# NOT HONOURED          : {} row(s) where NCCL used another algorithm/protocol than asked, e.g. {} B "
-               "asked [{}], used {}\n",
-               s.not_honoured.size(), m.size_bytes, m.requested, m.used);
-  }
   print_verdicts(out, s);
 }
 

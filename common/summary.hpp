@@ -59,14 +59,6 @@ struct RunVerdict {
   bool failed() const { return word == "FAIL"; }
 };
 
-/// A row whose requested NCCL algorithm/protocol differs from what NCCL was seen to use.
-struct SettingMismatch {
-  std::uint64_t size_bytes = 0;
-  std::string placement;
-  std::string requested;  ///< the row's settings
-  std::string used;       ///< "RING/LL"
-};
-
 /// Rank 0's memory when the sweep ended: host RSS must stay flat whatever the message size.
 struct MemoryAtEnd {
   double peak_rss_bytes = 0;
@@ -103,10 +95,8 @@ struct RunSummary {
   std::optional<Headline> headline;                      ///< none for no rows
   std::map<std::string, std::size_t> slowest_host_rows;  ///< multi-node rows only: host -> rows it was slowest in
   std::vector<RunVerdict> verdicts;
-  bool settings_swept = false;  ///< --algo/--proto given: not_honoured was looked for
-  std::vector<SettingMismatch> not_honoured;
-  std::size_t refused_settings = 0;
-  std::size_t failed_launches = 0;  ///< fb_sweep: launches that produced no rows
+  std::size_t refused_settings = 0;  ///< settings of a sweep the backend's library refused
+  std::size_t failed_launches = 0;   ///< fb_sweep: launches that produced no rows
   std::optional<MemoryAtEnd> memory;
   std::vector<std::shared_ptr<const SummaryExhibit>> exhibits;  ///< e.g. --pairs: the node x node matrix
   std::optional<ScheduleFigures> schedule;                      ///< --pairs: what the rounds cost beyond their cells

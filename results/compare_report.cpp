@@ -237,7 +237,8 @@ std::string prom_report(const ReportInput& in) {
   doc.gauge("fabricbench_compare_geomean_ratio", "Geometric mean of new/baseline over the large sizes (> 1 better).",
             run, c.geomean_speedup);
   for (const RowComparison& r : c.rows) {
-    const prom::Labels labels = prom::with(prom::labels_of(r.fresh), "verdict", verdict_name(r.verdict));
+    const prom::Labels labels =
+        prom::with(prom::labels_of(r.fresh, in.fresh.library_columns), "verdict", verdict_name(r.verdict));
     const char* help = "new/baseline of the row's figure (> 1 better), and its interval's bounds.";
     doc.gauge("fabricbench_compare_row_ratio", help, prom::with(labels, "bound", "estimate"), r.speedup);
     doc.gauge("fabricbench_compare_row_ratio", help, prom::with(labels, "bound", "low"), r.low);

@@ -86,6 +86,8 @@ StoredRun read_our_json(const nlohmann::json& document, const std::string& name)
   std::size_t index = 0;
   for (const auto& row : document["rows"])
     run.rows.push_back(row_from_json(row, version, fmt::format("{} row {}", name, ++index)));
+  run.library_columns = library_columns_from_json(run.context.value("library_columns", nlohmann::json()));
+  if (run.library_columns.empty()) run.library_columns = library_columns_of(run.rows);
   return run;
 }
 
@@ -107,6 +109,15 @@ nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const
   const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
   if (ec != std::errc() || ptr != end) throw InputError(fmt::format("{}: '{}' is not a count", where, cell));
   return v;
+}
+
+/// A cell of a column the table does not know (a backend's own): a whole number as one, else text.
+nlohmann::json library_cell(const std::string& cell) {
+  std::int64_t v = 0;
+  const char* end = cell.data() + cell.size();
+  const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
+  if (!cell.empty() && ec == std::errc() && ptr == end) return v;
+  return cell;
 }
 
 /// The next CSV record: a line, or several where a quoted field holds line breaks (a --tag with a
@@ -145,7 +156,8 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
     nlohmann::json row = nlohmann::json::object();
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const auto kind = kinds.find(header[i]);
-      if (kind != kinds.end()) row[header[i]] = typed_cell(kind->second, cells[i], where + " " + header[i]);
+      row[header[i]] =
+          kind != kinds.end() ? typed_cell(kind->second, cells[i], where + " " + header[i]) : library_cell(cells[i]);
     }
     const int row_version = schema_version_of(row["schema_version"], where);
     if (version >= 0 && row_version != version)
@@ -154,6 +166,12 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
     version = row_version;
     run.rows.push_back(row_from_json(row, version, where));
   }
+  // The library columns in the header's order (a row's own values come in key order).
+  for (const LibraryColumn& column : library_columns_of(run.rows)) run.library_columns.push_back(column);
+  std::stable_sort(
+      run.library_columns.begin(), run.library_columns.end(), [&](const LibraryColumn& a, const LibraryColumn& b) {
+        return std::find(header.begin(), header.end(), a.name) < std::find(header.begin(), header.end(), b.name);
+      });
   return run;
 }
 
@@ -212,6 +230,11 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
     column.set(r, field_from_json(column, column.get(kBlank), row[key], key.c_str(), where));
   }
   r.time_s.count = r.samples;
+  // A backend's row holds a handful of its own values (the collectives' 4); more is not a row of ours.
+  constexpr std::size_t kMaxLibraryValues = 64;
+  if (!read_library_values(row, r, kMaxLibraryValues))
+    throw InputError(fmt::format("{}: more than {} columns beyond fabricbench's own: not a result of ours", where,
+                                 kMaxLibraryValues));
   // Times, rates and spreads are finite and never negative: a row claiming otherwise is damaged,
   // and judging it would call an infinite bandwidth FASTER or a negative time SAME.
   for (const Column& column : columns()) {
@@ -284,6 +307,7 @@ StoredRun load_run(const std::string& path, Format format) {
             companion.rows.front().benchmark == run.rows.front().benchmark) {
           run.context = std::move(companion.context);
           run.contention = companion.contention;
+          if (!companion.library_columns.empty()) run.library_columns = std::move(companion.library_columns);
         }
       } catch (const InputError&) {
         // a damaged companion leaves the CSV readable; the context is then unknown

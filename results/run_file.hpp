@@ -44,6 +44,9 @@ struct StoredRun {
   /// Ours: the run's context. Imports: what the file tells (tool, version, hosts, ranks, argv).
   nlohmann::json context = nlohmann::json::object();
   std::vector<ResultRow> rows;
+  /// Ours: the backend's columns beyond the table's (their order in the file, their Prometheus
+  /// labels where the JSON declares them).
+  std::vector<LibraryColumn> library_columns;
   bool complete = true;  ///< false for the .partial JSON of an interrupted run
   /// Ours since this version: how long the ranks could not run while measuring (summary.contention).
   CpuContention contention;

@@ -42,6 +42,7 @@ int run(int argc, char** argv) {
   header.context = run.context;
   header.context["imported_from"] = input;
   header.planned_rows = run.rows.size();
+  header.library_columns = run.library_columns;
   reporters.begin(header);
   std::int64_t wrong = 0;
   for (const ResultRow& row : run.rows) {

@@ -251,6 +251,7 @@ std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>
   for (const auto& run_result : launches.loaded)
     if (run_result) {
       header.context = run_result->context;  // the first launch that ran: hosts, versions...
+      header.library_columns = run_result->library_columns;
       break;
     }
   nlohmann::json launcher_record = nlohmann::json::array();

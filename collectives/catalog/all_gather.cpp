@@ -6,6 +6,7 @@ using namespace shapes;
 
 const Collective kAllGather{
     .name = "all_gather",
+    .function_name = "AllGather",
     .count_for = per_rank_share,
     .buffers = gathered,
     .algbw_elements = count_times_ranks,

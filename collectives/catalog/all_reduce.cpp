@@ -6,6 +6,7 @@ using namespace shapes;
 
 const Collective kAllReduce{
     .name = "all_reduce",
+    .function_name = "AllReduce",
     .reduces = true,
     .count_for = whole_buffer,
     .buffers = same,

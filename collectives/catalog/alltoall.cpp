@@ -13,6 +13,7 @@ using namespace shapes;
 // count is the chunk for each peer; output chunk p is chunk `rank` of p's input.
 const Collective kAlltoall{
     .name = "alltoall",
+    .function_name = "AlltoAll",
     .count_for = per_rank_share,
     .buffers = exchanged,
     .algbw_elements = count_times_ranks,

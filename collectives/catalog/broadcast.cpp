@@ -6,6 +6,7 @@ using namespace shapes;
 
 const Collective kBroadcast{
     .name = "broadcast",
+    .function_name = "Broadcast",
     .has_root = true,
     .count_for = whole_buffer,
     .buffers = same,

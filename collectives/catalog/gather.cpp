@@ -10,6 +10,7 @@ using namespace shapes;
 
 const Collective kGather{
     .name = "gather",
+    .function_name = "Gather",
     .has_root = true,
     .count_for = per_rank_share,
     .buffers = gathered,

@@ -6,6 +6,7 @@ using namespace shapes;
 
 const Collective kReduce{
     .name = "reduce",
+    .function_name = "Reduce",
     .reduces = true,
     .has_root = true,
     .count_for = whole_buffer,

@@ -6,6 +6,7 @@ using namespace shapes;
 
 const Collective kReduceScatter{
     .name = "reduce_scatter",
+    .function_name = "ReduceScatter",
     .reduces = true,
     .count_for = per_rank_share,
     .buffers = scattered,

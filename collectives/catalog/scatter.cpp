@@ -10,6 +10,7 @@ using namespace shapes;
 
 const Collective kScatter{
     .name = "scatter",
+    .function_name = "Scatter",
     .has_root = true,
     .count_for = per_rank_share,
     .buffers = scattered,

@@ -13,6 +13,7 @@ int previous(const Shape& s) { return (s.rank - 1 + s.ranks) % s.ranks; }
 // A ring shift: each rank sends to the next and receives from the previous.
 const Collective kSendrecv{
     .name = "sendrecv",
+    .function_name = "SendRecv",
     .count_for = whole_buffer,
     .buffers = same,
     .algbw_elements = count_only,

@@ -3,14 +3,17 @@
 // the plan against a backend that answers like NCCL 2.27 or 2.28 would, without a GPU.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "collectives/buffer_windows.hpp"
 #include "collectives/catalog.hpp"
+#include "collectives/library_columns.hpp"
 #include "collectives/run_plan.hpp"
 #include "common/error.hpp"
+#include "common/prometheus_text.hpp"
 
 namespace fabricbench::collectives {
 namespace {
@@ -70,6 +73,32 @@ TEST(CallForms, NcclsOwnCallWhereTheLibraryHasItGroupedSendsBefore228) {
   }
   EXPECT_EQ(make_run_plan(kAllReduce, small_sweep(), nccl227).forms, std::vector<CallForm>{CallForm::kLibrary});
   EXPECT_EQ(make_run_plan(kSendrecv, small_sweep(), nccl228).forms, std::vector<CallForm>{CallForm::kPointToPoint});
+}
+
+// The rows' call and Prometheus `coll` label come from the descriptor: NCCL's own names
+// (ncclFuncToString, 2.28's AlltoAll, Gather and Scatter included), whatever the backend.
+TEST(LibraryColumns, RowsNameTheCallAndNcclsFunctionFromTheDescriptor) {
+  const std::map<std::string, std::string> nccl_names = {
+      {"all_reduce", "AllReduce"}, {"all_gather", "AllGather"}, {"reduce_scatter", "ReduceScatter"},
+      {"broadcast", "Broadcast"},  {"reduce", "Reduce"},        {"sendrecv", "SendRecv"},
+      {"alltoall", "AlltoAll"},    {"gather", "Gather"},        {"scatter", "Scatter"}};
+  const std::vector<LibraryColumn> columns = library_columns();
+  for (const Collective* c : all_collectives()) {
+    ResultRow row;
+    record_call(row, *c, "MPI_Something");
+    record_path(row, ObservedPath{"RING", "LL", 2, "log"});
+    std::map<std::string, std::string> labels;
+    for (const auto& [name, value] : prom::labels_of(row, columns)) labels[name] = value;
+    EXPECT_EQ(labels["coll"], nccl_names.at(std::string(c->name))) << c->name;
+    EXPECT_EQ(labels["coll_algo"], "RING");
+    EXPECT_EQ(labels["coll_proto"], "LL");
+    EXPECT_EQ(channels_of(row), 2);
+  }
+  // The files keep schema 8's columns and order; the function is a label only.
+  std::vector<std::string> in_files;
+  for (const LibraryColumn& column : columns)
+    if (column.in_files) in_files.push_back(column.name);
+  EXPECT_EQ(in_files, (std::vector<std::string>{"algorithm", "protocol", "channels", "call"}));
 }
 
 TEST(CallForms, BothFormsInOneRunMultiplyTheRows) {

@@ -38,7 +38,18 @@ ResultRow sample_row() {
   r.algbw_mean_bytes_per_s = 1048576 / 1.3e-4;
   r.wrong = 0;
   r.tags = KeyValues::parse("fabric=ib,hdr;note=\"quoted\"");
+  r.library.set("engine", "warp");
+  r.library.set("lanes", std::int64_t{12});
+  r.library.set("label_only", "x");
   return r;
+}
+
+// A backend's own columns: two in the files, one a Prometheus label only.
+std::vector<LibraryColumn> sample_library() {
+  return {{"engine", std::string(), "", true},
+          {"lanes", std::int64_t{0}, "", true},
+          {"absent", std::int64_t{0}, "", true},
+          {"label_only", std::string(), "lbl", false}};
 }
 
 // A signal after a file was finished under its name must not send the user to its .partial.
@@ -77,7 +88,9 @@ TEST(CsvReporter, RoundTripsEveryFieldAndRenamesOnFinish) {
   const ResultRow row = sample_row();
   {
     auto csv = make_csv_reporter(path);
-    csv->begin({});
+    RunHeader header;
+    header.library_columns = sample_library();
+    csv->begin(header);
     csv->add(row);
     EXPECT_TRUE(fs::exists(path + ".partial"));
     EXPECT_FALSE(fs::exists(path));
@@ -91,9 +104,17 @@ TEST(CsvReporter, RoundTripsEveryFieldAndRenamesOnFinish) {
   std::getline(in, line);
   const auto names = csv_split(header);
   const auto values = csv_split(line);
-  EXPECT_EQ(names, column_names());
+  EXPECT_EQ(names, column_names(sample_library()));
   ASSERT_EQ(values.size(), names.size());
-  const auto fields = fields_of(row);
+  // The library's file columns sit before settings, a row without a value writes the empty one,
+  // a label-only column has no column.
+  const auto settings = std::find(names.begin(), names.end(), "settings") - names.begin();
+  ASSERT_GE(settings, 3);
+  EXPECT_EQ(names[static_cast<std::size_t>(settings) - 3], "engine");
+  EXPECT_EQ(values[static_cast<std::size_t>(settings) - 2], "12");
+  EXPECT_EQ(values[static_cast<std::size_t>(settings) - 1], "0");
+  EXPECT_EQ(std::find(names.begin(), names.end(), "label_only"), names.end());
+  const auto fields = fields_of(row, sample_library());
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const FieldValue& v = fields[i].second;
     if (const auto* d = std::get_if<double>(&v))
@@ -111,7 +132,7 @@ TEST(JsonReporter, PartialFileIsValidJsonAndFinalHasTotals) {
   TempDir dir;
   const std::string path = (dir.path / "run.json").string();
   auto json = make_json_reporter(path);
-  json->begin({nlohmann::json{{"argv", {"fb_all_reduce"}}}, "title", 2, {}});
+  json->begin({nlohmann::json{{"argv", {"fb_all_reduce"}}}, "title", 2, {}, {}});
   json->add(sample_row());
   {
     std::ifstream partial(path + ".partial");
@@ -136,7 +157,7 @@ TEST(JsonReporter, EveryRowKeepsTheDocumentValidAndAStoppedRunStaysIncomplete) {
   TempDir dir;
   const std::string path = (dir.path / "run.json").string();
   auto json = make_json_reporter(path);
-  json->begin({nlohmann::json{{"argv", {"fb_sendrecv"}}}, "title", 3, {}});
+  json->begin({nlohmann::json{{"argv", {"fb_sendrecv"}}}, "title", 3, {}, {}});
   for (int i = 1; i <= 3; ++i) {
     ResultRow row = sample_row();
     row.size_bytes = static_cast<std::uint64_t>(i);
@@ -165,9 +186,13 @@ TEST(RowJson, TheDirectTextReadsBackAsTheDocumentsRow) {
   row.time_s.p999 = std::numeric_limits<double>::quiet_NaN();
   row.busbw_peak_bytes_per_s = 1.0 / 3;
   row.sample_seconds = {1e-6, 2.5e-6, 0.1};
-  const nlohmann::json direct = nlohmann::json::parse(row_to_json_text(row));
+  row.library = {};
+  row.library.set("engine", "warp");
+  const std::vector<LibraryColumn> library = {{"engine", std::string(), "", true}};
+  const nlohmann::json direct = nlohmann::json::parse(row_to_json_text(row, library));
   nlohmann::json expected = row_to_json(row);
   EXPECT_EQ(direct, expected);
+  EXPECT_EQ(direct["engine"], "warp");
   EXPECT_TRUE(direct["time_p999_s"].is_null());
   EXPECT_EQ(direct["samples_s"].size(), 3u);
 }

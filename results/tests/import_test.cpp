@@ -215,6 +215,37 @@ TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   EXPECT_EQ(csv.context["backend"], "nccl");  // from the JSON beside the CSV
 }
 
+// The backends' own columns (algorithm, channels, call, a new backend's) come back as library
+// values, typed, in the file's order; the JSON's declaration keeps their Prometheus labels.
+TEST(OurFiles, ColumnsBeyondTheTableAreLibraryValues) {
+  const StoredRun csv = parse_run(
+      "schema_version,benchmark,collective,size_bytes,time_mean_s,algorithm,channels,engine\n"
+      "8,fb_x,all_reduce,1024,1e-06,RING,4,warp\n",
+      "x.csv");
+  ASSERT_EQ(csv.rows.size(), 1u);
+  EXPECT_EQ(csv.rows[0].library.text("algorithm"), "RING");
+  EXPECT_EQ(csv.rows[0].library.integer("channels"), 4);
+  EXPECT_EQ(csv.rows[0].library.text("engine"), "warp");
+  std::vector<std::string> names;
+  for (const LibraryColumn& c : csv.library_columns) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"algorithm", "channels", "engine"}));
+
+  const StoredRun json = parse_run(
+      R"({"schema_version": 8, "context": {"library_columns": [{"name": "algorithm", "kind": "text",
+          "prometheus_label": "coll_algo"}]}, "rows": [{"benchmark": "fb_x", "collective": "all_reduce",
+          "size_bytes": 1024, "time_mean_s": 1e-6, "algorithm": "TREE", "odd": [1, 2]}]})",
+      "x.json");
+  EXPECT_EQ(json.rows[0].library.text("algorithm"), "TREE");
+  EXPECT_EQ(json.rows[0].library.find("odd"), nullptr);  // a list is no value of ours
+  ASSERT_EQ(json.library_columns.size(), 1u);
+  EXPECT_EQ(json.library_columns[0].prometheus_label, "coll_algo");
+
+  std::string many = R"({"schema_version": 8, "rows": [{"benchmark": "b", "collective": "c", "size_bytes": 1,
+      "time_mean_s": 1)";
+  for (int i = 0; i < 65; ++i) many += ", \"k" + std::to_string(i) + "\": 1";
+  EXPECT_NE(error_of(many + "}]}").find("beyond fabricbench's own"), std::string::npos);
+}
+
 TEST(BadFiles, EachGetsOneClearError) {
   EXPECT_NE(error_of("").find("empty"), std::string::npos);
   EXPECT_NE(error_of("   \n").find("empty"), std::string::npos);
