@@ -28,13 +28,8 @@ class TableReporter final : public Reporter {
   explicit TableReporter(std::FILE* out) : out_(out) {}
 
   void begin(const RunHeader& header) override {
-    fmt::print(out_, "# {}\n", header.title);
-    for (const std::string& note : header.notes) fmt::print(out_, "# note: {}\n", note);
+    print_table_head(out_, header);
     const auto& c = header.context;
-    if (c.contains("hosts"))
-      for (const auto& [host, ranks] : c["hosts"].items())
-        fmt::print(out_, "#   host {}: {} rank(s)\n", host, ranks.get<int>());
-    fmt::print(out_, "#\n");
     fmt::print(out_, "# {:>10} {:>12} {:>8} {:>6} {:>5}   {:^37}   {:^37} {:>7}\n", "", "", "", "", "", "out-of-place",
                "in-place", "");
     // NCCL rows end with the path NCCL took for the out-of-place calls.
@@ -80,14 +75,7 @@ class TableReporter final : public Reporter {
 
   void finish(const RunTotals& totals) override {
     flush_pending();
-    if (totals.wrong_total < 0)
-      fmt::print(out_, "# Wrong elements        : not checked (-c 0)\n");
-    else
-      fmt::print(out_, "# Wrong elements        : {} {}\n", totals.wrong_total,
-                 totals.wrong_total == 0 ? "OK" : "FAILED");
-    print_summary(out_, totals.summary, totals.rows);
-    fmt::print(out_, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
-    std::fflush(out_);
+    print_table_end(out_, totals);
   }
 
  private:

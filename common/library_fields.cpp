@@ -46,7 +46,9 @@ nlohmann::json to_json(std::span<const LibraryColumn> columns) {
   nlohmann::json list = nlohmann::json::array();
   for (const LibraryColumn& c : columns) {
     if (!c.in_files) continue;
-    const char* kind = std::holds_alternative<std::string>(c.empty) ? "text" : "integer";
+    const char* kind = std::holds_alternative<std::string>(c.empty) ? "text"
+                       : std::holds_alternative<double>(c.empty)    ? "number"
+                                                                    : "integer";
     list.push_back({{"name", c.name}, {"kind", kind}, {"prometheus_label", c.prometheus_label}});
   }
   return list;
@@ -60,7 +62,9 @@ std::vector<LibraryColumn> library_columns_from_json(const nlohmann::json& value
     LibraryColumn column;
     column.name = entry["name"].get<std::string>();
     const nlohmann::json kind = entry.value("kind", nlohmann::json("text"));
-    column.empty = kind == "integer" ? FieldValue{std::int64_t{0}} : FieldValue{std::string()};
+    column.empty = kind == "integer"  ? FieldValue{std::int64_t{0}}
+                   : kind == "number" ? FieldValue{0.0}
+                                      : FieldValue{std::string()};
     if (const auto label = entry.find("prometheus_label"); label != entry.end() && label->is_string())
       column.prometheus_label = label->get<std::string>();
     columns.push_back(std::move(column));

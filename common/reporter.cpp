@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/reporter.hpp"
 
+#include <fmt/format.h>
+
 namespace fabricbench {
 
 void ReporterTee::begin(const RunHeader& header) {
@@ -11,6 +13,25 @@ void ReporterTee::add(const ResultRow& row) {
 }
 void ReporterTee::finish(const RunTotals& totals) {
   for (auto& r : reporters_) r->finish(totals);
+}
+
+void print_table_head(std::FILE* out, const RunHeader& header) {
+  fmt::print(out, "# {}\n", header.title);
+  for (const std::string& note : header.notes) fmt::print(out, "# note: {}\n", note);
+  if (header.context.contains("hosts"))
+    for (const auto& [host, ranks] : header.context["hosts"].items())
+      fmt::print(out, "#   host {}: {} rank(s)\n", host, ranks.get<int>());
+  fmt::print(out, "#\n");
+}
+
+void print_table_end(std::FILE* out, const RunTotals& totals) {
+  if (totals.wrong_total < 0)
+    fmt::print(out, "# Wrong elements        : not checked (-c 0)\n");
+  else
+    fmt::print(out, "# Wrong elements        : {} {}\n", totals.wrong_total, totals.wrong_total == 0 ? "OK" : "FAILED");
+  print_summary(out, totals.summary, totals.rows);
+  fmt::print(out, "# Rows {}, wall time {:.2f} s\n#\n", totals.rows, totals.wall_seconds);
+  std::fflush(out);
 }
 
 std::string csv_escape(const std::string& field) {

@@ -55,6 +55,11 @@ class ReporterTee final : public Reporter {
   std::vector<std::unique_ptr<Reporter>> reporters_;
 };
 
+/// A console table's first lines: the title, the plan's notes, each host with its ranks, "#".
+void print_table_head(std::FILE* out, const RunHeader& header);
+/// A console table's last lines: wrong elements (or "not checked"), the summary, rows and wall time.
+void print_table_end(std::FILE* out, const RunTotals& totals);
+
 std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
 std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
 /// Prometheus text format for node_exporter's textfile collector, written whole when the run ends.

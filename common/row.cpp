@@ -199,11 +199,11 @@ bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size
 std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows) {
   std::vector<LibraryColumn> columns;
   for (const ResultRow& row : rows)
-    for (const auto& [name, value] : row.library.items()) {
+    for (const LibraryFields::Item& item : row.library.items()) {
       const bool known =
-          std::any_of(columns.begin(), columns.end(), [&](const LibraryColumn& c) { return c.name == name; });
+          std::any_of(columns.begin(), columns.end(), [&](const LibraryColumn& c) { return c.name == item.first; });
       if (known) continue;
-      LibraryColumn column{name, value, "", true};
+      LibraryColumn column{item.first, item.second, "", true};
       std::visit([](auto& v) { v = std::decay_t<decltype(v)>{}; }, column.empty);
       columns.push_back(std::move(column));
     }

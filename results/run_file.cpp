@@ -111,12 +111,17 @@ nlohmann::json typed_cell(const FieldValue& kind, const std::string& cell, const
   return v;
 }
 
-/// A cell of a column the table does not know (a backend's own): a whole number as one, else text.
+/// A cell of a column the table does not know (a backend's own): a whole number or a finite number
+/// as such, else text.
 nlohmann::json library_cell(const std::string& cell) {
-  std::int64_t v = 0;
   const char* end = cell.data() + cell.size();
-  const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
-  if (!cell.empty() && ec == std::errc() && ptr == end) return v;
+  std::int64_t whole = 0;
+  if (const auto [ptr, ec] = std::from_chars(cell.data(), end, whole); !cell.empty() && ec == std::errc() && ptr == end)
+    return whole;
+  double number = 0;
+  if (const auto [ptr, ec] = std::from_chars(cell.data(), end, number);
+      !cell.empty() && ec == std::errc() && ptr == end && std::isfinite(number))
+    return number;
   return cell;
 }
 

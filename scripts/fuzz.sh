@@ -23,6 +23,11 @@ find tests/data results/reference -type f \( -name '*.csv' -o -name '*.json' -o 
   while read -r file; do
     { printf '\0'; cat "$file"; } > "$corpus/seed_$(echo "$file" | tr '/' '_')"
   done
+# A recorded trace: byte 8 (one past the formats) picks the trace reader, ranks split at \x1e.
+for trace in tests/data/replay/*/; do
+  { printf '\x08'; for rank in "$trace"trace.rank*.jsonl; do cat "$rank"; printf '\x1e'; done; } \
+    > "$corpus/seed_trace_$(basename "$trace")"
+done
 cp tests/data/fuzz-regressions/* "$corpus"/ 2>/dev/null || true  # inputs that once crashed a reader
 echo "fuzz: result readers for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
 # libFuzzer's own failure exit code is 77, which ctest reads as "skipped": make it 1.

@@ -1139,6 +1139,89 @@ def test_contention(runner, _):
               f"(slowdown bound {contention['slowdown']:.2f}x); fb_compare exit {compared.returncode}, "
               f"{len(slower)} row(s) SLOWER beyond it")
 
+SYNTHETIC_TRACE = Path(__file__).resolve().parent / "data" / "replay" / "synthetic-4"
+
+
+def test_replay(runner, _):
+    """fb_replay of the synthetic 4-rank trace on the MPI backend: every recorded communicator made
+    again, every operation's data checked, a row per (communicator, operation, size); --gaps; a
+    replay compared with another; traces it must refuse with one line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        args = [str(SYNTHETIC_TRACE), "--backend", "mpi", "-n", "3", "--json", t / "a.json", "--csv", t / "a.csv"]
+        result = runner.run("replay", 4, [str(a) for a in args])
+        expect(result.returncode == 0, f"replay: exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+        document = json.load(open(t / "a.json"))
+        rows = document["rows"]
+        by_comm = {}
+        for r in rows:
+            by_comm.setdefault(r["settings"].split("comm=")[1].split(";")[0], []).append(r)
+        expect(len(rows) == 6 and sorted(len(v) for v in by_comm.values()) == [1, 1, 4],
+               f"replay rows per communicator: {[(k, [r['collective'] for r in v]) for k, v in by_comm.items()]}")
+        expect(all(r["wrong"] == 0 and r["call"].startswith("MPI_") for r in rows),
+               f"replay: wrong/call {[(r['collective'], r['wrong'], r['call']) for r in rows]}")
+        world = {r["collective"]: r for r in by_comm["7f3a0c11d2e4b509"]}
+        expect(sorted(world) == ["all_gather", "all_reduce", "broadcast", "reduce_scatter"]
+               and world["reduce_scatter"]["dtype"] == "double" and world["broadcast"]["root"] == 0
+               and world["all_reduce"]["ranks"] == 4 and world["all_reduce"]["samples"] == 6
+               and world["all_reduce"]["occurrences"] == 2 and world["all_reduce"]["recorded_median_s"] == 600e-6,
+               f"the world communicator's rows: {world}")
+        pair = by_comm["1c9e55aa03b7f610"][0]
+        expect(pair["ranks"] == 2 and pair["occurrences"] == 4 and pair["samples"] == 12, f"a pair's row: {pair}")
+        summary = document["summary"]["replay"]
+        expect(summary["mode"] == "back-to-back" and [s["step"] for s in summary["steps"]] == [0, 1]
+               and summary["replayed_over_recorded"] > 0, f"replay summary: {summary}")
+        expect("# Replay                : 2 step(s) of rank 0, back to back" in result.stdout,
+               f"replay console: {result.stdout}")
+        print(next(line for line in result.stdout.splitlines() if line.startswith("# Replay ")))
+        gaps = runner.run("replay", 4, [str(SYNTHETIC_TRACE), "--backend", "mpi", "-n", "2", "--gaps", "--json",
+                                        str(t / "b.json")])
+        expect(gaps.returncode == 0, f"replay --gaps: exit {gaps.returncode}\n{gaps.stderr}")
+        b = json.load(open(t / "b.json"))
+        expect(all("gaps=recorded" in r["settings"] for r in b["rows"]) and b["summary"]["replay"]["mode"] ==
+               "recorded-gaps", "replay --gaps: settings and mode")
+        compared = tool(runner, "fb_compare", [t / "a.json", t / "a.json"])
+        expect(compared.returncode == 0 and "of 6 matched rows" in compared.stdout,
+               f"fb_compare of a replay with itself: exit {compared.returncode}\n{compared.stdout}")
+        # Refused with one line and exit 2: another world size, a damaged line, a FIFO, a huge file.
+        wrong_size = runner.run("replay", 2, [str(SYNTHETIC_TRACE), "--backend", "mpi"], timeout=60)
+        lines = own_lines(wrong_size.stderr)
+        expect(wrong_size.returncode == 2 and len(lines) == 1 and "recorded on 4 ranks" in lines[0],
+               f"replay on 2 ranks: exit {wrong_size.returncode}, {lines}")
+        cases = {"damaged": ("garbage {", "not a JSON object"), "fifo": (None, "regular file"),
+                 "huge": (600 << 20, "more than the")}
+        for name, (content, fragment) in cases.items():
+            folder = t / name
+            folder.mkdir()
+            for rank in range(4):
+                target = folder / f"trace.rank{rank}.jsonl"
+                if rank == 1 and content is None:
+                    os.mkfifo(target)
+                elif rank == 1 and isinstance(content, int):
+                    with open(target, "wb") as f:
+                        f.truncate(content)  # sparse: nothing read, refused by its size
+                else:
+                    source = (SYNTHETIC_TRACE / f"trace.rank{rank}.jsonl").read_text()
+                    target.write_text(source + content + "\n" if rank == 1 else source)
+            refused = runner.run("replay", 4, [str(folder), "--backend", "mpi", "--csv", str(t / f"{name}.csv")],
+                                 timeout=60)
+            lines = own_lines(refused.stderr)
+            expect(refused.returncode == 2 and len(lines) == 1 and fragment in lines[0]
+                   and not (t / f"{name}.csv").exists(),
+                   f"replay of a {name} trace: exit {refused.returncode}, {lines}")
+            print(f"exit 2: {name} trace\n    {lines[0]}")
+        # A type the backend lacks (MPI has no bfloat16): refused before anything connects.
+        folder = t / "bfloat16"
+        folder.mkdir()
+        for rank in range(4):
+            text = (SYNTHETIC_TRACE / f"trace.rank{rank}.jsonl").read_text()
+            (folder / f"trace.rank{rank}.jsonl").write_text(text.replace('"type":"double"', '"type":"bfloat16"'))
+        refused = runner.run("replay", 4, [str(folder), "--backend", "mpi"], timeout=60)
+        lines = own_lines(refused.stderr)
+        expect(refused.returncode == 2 and len(lines) == 1 and "the mpi backend cannot" in lines[0],
+               f"replay of bfloat16 on MPI: exit {refused.returncode}, {lines}")
+        print(f"exit 2: bfloat16 on the MPI backend\n    {lines[0]}")
+
 
 TESTS = {
     "gpu": test_gpu,
@@ -1158,6 +1241,7 @@ TESTS = {
     "adaptive": test_adaptive,
     "matrix-schedules": test_matrix_schedules,
     "load-patterns": test_load_patterns,
+    "replay": test_replay,
 }
 
 

@@ -1,22 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: every reader of stored results (our CSV and JSON, nccl-tests, perftest and
-// Google Benchmark importers) must turn any input into rows or one InputError - never a crash,
-// a hang or another exception. The first byte picks the format (0: detect), so each importer is
-// reached even by inputs that detection would send elsewhere.
+// Google Benchmark importers, the replay's trace reader) must turn any input into rows or one
+// InputError - never a crash, a hang or another exception. The first byte picks the format (0:
+// detect; one past the last: a trace, its ranks' files split at \x1e), so each reader is reached
+// even by inputs that detection would send elsewhere.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "results/run_file.hpp"
+#include "results/trace_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using fabricbench::results::Format;
   if (size == 0) return 0;
   constexpr int kFormats = static_cast<int>(Format::kGoogleBenchmarkJson) + 1;
-  const auto format = static_cast<Format>(data[0] % kFormats);
-  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  const int choice = data[0] % (kFormats + 1);
+  std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    const auto run = fabricbench::results::parse_run(text, "fuzz", format);
+    if (choice == kFormats) {
+      std::vector<fabricbench::results::RankTrace> ranks;
+      while (!text.empty() && ranks.size() < 8) {
+        const std::size_t end = std::min(text.find('\x1e'), text.size());
+        ranks.push_back(fabricbench::results::parse_rank_trace(text.substr(0, end), "fuzz"));
+        text.remove_prefix(std::min(end + 1, text.size()));
+      }
+      fabricbench::results::check_traces(ranks, "fuzz");
+      return 0;
+    }
+    const auto run = fabricbench::results::parse_run(text, "fuzz", static_cast<Format>(choice));
     (void)run;
   } catch (const fabricbench::UsageError&) {
     // InputError (a UsageError): the one outcome allowed besides rows

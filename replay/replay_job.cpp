@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: Apache-2.0
+// fb_replay as the driver runs it: every recorded communicator made again from the world (one
+// backend each), this rank's operations issued in their recorded order pass after pass, each one
+// timed alone; rows per (communicator, operation, size) from each communicator's rank 0, and the
+// per-step summary (replayed against recorded) from world rank 0.
+#include "replay/replay_job.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "collectives/backend_factory.hpp"
+#include "common/error.hpp"
+#include "common/group_rounds.hpp"
+#include "common/measured_row.hpp"
+#include "common/stats.hpp"
+#include "common/watchdog.hpp"
+#include "replay/replay_summary.hpp"
+#include "replay/replay_table_reporter.hpp"
+
+namespace fabricbench::replay {
+namespace {
+
+using collectives::Backend;
+using collectives::BackendGroup;
+using collectives::CallForm;
+using collectives::CallSpec;
+
+// Holds the host until `seconds` have passed: the recorded gap before an operation.
+void wait_gap(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+class ReplayJob final : public Job, private GroupedMeasurement {
+ public:
+  ReplayJob(std::string program, ReplayOptions options, ReplayPlan plan, const Topology& topology, ControlPlane& world)
+      : program_(std::move(program)),
+        options_(std::move(options)),
+        plan_(std::move(plan)),
+        topology_(topology),
+        world_(world) {}
+
+  const OutputOptions& outputs() const override { return options_.collective.outputs; }
+  std::string connecting() const override {
+    return fmt::format("making the trace's {} communicator(s)", plan_.communicators.size());
+  }
+
+  void connect() override {
+    // Every rank takes part in every split, in the plan's one order; members then connect.
+    for (const ReplayCommunicator& c : plan_.communicators) {
+      Member member;
+      member.plane = world_.split(c.my_rank >= 0 ? 0 : -1, std::max(c.my_rank, 0));
+      if (c.my_rank >= 0)
+        member.backend = collectives::make_backend(
+            options_.collective, topology_,
+            BackendGroup{member.plane.get(), c.my_rank, static_cast<int>(c.world_ranks.size())});
+      members_.push_back(std::move(member));
+    }
+    for (std::size_t i = 0; i < members_.size(); ++i)
+      if (Backend* backend = members_[i].backend.get()) {
+        backend->connect();
+        backend->reserve(plan_.communicators[i].send_bytes, plan_.communicators[i].recv_bytes);
+      }
+    for (const ReplayOperation& op : plan_.operations) {
+      const Backend& backend = *members_[op.communicator].backend;
+      const CallForm form =
+          backend.has_form(*op.collective, CallForm::kLibrary) ? CallForm::kLibrary : CallForm::kPointToPoint;
+      calls_.push_back(
+          CallSpec{op.collective, op.dtype, op.op, op.root, op.count, collectives::Placement::kOutOfPlace, form});
+    }
+  }
+
+  std::unique_ptr<Reporter> console_reporter(std::FILE* out) const override { return make_replay_table_reporter(out); }
+
+  void describe(RunHeader& header) override {
+    header.context["trace"] = options_.trace_folder;
+    header.context["replay_mode"] = options_.recorded_gaps ? "recorded-gaps" : "back-to-back";
+    std::string backend;
+    for (const Member& m : members_)
+      if (m.backend) backend = std::string(m.backend->name());
+    header.context["backend"] = backend;
+    std::size_t rows = 0;
+    for (const auto& comm_rows : plan_.rows) rows += comm_rows.size();
+    header.title = fmt::format(
+        "{} ({} backend, {} rank(s) on {} host(s)): {} operation(s) of rank 0 on {} "
+        "communicator(s), {} timed pass(es), {}",
+        program_, backend, topology_.size, topology_.ranks_per_host.size(), plan_.operations.size(),
+        plan_.communicators.size(), options_.iterations,
+        options_.recorded_gaps ? "with the recorded gaps" : "back to back");
+    header.planned_rows = rows;
+    header.library_columns = library_columns();
+  }
+
+  JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
+    Sink sink(reporter);
+    run_group_rounds(*this, options_.collective.outputs.repeat, world_, watchdog, sink);
+    JobOutcome outcome;
+    const std::int64_t wrong = all_reduce(world_, wrong_here_, ControlPlane::Fold::kSum);
+    outcome.wrong_total = options_.collective.check > 0 ? wrong : -1;
+    outcome.rows = sink.rows.size();
+    outcome.summary = summarize_rows(sink.rows);
+    if (topology_.rank == 0)
+      outcome.summary.exhibits.push_back(make_replay_summary(plan_, step_figures_, options_.recorded_gaps));
+    return outcome;
+  }
+
+  void abandon() noexcept override {
+    for (Member& m : members_)
+      if (m.backend) m.backend->abandon();
+  }
+
+ private:
+  struct Member {
+    std::unique_ptr<ControlPlane> plane;
+    std::unique_ptr<Backend> backend;
+  };
+
+  class Sink final : public RoundRows {
+   public:
+    explicit Sink(Reporter* reporter) : reporter_(reporter) {}
+    void begin_round(std::size_t) override {}
+    void add_step(std::size_t, std::vector<ResultRow> step) override {
+      for (ResultRow& row : step) {
+        if (reporter_) reporter_->add(row);
+        rows.push_back(std::move(row));
+      }
+    }
+    std::vector<ResultRow> rows;
+
+   private:
+    Reporter* reporter_;
+  };
+
+  static std::vector<LibraryColumn> library_columns() {
+    return {{"call", std::string(), "", true},
+            {"occurrences", std::int64_t{0}, "", true},
+            {"recorded_median_s", 0.0, "", true}};
+  }
+
+  // One round: the whole world, one step: the whole replay.
+  std::size_t rounds() const override { return 1; }
+  int group_of(std::size_t, int) const override { return 0; }
+  int role_of(std::size_t, int rank) const override { return rank; }
+  std::size_t steps() const override { return 1; }
+  std::string entering(std::size_t) const override { return "starting the replay"; }
+  std::string round_name(std::size_t) const override { return "the replay"; }
+  void enter_round(std::size_t, int, ControlPlane*) override {}
+  void leave_round(std::size_t) override {}
+
+  std::vector<ResultRow> measure_step(std::size_t, int, std::size_t, ControlPlane&, Watchdog& watchdog) override {
+    const std::vector<std::vector<double>> seconds = replay_passes(watchdog);
+    const std::vector<std::int64_t> wrong = check_operations(watchdog);
+    std::vector<ResultRow> rows;
+    for (std::size_t c = 0; c < plan_.communicators.size(); ++c)
+      if (members_[c].backend) append_rows(c, seconds, wrong, rows, watchdog);
+    return rows;
+  }
+
+  // Every pass over the trace: this rank's seconds of each operation, per timed pass.
+  std::vector<std::vector<double>> replay_passes(Watchdog& watchdog) {
+    const std::size_t n = plan_.operations.size();
+    std::vector<std::vector<double>> seconds(n);
+    step_figures_.clear();
+    const int passes = options_.warmup_iterations + options_.iterations;
+    for (int pass = 0; pass < passes; ++pass) {
+      const bool timed = pass >= options_.warmup_iterations;
+      std::map<std::int64_t, StepFigures> steps;
+      for (std::size_t i = 0; i < n; ++i) {
+        const ReplayOperation& op = plan_.operations[i];
+        Backend& backend = *members_[op.communicator].backend;
+        watchdog.set_activity(fmt::format("replaying operation {} of {} ({} of {} x {}), pass {}", i, n,
+                                          op.collective->function_name, op.count, name_of(op.dtype), pass));
+        if (!timed) backend.prepare(calls_[i]);
+        const auto start = std::chrono::steady_clock::now();
+        if (options_.recorded_gaps) wait_gap(op.gap_seconds);
+        const double s = backend.run(calls_[i], 1);
+        const double span = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!timed) continue;
+        seconds[i].push_back(s);
+        StepFigures& step = steps[op.step];
+        step.operations += 1;
+        step.replayed_seconds += s;
+        step.span_seconds += span;
+        step.recorded_seconds += op.recorded_seconds;
+        step.recorded_span_seconds += op.recorded_seconds + op.gap_seconds;
+        step.replayed_by_function[std::string(op.collective->function_name)] += s;
+      }
+      for (auto& [step, figures] : steps) {
+        figures.step = step;
+        step_figures_.push_back(figures);
+      }
+    }
+    return seconds;
+  }
+
+  // Each operation once more on prepared buffers: this rank's wrong elements of each.
+  std::vector<std::int64_t> check_operations(Watchdog& watchdog) {
+    std::vector<std::int64_t> wrong(plan_.operations.size(), 0);
+    if (options_.collective.check == 0) return wrong;
+    Watchdog::Scope wait(watchdog);
+    for (std::size_t i = 0; i < plan_.operations.size(); ++i) {
+      Backend& backend = *members_[plan_.operations[i].communicator].backend;
+      watchdog.set_activity(fmt::format("checking operation {} of {}", i, plan_.operations.size()));
+      backend.prepare(calls_[i]);
+      backend.run(calls_[i], 1);
+      wrong[i] = static_cast<std::int64_t>(backend.count_wrong(calls_[i]));
+    }
+    return wrong;
+  }
+
+  // Communicator `c`'s rows, on its rank 0: each operation's time the slowest member's.
+  void append_rows(std::size_t c, const std::vector<std::vector<double>>& seconds,
+                   const std::vector<std::int64_t>& wrong, std::vector<ResultRow>& rows, Watchdog& watchdog) {
+    const ReplayCommunicator& comm = plan_.communicators[c];
+    ControlPlane& plane = *members_[c].plane;
+    const auto size = static_cast<int>(comm.world_ranks.size());
+    // In the communicator's operation order (the same on every member): [op][pass] times, wrong.
+    std::vector<std::size_t> mine;
+    for (std::size_t i = 0; i < plan_.operations.size(); ++i)
+      if (plan_.operations[i].communicator == c) mine.push_back(i);
+    const auto passes = static_cast<std::size_t>(options_.iterations);
+    std::vector<double> times(mine.size() * passes);
+    std::vector<std::int64_t> wrongs(mine.size());
+    std::vector<double> member_totals(static_cast<std::size_t>(size), 0);
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      wrongs[k] = wrong[mine[k]];
+      for (std::size_t p = 0; p < passes; ++p) {
+        times[k * passes + p] = seconds[mine[k]][p];
+        member_totals[static_cast<std::size_t>(comm.my_rank)] += seconds[mine[k]][p];
+      }
+    }
+    {
+      watchdog.set_activity(fmt::format("gathering the times of communicator {}", comm.hash));
+      Watchdog::Scope wait(watchdog);
+      plane.all_reduce(std::span<double>(times), ControlPlane::Fold::kMax);
+      plane.all_reduce(std::span<std::int64_t>(wrongs), ControlPlane::Fold::kSum);
+      plane.all_reduce(std::span<double>(member_totals), ControlPlane::Fold::kSum);
+    }
+    if (comm.my_rank != 0) return;
+    for (const std::int64_t w : wrongs) wrong_here_ += w;
+    const int slowest = comm.world_ranks[static_cast<std::size_t>(
+        std::max_element(member_totals.begin(), member_totals.end()) - member_totals.begin())];
+    std::set<std::string> hosts;
+    for (int r : comm.world_ranks) hosts.insert(topology_.host_of(r));
+    const Backend& backend = *members_[c].backend;
+    for (std::size_t row_index = 0; row_index < plan_.rows[c].size(); ++row_index) {
+      const ReplayRowKey& key = plan_.rows[c][row_index];
+      Measurement m;
+      std::vector<double> recorded;
+      std::int64_t row_wrong = 0;
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        if (plan_.operations[mine[k]].row != row_index) continue;
+        for (std::size_t p = 0; p < passes; ++p) m.seconds_per_operation.push_back(times[k * passes + p]);
+        recorded.push_back(plan_.operations[mine[k]].recorded_seconds);
+        row_wrong += wrongs[k];
+      }
+      m.stop_reason = "iterations";
+      m.summary = summarize(m.seconds_per_operation);
+      const collectives::Collective& op = *key.collective;
+      ResultRow row;
+      row.benchmark = program_;
+      row.backend = std::string(backend.name());
+      row.collective = row.operation = std::string(op.name);
+      row.memory = std::string(backend.memory());
+      row.dtype = std::string(name_of(key.dtype));
+      row.op = op.reduces ? std::string(name_of(ReduceOp::kSum)) : "none";
+      row.root = key.root;
+      row.placement = std::string(name_of(collectives::Placement::kOutOfPlace));
+      row.size_bytes = collectives::reported_bytes(op, key.count, size_of(key.dtype), size);
+      row.count = key.count;
+      row.ranks = size;
+      row.hosts = static_cast<int>(hosts.size());
+      row.rank_reduction = "max";
+      row.settings = backend.settings();
+      row.settings.set("comm", comm.hash);
+      if (options_.recorded_gaps) row.settings.set("gaps", "recorded");
+      row.tags = options_.collective.outputs.tags;
+      record_measurement(row, m, slowest, topology_.host_of_rank);
+      if (options_.collective.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
+      record_rates(row, static_cast<double>(op.algbw_elements(key.count, size) * size_of(key.dtype)),
+                   op.busbw_factor(size));
+      row.wrong = options_.collective.check > 0 ? row_wrong : -1;
+      row.library.set("call", backend.call_name(op, calls_[mine.front()].form));
+      row.library.set("occurrences", static_cast<std::int64_t>(key.occurrences));
+      row.library.set("recorded_median_s", median_of(recorded));
+      rows.push_back(std::move(row));
+    }
+  }
+
+  std::string program_;
+  const ReplayOptions options_;
+  const ReplayPlan plan_;
+  const Topology& topology_;
+  ControlPlane& world_;
+  std::vector<Member> members_;            // per communicator of the plan; a backend where this rank is a member
+  std::vector<CallSpec> calls_;            // per operation of this rank
+  std::int64_t wrong_here_ = 0;            // wrong elements of the communicators this rank leads
+  std::vector<StepFigures> step_figures_;  // this rank's steps, per timed pass
+};
+
+}  // namespace
+
+std::unique_ptr<Job> make_replay_job(const std::string& program, ReplayOptions options, const Topology& topology,
+                                     ControlPlane& world) {
+  const std::vector<results::RankTrace> traces = results::load_trace(options.trace_folder);
+  ReplayPlan plan = make_replay_plan(traces, topology.rank, topology.size);
+  // What the backend cannot issue is a usage error now, before anything connects.
+  std::vector<std::unique_ptr<Backend>> backends(plan.communicators.size());
+  for (const ReplayOperation& op : plan.operations) {
+    const ReplayCommunicator& comm = plan.communicators[op.communicator];
+    std::unique_ptr<Backend>& capabilities = backends[op.communicator];
+    if (!capabilities)
+      capabilities = collectives::make_backend(
+          options.collective, topology, BackendGroup{nullptr, comm.my_rank, static_cast<int>(comm.world_ranks.size())});
+    std::string why = capabilities->dtype_unsupported(op.dtype);
+    if (why.empty() && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
+    if (why.empty() && op.count > capabilities->max_count())
+      why = fmt::format("a count above {}", capabilities->max_count());
+    if (!why.empty())
+      throw UsageError(
+          fmt::format("the trace's {} of {} x {} on communicator {}: the {} backend cannot ({}); replay "
+                      "it with another --backend",
+                      op.collective->function_name, op.count, name_of(op.dtype), comm.hash, capabilities->name(), why));
+  }
+  return std::make_unique<ReplayJob>(program, std::move(options), std::move(plan), topology, world);
+}
+
+}  // namespace fabricbench::replay

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "replay/replay_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "collectives/catalog.hpp"
+#include "common/error.hpp"
+
+namespace fabricbench::replay {
+namespace {
+
+// The catalog's descriptor whose NCCL function name the trace recorded.
+const collectives::Collective& collective_named(const std::string& function) {
+  for (const collectives::Collective* c : collectives::all_collectives())
+    if (c->function_name == function) return *c;
+  throw UsageError(fmt::format("the trace holds {} operations, which this build cannot replay", function));
+}
+
+ReduceOp reduction_of(const std::string& recorded) {
+  try {
+    return parse_reduce_op(recorded, "reduction");
+  } catch (const UsageError&) {
+    return ReduceOp::kSum;  // "unknown": the profiler interface does not give it
+  }
+}
+
+}  // namespace
+
+ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int rank, int world_size) {
+  if (static_cast<int>(traces.size()) != world_size)
+    throw UsageError(
+        fmt::format("the trace was recorded on {} ranks; launch the replay on as many (this launch has {})",
+                    traces.size(), world_size));
+  const results::RankTrace& mine = traces.at(static_cast<std::size_t>(rank));
+  std::size_t point_to_point = 0;
+  for (const results::TraceOperation& op : mine.operations) point_to_point += op.point_to_point() ? 1 : 0;
+  if (point_to_point > 0)
+    throw UsageError(
+        fmt::format("rank {}'s trace holds {} Send/Recv operation(s): point-to-point operations are not "
+                    "replayed yet (docs/replay.md)",
+                    rank, point_to_point));
+
+  // Every communicator of the job in one order on every rank: by hash.
+  ReplayPlan plan;
+  plan.clock = mine.clock;
+  std::map<std::string, std::size_t> index_of;
+  {
+    std::map<std::string, std::vector<int>> members;
+    for (const results::RankTrace& trace : traces)
+      for (const results::TraceCommunicator& c : trace.communicators) {
+        std::vector<int>& ranks = members[c.hash];
+        ranks.resize(static_cast<std::size_t>(c.size), -1);
+        ranks[static_cast<std::size_t>(c.rank)] = trace.rank;
+      }
+    for (auto& [hash, ranks] : members) {
+      index_of[hash] = plan.communicators.size();
+      ReplayCommunicator c{hash, ranks, -1, 0, 0};
+      const auto me = std::find(ranks.begin(), ranks.end(), rank);
+      if (me != ranks.end()) c.my_rank = static_cast<int>(me - ranks.begin());
+      plan.communicators.push_back(std::move(c));
+    }
+  }
+  plan.rows.resize(plan.communicators.size());
+
+  std::vector<std::size_t> issued(plan.communicators.size(), 0);
+  std::set<std::int64_t> steps;
+  for (const results::TraceOperation& recorded : mine.operations) {
+    ReplayOperation op;
+    op.communicator = index_of.at(recorded.comm);
+    ReplayCommunicator& comm = plan.communicators[op.communicator];
+    op.index_in_comm = issued[op.communicator]++;
+    op.collective = &collective_named(recorded.function);
+    op.dtype = recorded.dtype;
+    op.op = reduction_of(recorded.reduction);
+    op.root = std::max(recorded.root, 0);
+    op.count = recorded.count;
+    op.recorded_seconds = recorded.duration_us * 1e-6;
+    op.gap_seconds = recorded.gap_us * 1e-6;
+    op.step = recorded.step;
+    if (op.step >= 0) steps.insert(op.step);
+    const int ranks = static_cast<int>(comm.world_ranks.size());
+    const collectives::BufferCounts buffers = op.collective->buffers(op.count, ranks);
+    comm.send_bytes = std::max(comm.send_bytes, buffers.send * size_of(op.dtype));
+    comm.recv_bytes = std::max(comm.recv_bytes, buffers.recv * size_of(op.dtype));
+    // Its row: the communicator's first row of the same (function, count, type, root).
+    std::vector<ReplayRowKey>& rows = plan.rows[op.communicator];
+    const int root = op.collective->has_root ? op.root : -1;
+    const auto same = std::find_if(rows.begin(), rows.end(), [&](const ReplayRowKey& k) {
+      return k.collective == op.collective && k.dtype == op.dtype && k.root == root && k.count == op.count;
+    });
+    op.row = static_cast<std::size_t>(same - rows.begin());
+    if (same == rows.end()) rows.push_back({op.collective, op.dtype, root, op.count, 0});
+    ++rows[op.row].occurrences;
+    plan.operations.push_back(op);
+  }
+  plan.steps = steps.size();
+  return plan;
+}
+
+}  // namespace fabricbench::replay

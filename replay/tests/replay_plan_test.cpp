@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trace reader and the replay plan on the committed synthetic trace (4 ranks: a data-parallel
+// world and two tensor-parallel pairs, 2 steps), and hostile or inconsistent traces: one clear
+// InputError or UsageError each.
+#include "replay/replay_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "results/trace_file.hpp"
+
+namespace fabricbench::replay {
+namespace {
+
+const std::string kTrace = std::string(FABRICBENCH_TEST_DATA) + "/replay/synthetic-4";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<results::RankTrace> synthetic() { return results::load_trace(kTrace); }
+
+std::string header(int rank, int ranks) {
+  return R"({"fabricbench_trace": 1, "rank": )" + std::to_string(rank) + R"(, "ranks": )" + std::to_string(ranks) +
+         "}\n";
+}
+
+std::string trace_error(const std::vector<std::string>& files) {
+  try {
+    std::vector<results::RankTrace> ranks;
+    for (std::size_t r = 0; r < files.size(); ++r)
+      ranks.push_back(results::parse_rank_trace(files[r], "rank" + std::to_string(r)));
+    results::check_traces(ranks, "trace");
+  } catch (const results::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Trace, TheSyntheticTraceReadsAndRoundTrips) {
+  const std::vector<results::RankTrace> ranks = synthetic();
+  ASSERT_EQ(ranks.size(), 4u);
+  EXPECT_EQ(ranks[2].host, "node2");
+  EXPECT_EQ(ranks[0].clock, "gpu");
+  ASSERT_EQ(ranks[0].communicators.size(), 2u);
+  ASSERT_EQ(ranks[0].operations.size(), 11u);
+  const results::TraceOperation& broadcast = ranks[0].operations.front();
+  EXPECT_EQ(broadcast.function, "Broadcast");
+  EXPECT_EQ(broadcast.dtype, DataType::kInt32);
+  EXPECT_EQ(broadcast.root, 0);
+  EXPECT_EQ(broadcast.reduction, "unknown");
+  EXPECT_DOUBLE_EQ(ranks[0].operations.back().duration_us, 600);
+  // The format's text reads back to the same trace.
+  const results::RankTrace again = results::parse_rank_trace(results::trace_text(ranks[1]), "again");
+  EXPECT_EQ(results::trace_text(again), results::trace_text(ranks[1]));
+}
+
+TEST(ReplayPlan, CommunicatorsRowsAndStepsOfEachRank) {
+  const std::vector<results::RankTrace> ranks = synthetic();
+  const ReplayPlan plan = make_replay_plan(ranks, 2, 4);
+  ASSERT_EQ(plan.communicators.size(), 3u);  // the world and two pairs, ordered by hash
+  EXPECT_EQ(plan.communicators[0].hash, "1c9e55aa03b7f610");
+  EXPECT_EQ(plan.communicators[0].world_ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.communicators[0].my_rank, -1);  // rank 2 is not in the first pair
+  EXPECT_EQ(plan.communicators[1].world_ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.communicators[1].my_rank, 2);
+  EXPECT_EQ(plan.communicators[2].world_ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(plan.communicators[2].my_rank, 0);
+  EXPECT_EQ(plan.steps, 2u);
+  ASSERT_EQ(plan.operations.size(), 11u);
+  // The world: broadcast, all_gather, reduce_scatter, all_reduce, each a row; the pair: its two
+  // all_reduces per step are one row of 4 occurrences.
+  ASSERT_EQ(plan.rows[1].size(), 4u);
+  EXPECT_EQ(plan.rows[1][0].collective->name, "broadcast");
+  EXPECT_EQ(plan.rows[1][0].occurrences, 1u);
+  EXPECT_EQ(plan.rows[1][2].dtype, DataType::kFloat64);
+  ASSERT_EQ(plan.rows[2].size(), 1u);
+  EXPECT_EQ(plan.rows[2][0].occurrences, 4u);
+  EXPECT_EQ(plan.rows[2][0].root, -1);
+  // Largest buffers per communicator: the world's all_reduce of 262144 floats (1 MiB).
+  EXPECT_EQ(plan.communicators[1].send_bytes, 262144u * 4);
+  EXPECT_NEAR(plan.operations[1].gap_seconds, 40e-6, 1e-12);
+}
+
+TEST(ReplayPlan, WhatCannotBeReplayedIsAUsageError) {
+  EXPECT_THROW(make_replay_plan(synthetic(), 0, 2), UsageError);  // recorded on 4 ranks
+  const std::string p2p = header(0, 1) +
+                          R"({"comm": {"hash": "ab", "size": 1, "rank": 0}})"
+                          "\n" +
+                          R"({"op": {"comm": "ab", "function": "Send", "count": 4, "type": "float", "peer": 0}})";
+  const std::vector<results::RankTrace> ranks = {results::parse_rank_trace(p2p, "p2p")};
+  try {
+    make_replay_plan(ranks, 0, 1);
+    FAIL() << "a Send was planned";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not replayed yet"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
+  const std::string comm = R"({"comm": {"hash": "ab", "size": 2, "rank": 0}})"
+                           "\n";
+  const std::string comm1 = R"({"comm": {"hash": "ab", "size": 2, "rank": 1}})"
+                            "\n";
+  const auto op = [](const std::string& fields) { return R"({"op": {"comm": "ab", )" + fields + "}}\n"; };
+  const std::string all_reduce = op(R"("function": "AllReduce", "count": 8, "type": "float")");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"", ""}, "no trace header"},
+      {{"{\"rows\": []}\n", ""}, "not a fabricbench trace"},
+      {{header(0, 2) + "{\"op\": {\"comm\": \"zz\"", header(1, 2)}, "not a JSON object"},
+      {{R"({"fabricbench_trace": 99, "rank": 0, "ranks": 1})", ""}, "newer than this build"},
+      {{header(0, 2) + comm + op(R"("function": "AllReduce", "count": 8, "type": "float", "comm": "cd")"),
+        header(1, 2) + comm1},
+       "names communicator"},
+      {{header(0, 2) + comm + op(R"("function": "AllReduce", "count": 1e30, "type": "float")"), header(1, 2) + comm1},
+       "'count' is not a whole number"},
+      {{header(0, 2) + comm + op(R"("function": "AllReduce", "count": 99999999999999, "type": "float")"),
+        header(1, 2) + comm1},
+       "outside"},
+      {{header(0, 2) + comm + op(R"("function": "Frobnicate", "count": 8, "type": "float")"), header(1, 2) + comm1},
+       "not one of NCCL's operations"},
+      {{header(0, 2) + comm + op(R"("function": "AllReduce", "count": 8, "type": "float", "duration_us": -1)"),
+        header(1, 2) + comm1},
+       "not a time"},
+      {{header(0, 2) + comm + op(R"("function": "Broadcast", "count": 8, "type": "float")"), header(1, 2) + comm1},
+       "has a root"},
+      {{header(0, 2) + comm + all_reduce, header(1, 2) + comm}, "both say they are its rank 0"},
+      {{header(0, 2) + comm + all_reduce}, "1 rank file(s) for a world of 2"},
+      {{header(0, 2) + comm + all_reduce, header(1, 2) + comm1}, "rank 1 issues 0 collective(s), its rank 0 1"},
+      {{header(0, 2) + comm + all_reduce,
+        header(1, 2) + comm1 + op(R"("function": "AllReduce", "count": 9, "type": "float")")},
+       "rank 1 issues AllReduce of 9 x float, its rank 0 (world rank 0) AllReduce of 8 x float"},
+      {{header(0, 2) + R"({"comm": {"hash": "ab", "size": 3, "rank": 0}})"
+                       "\n",
+        header(1, 2) + comm1},
+       "has 2 ranks on rank 1, 3 on another"},
+  };
+  for (const auto& [files, expected] : cases) {
+    const std::string error = trace_error(files);
+    EXPECT_NE(error.find(expected), std::string::npos) << "expected '" << expected << "', got '" << error << "'";
+  }
+  // A folder that is not one, and one without rank files.
+  EXPECT_THROW(results::load_trace("/nonexistent/trace"), results::InputError);
+  EXPECT_THROW(results::load_trace(std::filesystem::temp_directory_path().string()), results::InputError);
+  // Nothing wrong: the two ranks agree.
+  EXPECT_EQ(trace_error({header(0, 2) + comm + all_reduce, header(1, 2) + comm1 + all_reduce}), "");
+  EXPECT_EQ(read(kTrace + "/trace.rank9.jsonl"), "");  // no such rank: the folder holds 4
+}
+
+}  // namespace
+}  // namespace fabricbench::replay

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "results/trace_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/input_file.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+// NCCL's names of what a trace may hold (ncclFuncToString, and the point-to-point calls).
+const std::set<std::string, std::less<>> kFunctions = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+                                                       "AlltoAll",  "Gather",    "Scatter",       "Send",      "Recv"};
+
+// A field of one line, checked for its kind and range; `where` names the file and line.
+class LineFields {
+ public:
+  LineFields(const nlohmann::json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  std::string text(const char* key, const std::string& fallback, bool required = false) const {
+    const nlohmann::json* value = find(key, required);
+    if (!value) return fallback;
+    if (!value->is_string()) fail(key, "is not text");
+    return value->get<std::string>();
+  }
+
+  std::int64_t whole(const char* key, std::int64_t low, std::int64_t high, std::int64_t fallback,
+                     bool required = false) const {
+    const nlohmann::json* value = find(key, required);
+    if (!value) return fallback;
+    if (!value->is_number_integer()) fail(key, "is not a whole number");
+    if (value->is_number_unsigned() &&
+        value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(key, fmt::format("is above {}", high));
+    const std::int64_t v = value->get<std::int64_t>();
+    if (v < low || v > high) fail(key, fmt::format("is {}, outside {}..{}", v, low, high));
+    return v;
+  }
+
+  double seconds_us(const char* key) const {
+    const nlohmann::json* value = find(key, false);
+    if (!value) return 0;
+    if (!value->is_number()) fail(key, "is not a number");
+    const double v = value->get<double>();
+    if (!std::isfinite(v) || v < 0) fail(key, fmt::format("is {}: not a time in microseconds", value->dump()));
+    return v;
+  }
+
+  [[noreturn]] void fail(const char* key, const std::string& what) const {
+    throw InputError(fmt::format("{}: '{}' {}", where_, key, what));
+  }
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const nlohmann::json* find(const char* key, bool required) const {
+    const auto found = object_.find(key);
+    if (found == object_.end() || found->is_null()) {
+      if (required) throw InputError(fmt::format("{}: lacks '{}'", where_, key));
+      return nullptr;
+    }
+    return &*found;
+  }
+
+  const nlohmann::json& object_;
+  std::string where_;
+};
+
+constexpr std::int64_t kMaxRanks = 1 << 20;
+
+TraceCommunicator communicator_from(const LineFields& f) {
+  TraceCommunicator c;
+  c.hash = f.text("hash", "", true);
+  if (c.hash.empty() || c.hash.size() > 64) f.fail("hash", "is not a communicator hash (1-64 characters)");
+  c.size = static_cast<int>(f.whole("size", 1, kMaxRanks, 0, true));
+  c.rank = static_cast<int>(f.whole("rank", 0, c.size - 1, 0, true));
+  c.nodes = static_cast<int>(f.whole("nodes", 0, c.size, 0));
+  return c;
+}
+
+TraceOperation operation_from(const LineFields& f, const RankTrace& trace) {
+  TraceOperation op;
+  op.comm = f.text("comm", "", true);
+  const TraceCommunicator* comm = trace.communicator(op.comm);
+  if (!comm) f.fail("comm", fmt::format("names communicator '{}', which this rank's trace never joined", op.comm));
+  op.function = f.text("function", "", true);
+  if (!kFunctions.contains(op.function))
+    f.fail("function", fmt::format("is '{}', not one of NCCL's operations (AllReduce, AllGather, ReduceScatter, "
+                                   "Broadcast, Reduce, AlltoAll, Gather, Scatter, Send, Recv)",
+                                   op.function));
+  const std::string type = f.text("type", "", true);
+  try {
+    op.dtype = parse_data_type(type, "type");
+  } catch (const UsageError&) {
+    f.fail("type", fmt::format("is '{}', not an element type NCCL has", type));
+  }
+  const auto max_count = static_cast<std::int64_t>(kMaxTraceOperationBytes / size_of(op.dtype));
+  op.count = static_cast<std::uint64_t>(f.whole("count", 0, max_count, 0, true));
+  const bool rooted =
+      op.function == "Broadcast" || op.function == "Reduce" || op.function == "Gather" || op.function == "Scatter";
+  op.root = static_cast<int>(f.whole("root", -1, comm->size - 1, -1));
+  if (rooted && op.root < 0) f.fail("root", fmt::format("is missing: {} has a root", op.function));
+  op.peer = static_cast<int>(f.whole("peer", -1, comm->size - 1, -1));
+  if (op.point_to_point() && op.peer < 0) f.fail("peer", fmt::format("is missing: {} has a peer", op.function));
+  op.reduction = f.text("reduction", "unknown");
+  op.algorithm = f.text("algorithm", "");
+  op.protocol = f.text("protocol", "");
+  op.channels = static_cast<int>(f.whole("channels", 0, 1024, 0));
+  op.start_us = f.seconds_us("start_us");
+  op.duration_us = f.seconds_us("duration_us");
+  op.gap_us = f.seconds_us("gap_us");
+  op.step = f.whole("step", -1, std::numeric_limits<std::int32_t>::max(), -1);
+  return op;
+}
+
+// What every member of a communicator must issue alike, in order.
+std::string collective_signature(const TraceOperation& op) {
+  return fmt::format("{} of {} x {}{}", op.function, op.count, name_of(op.dtype),
+                     op.root >= 0 ? fmt::format(" (root {})", op.root) : std::string());
+}
+
+}  // namespace
+
+const TraceCommunicator* RankTrace::communicator(std::string_view hash) const {
+  for (const TraceCommunicator& c : communicators)
+    if (c.hash == hash) return &c;
+  return nullptr;
+}
+
+RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
+  RankTrace trace;
+  bool header = false;
+  std::size_t number = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string where = fmt::format("{} line {}", name, number);
+    const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
+    if (object.is_discarded() || !object.is_object())
+      throw InputError(fmt::format("{}: not a JSON object (a truncated or damaged trace?)", where));
+    if (!header) {
+      const LineFields f(object, where);
+      if (!object.contains("fabricbench_trace"))
+        throw InputError(fmt::format("{}: not a fabricbench trace (its first line has no 'fabricbench_trace')", where));
+      trace.version = static_cast<int>(f.whole("fabricbench_trace", 1, std::numeric_limits<int>::max(), 0, true));
+      if (trace.version > kTraceVersion)
+        throw InputError(fmt::format("{}: trace version {} is newer than this build reads ({}): update fabricbench",
+                                     where, trace.version, kTraceVersion));
+      trace.ranks = static_cast<int>(f.whole("ranks", 1, kMaxRanks, 0, true));
+      trace.rank = static_cast<int>(f.whole("rank", 0, trace.ranks - 1, 0, true));
+      trace.host = f.text("host", "");
+      trace.clock = f.text("clock", "host");
+      if (trace.clock != "gpu" && trace.clock != "host") f.fail("clock", "is neither \"gpu\" nor \"host\"");
+      header = true;
+      continue;
+    }
+    if (const auto comm = object.find("comm"); comm != object.end() && comm->is_object()) {
+      TraceCommunicator c = communicator_from(LineFields(*comm, where));
+      if (trace.communicator(c.hash))
+        throw InputError(fmt::format("{}: communicator '{}' is declared twice", where, c.hash));
+      trace.communicators.push_back(std::move(c));
+    } else if (const auto op = object.find("op"); op != object.end() && op->is_object()) {
+      if (trace.operations.size() == kMaxTraceOperations)
+        throw InputError(fmt::format("{}: more than {} operations on one rank: record a step window instead", where,
+                                     kMaxTraceOperations));
+      trace.operations.push_back(operation_from(LineFields(*op, where), trace));
+    }  // other lines (a later version's additions) are skipped
+  }
+  if (!header) throw InputError(fmt::format("{}: empty: no trace header", name));
+  return trace;
+}
+
+void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) {
+  if (ranks.empty()) throw InputError(fmt::format("{}: no trace.rank<R>.jsonl files", name));
+  const int world = ranks.front().ranks;
+  if (static_cast<int>(ranks.size()) != world)
+    throw InputError(fmt::format("{}: {} rank file(s) for a world of {} ranks", name, ranks.size(), world));
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].rank != static_cast<int>(r) || ranks[r].ranks != world)
+      throw InputError(fmt::format("{}: file {} says rank {} of {}, expected rank {} of {}", name, r, ranks[r].rank,
+                                   ranks[r].ranks, r, world));
+  // Each communicator: the world ranks holding each of its ranks, and their collectives in order.
+  struct Members {
+    int size = 0;
+    std::vector<int> world_rank;
+  };
+  std::map<std::string, Members> members;
+  for (const RankTrace& trace : ranks)
+    for (const TraceCommunicator& c : trace.communicators) {
+      Members& m = members[c.hash];
+      if (m.world_rank.empty()) {
+        m.size = c.size;
+        m.world_rank.assign(static_cast<std::size_t>(c.size), -1);
+      }
+      if (c.size != m.size)
+        throw InputError(fmt::format("{}: communicator '{}' has {} ranks on rank {}, {} on another", name, c.hash,
+                                     c.size, trace.rank, m.size));
+      int& holder = m.world_rank[static_cast<std::size_t>(c.rank)];
+      if (holder >= 0)
+        throw InputError(fmt::format("{}: communicator '{}': ranks {} and {} both say they are its rank {}", name,
+                                     c.hash, holder, trace.rank, c.rank));
+      holder = trace.rank;
+    }
+  for (const auto& [hash, m] : members) {
+    const auto missing = std::find(m.world_rank.begin(), m.world_rank.end(), -1);
+    if (missing != m.world_rank.end())
+      throw InputError(fmt::format("{}: communicator '{}' of {} ranks: no rank's trace is its rank {}", name, hash,
+                                   m.size, missing - m.world_rank.begin()));
+  }
+  // The same collectives in the same order on every member (what NCCL itself requires): each
+  // communicator's rank 0 sets the order.
+  std::map<std::string, std::vector<const TraceOperation*>> first_member;
+  for (const RankTrace& trace : ranks)
+    for (const TraceOperation& op : trace.operations)
+      if (!op.point_to_point() && members.at(op.comm).world_rank.front() == trace.rank)
+        first_member[op.comm].push_back(&op);
+  for (const RankTrace& trace : ranks) {
+    std::map<std::string, std::size_t> index;
+    for (const TraceOperation& op : trace.operations) {
+      if (op.point_to_point()) continue;
+      const std::size_t i = index[op.comm]++;
+      const auto& reference = first_member[op.comm];
+      if (i >= reference.size() || collective_signature(*reference[i]) != collective_signature(op))
+        throw InputError(
+            fmt::format("{}: communicator '{}', operation {}: rank {} issues {}, its rank 0 (world rank {}) {}", name,
+                        op.comm, i, trace.rank, collective_signature(op), members.at(op.comm).world_rank.front(),
+                        i < reference.size() ? collective_signature(*reference[i]) : std::string("nothing more")));
+    }
+    for (const TraceCommunicator& c : trace.communicators) {
+      const std::size_t expected = first_member[c.hash].size();
+      if (index[c.hash] < expected)
+        throw InputError(fmt::format("{}: communicator '{}': rank {} issues {} collective(s), its rank 0 {}", name,
+                                     c.hash, trace.rank, index[c.hash], expected));
+    }
+  }
+}
+
+std::vector<RankTrace> load_trace(const std::string& folder) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError(fmt::format("{}: not a folder of trace.rank<R>.jsonl files", folder));
+  std::vector<RankTrace> ranks;
+  for (int r = 0;; ++r) {
+    const std::filesystem::path file = std::filesystem::path(folder) / fmt::format("trace.rank{}.jsonl", r);
+    if (!std::filesystem::exists(file, ec)) break;
+    if (r >= kMaxRanks) throw InputError(fmt::format("{}: more than {} rank files", folder, kMaxRanks));
+    try {
+      ranks.push_back(parse_rank_trace(read_input_file(file.string(), "trace", kMaxTraceFileBytes), file.string()));
+    } catch (const InputError&) {
+      throw;
+    } catch (const UsageError& e) {  // not a regular file, too large, unreadable
+      throw InputError(e.what());
+    }
+  }
+  check_traces(ranks, folder);
+  return ranks;
+}
+
+std::string trace_text(const RankTrace& trace) {
+  std::string out = nlohmann::json{{"fabricbench_trace", trace.version},
+                                   {"rank", trace.rank},
+                                   {"ranks", trace.ranks},
+                                   {"host", trace.host},
+                                   {"clock", trace.clock}}
+                        .dump() +
+                    "\n";
+  for (const TraceCommunicator& c : trace.communicators)
+    out += nlohmann::json{{"comm", {{"hash", c.hash}, {"size", c.size}, {"rank", c.rank}, {"nodes", c.nodes}}}}.dump() +
+           "\n";
+  for (const TraceOperation& op : trace.operations)
+    out += nlohmann::json{{"op",
+                           {{"comm", op.comm},
+                            {"function", op.function},
+                            {"count", op.count},
+                            {"type", name_of(op.dtype)},
+                            {"root", op.root},
+                            {"peer", op.peer},
+                            {"reduction", op.reduction},
+                            {"algorithm", op.algorithm},
+                            {"protocol", op.protocol},
+                            {"channels", op.channels},
+                            {"start_us", op.start_us},
+                            {"duration_us", op.duration_us},
+                            {"gap_us", op.gap_us},
+                            {"step", op.step}}}}
+               .dump() +
+           "\n";
+  return out;
+}
+
+}  // namespace fabricbench::results
