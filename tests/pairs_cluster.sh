@@ -21,7 +21,7 @@ scenarios=" ${*:2} "
 [[ $scenarios == "  " ]] && scenarios=" healthy quick slow_node slow_link stopped killed "
 want() { [[ $scenarios == *" $1 "* ]]; }
 # --expect-busbw 0.01 GB/s (0.08 Gb/s): the shaped 1 Gbit/s cells pass it, the 100 Mbit/s ones do not.
-flags=(--backend mpi -b 1M -e 1M -n 20 -w 5 --node-threshold 0.5 --expect-busbw 0.01 -T 120)
+flags=(--backend mpi -b 1M -e 1M -n 12 -w 3 --node-threshold 0.5 --expect-busbw 0.01 -T 120)
 source "$(dirname "$0")/matrix_bed.sh"
 
 cells_ok() {  # NAME EXPECTED_CELLS: every scheduled cell present exactly once, data correct

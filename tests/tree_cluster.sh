@@ -18,7 +18,7 @@ n=${#hosts[@]}
 out=$(mktemp -d /tmp/tree-cluster.XXXXXX)
 topology=$FB_CLUSTER_DIR/topology.conf
 leaf_of_host() { echo $((($1 - 1) / 3 + 1)); }
-flags=(--backend mpi -b 1M -e 1M -n 10 -w 3 --node-threshold 0.5 -T 120 --topology "$topology")
+flags=(--backend mpi -b 1M -e 1M -n 6 -w 2 --node-threshold 0.5 -T 120 --topology "$topology")
 source "$(dirname "$0")/matrix_bed.sh"
 
 shape_host() {  # HOST RATE: the host's eth0 and its port on its leaf
