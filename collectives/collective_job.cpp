@@ -218,11 +218,13 @@ class CollectiveJob final : public Job {
     std::vector<ResultRow> measure_step(std::size_t, int, std::size_t step, ControlPlane& plane,
                                         Watchdog& watchdog) override {
       std::vector<ResultRow> rows;
-      if (!error_.empty()) return rows;  // a refused setting measures nothing
-      error_ = attempt([&] {
-        ResultRow row = cells_->measure(step, watchdog);
-        if (plane.rank() == 0) rows.push_back(std::move(row));
-      });
+      if (error_.empty())  // a refused setting measures nothing more
+        error_ = attempt([&] {
+          ResultRow row = cells_->measure(step, watchdog);
+          if (plane.rank() == 0) rows.push_back(std::move(row));
+        });
+      // Refused on one rank, refused on all before the next cell: the others would wait in it.
+      if (job_.plan_.sweeping) error_ = agree_on_error(plane, error_);
       return rows;
     }
 

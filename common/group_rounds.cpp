@@ -83,7 +83,11 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, int repeats, ControlPl
           repeats_of_step[step].push_back(std::move(rows));
       }
     if (repeats > 1)
-      for (const auto& sweeps : repeats_of_step) sink.add_step(round, combine_repeats(sweeps));
+      for (auto& sweeps : repeats_of_step) {
+        // A repeat that measured nothing of a step (a setting refused by then) is left out.
+        std::erase_if(sweeps, [](const std::vector<ResultRow>& rows) { return rows.empty(); });
+        if (!sweeps.empty()) sink.add_step(round, combine_repeats(sweeps));
+      }
     job.leave_round(round);
     clock.end_round();
   }

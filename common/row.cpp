@@ -170,14 +170,29 @@ std::vector<std::pair<std::string, FieldValue>> fields_of(const ResultRow& row,
   return fields;
 }
 
-bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size_t limit) {
-  static const std::set<std::string, std::less<>> known = [] {
-    std::set<std::string, std::less<>> names = {"samples_s"};
-    for (const Column& column : kColumns) names.emplace(column.name);
-    return names;
+namespace {
+
+const std::set<std::string, std::less<>>& table_column_names() {
+  static const std::set<std::string, std::less<>> names = [] {
+    std::set<std::string, std::less<>> all = {"samples_s"};
+    for (const Column& column : kColumns) all.emplace(column.name);
+    return all;
   }();
+  return names;
+}
+
+}  // namespace
+
+bool is_library_column_name(std::string_view name) {
+  const bool word = !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  return word && !table_column_names().contains(name);
+}
+
+bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size_t limit) {
   for (const auto& [key, value] : object.items()) {
-    if (known.contains(key)) continue;
+    if (!is_library_column_name(key)) continue;
     FieldValue field;
     if (value.is_string())
       field = value.get<std::string>();
@@ -197,12 +212,13 @@ bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size
 }
 
 std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows) {
+  constexpr std::size_t kMaxColumns = 64;
   std::vector<LibraryColumn> columns;
+  std::set<std::string, std::less<>> seen;
   for (const ResultRow& row : rows)
     for (const LibraryFields::Item& item : row.library.items()) {
-      const bool known =
-          std::any_of(columns.begin(), columns.end(), [&](const LibraryColumn& c) { return c.name == item.first; });
-      if (known) continue;
+      if (columns.size() == kMaxColumns) return columns;
+      if (!seen.insert(item.first).second) continue;
       LibraryColumn column{item.first, item.second, "", true};
       std::visit([](auto& v) { v = std::decay_t<decltype(v)>{}; }, column.empty);
       columns.push_back(std::move(column));

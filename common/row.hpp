@@ -108,13 +108,17 @@ nlohmann::json row_to_json(const ResultRow& row);
 /// Column names in CSV order, `library`'s in their place.
 std::vector<std::string> column_names(std::span<const LibraryColumn> library);
 
+/// Whether `name` may name a library column: 1-64 letters, digits or underscores, and no column of
+/// the table (so a file's header and keys stay unambiguous).
+bool is_library_column_name(std::string_view name);
+
 /// Every key of `object` that is no column of the table (nor samples_s) as a library value of
 /// `row`: text and numbers as they are, anything else left out. False, with `row` incomplete, when
 /// there are more than `limit` of them.
 bool read_library_values(const nlohmann::json& object, ResultRow& row, std::size_t limit);
 
 /// The library columns rows carry without a declaration (read back from CSV): in first-seen
-/// order, each empty of its first value's kind, without Prometheus labels.
+/// order, each empty of its first value's kind, without Prometheus labels; at most 64.
 std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows);
 
 }  // namespace fabricbench

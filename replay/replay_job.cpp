@@ -43,7 +43,11 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         options_(std::move(options)),
         plan_(std::move(plan)),
         topology_(topology),
-        world_(world) {}
+        world_(world),
+        operations_of_(plan_.communicators.size()) {
+    for (std::size_t i = 0; i < plan_.operations.size(); ++i)
+      operations_of_[plan_.operations[i].communicator].push_back(i);
+  }
 
   const OutputOptions& outputs() const override { return options_.collective.outputs; }
   std::string connecting() const override {
@@ -165,7 +169,6 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   std::vector<std::vector<double>> replay_passes(Watchdog& watchdog) {
     const std::size_t n = plan_.operations.size();
     std::vector<std::vector<double>> seconds(n);
-    step_figures_.clear();
     const int passes = options_.warmup_iterations + options_.iterations;
     for (int pass = 0; pass < passes; ++pass) {
       const bool timed = pass >= options_.warmup_iterations;
@@ -220,9 +223,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     ControlPlane& plane = *members_[c].plane;
     const auto size = static_cast<int>(comm.world_ranks.size());
     // In the communicator's operation order (the same on every member): [op][pass] times, wrong.
-    std::vector<std::size_t> mine;
-    for (std::size_t i = 0; i < plan_.operations.size(); ++i)
-      if (plan_.operations[i].communicator == c) mine.push_back(i);
+    const std::vector<std::size_t>& mine = operations_of_[c];
     const auto passes = static_cast<std::size_t>(options_.iterations);
     std::vector<double> times(mine.size() * passes);
     std::vector<std::int64_t> wrongs(mine.size());
@@ -248,13 +249,14 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     std::set<std::string> hosts;
     for (int r : comm.world_ranks) hosts.insert(topology_.host_of(r));
     const Backend& backend = *members_[c].backend;
+    std::vector<std::vector<std::size_t>> of_row(plan_.rows[c].size());  // row -> its places in `mine`
+    for (std::size_t k = 0; k < mine.size(); ++k) of_row[plan_.operations[mine[k]].row].push_back(k);
     for (std::size_t row_index = 0; row_index < plan_.rows[c].size(); ++row_index) {
       const ReplayRowKey& key = plan_.rows[c][row_index];
       Measurement m;
       std::vector<double> recorded;
       std::int64_t row_wrong = 0;
-      for (std::size_t k = 0; k < mine.size(); ++k) {
-        if (plan_.operations[mine[k]].row != row_index) continue;
+      for (const std::size_t k : of_row[row_index]) {
         for (std::size_t p = 0; p < passes; ++p) m.seconds_per_operation.push_back(times[k * passes + p]);
         recorded.push_back(plan_.operations[mine[k]].recorded_seconds);
         row_wrong += wrongs[k];
@@ -297,6 +299,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   const ReplayPlan plan_;
   const Topology& topology_;
   ControlPlane& world_;
+  std::vector<std::vector<std::size_t>> operations_of_;  // per communicator: its operations' indices, in order
   std::vector<Member> members_;            // per communicator of the plan; a backend where this rank is a member
   std::vector<CallSpec> calls_;            // per operation of this rank
   std::int64_t wrong_here_ = 0;            // wrong elements of the communicators this rank leads

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "collectives/catalog.hpp"
 #include "common/error.hpp"
@@ -18,14 +19,6 @@ const collectives::Collective& collective_named(const std::string& function) {
   for (const collectives::Collective* c : collectives::all_collectives())
     if (c->function_name == function) return *c;
   throw UsageError(fmt::format("the trace holds {} operations, which this build cannot replay", function));
-}
-
-ReduceOp reduction_of(const std::string& recorded) {
-  try {
-    return parse_reduce_op(recorded, "reduction");
-  } catch (const UsageError&) {
-    return ReduceOp::kSum;  // "unknown": the profiler interface does not give it
-  }
 }
 
 }  // namespace
@@ -67,6 +60,8 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
   plan.rows.resize(plan.communicators.size());
 
   std::vector<std::size_t> issued(plan.communicators.size(), 0);
+  // (communicator, function, type, root, count) -> its row
+  std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t>, std::size_t> row_of;
   std::set<std::int64_t> steps;
   for (const results::TraceOperation& recorded : mine.operations) {
     ReplayOperation op;
@@ -75,7 +70,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
     op.index_in_comm = issued[op.communicator]++;
     op.collective = &collective_named(recorded.function);
     op.dtype = recorded.dtype;
-    op.op = reduction_of(recorded.reduction);
+    op.op = ReduceOp::kSum;  // NCCL's profiler interface does not give the reduction: every member sums
     op.root = std::max(recorded.root, 0);
     op.count = recorded.count;
     op.recorded_seconds = recorded.duration_us * 1e-6;
@@ -89,15 +84,30 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
     // Its row: the communicator's first row of the same (function, count, type, root).
     std::vector<ReplayRowKey>& rows = plan.rows[op.communicator];
     const int root = op.collective->has_root ? op.root : -1;
-    const auto same = std::find_if(rows.begin(), rows.end(), [&](const ReplayRowKey& k) {
-      return k.collective == op.collective && k.dtype == op.dtype && k.root == root && k.count == op.count;
-    });
-    op.row = static_cast<std::size_t>(same - rows.begin());
-    if (same == rows.end()) rows.push_back({op.collective, op.dtype, root, op.count, 0});
+    const auto [row, added] =
+        row_of.try_emplace({op.communicator, op.collective, op.dtype, root, op.count}, rows.size());
+    op.row = row->second;
+    if (added) rows.push_back({op.collective, op.dtype, root, op.count, 0});
     ++rows[op.row].occurrences;
     plan.operations.push_back(op);
   }
   plan.steps = steps.size();
+  // Buffers are made before anything runs: what cannot be had is said now, not by the allocator.
+  std::uint64_t total = 0;
+  for (const ReplayCommunicator& c : plan.communicators) {
+    const std::uint64_t largest = std::max(c.send_bytes, c.recv_bytes);
+    if (largest > results::kMaxTraceOperationBytes)
+      throw UsageError(
+          fmt::format("communicator {}: an operation of the trace needs a {} GiB buffer on rank {}, "
+                      "more than the {} GiB a replay allocates for one",
+                      c.hash, largest >> 30, rank, results::kMaxTraceOperationBytes >> 30));
+    total += c.send_bytes + c.recv_bytes;
+  }
+  if (total > 4 * results::kMaxTraceOperationBytes)
+    throw UsageError(
+        fmt::format("rank {}'s communicators need {} GiB of buffers together, more than the {} GiB a "
+                    "replay allocates",
+                    rank, total >> 30, (4 * results::kMaxTraceOperationBytes) >> 30));
   return plan;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <type_traits>
 
@@ -74,6 +75,56 @@ int schema_version_of(const nlohmann::json& value, const std::string& name) {
   return version;
 }
 
+// The file's declaration of its library columns where it has a usable one (names of their own,
+// each once), else the columns its rows carry, those of schemas 4-8 in their order; the rows'
+// values then take the declared kinds (a CSV cell "0" of a number column is the number 0.0).
+void set_library_columns(StoredRun& run, std::vector<LibraryColumn> declared) {
+  std::set<std::string, std::less<>> names;
+  const bool usable = std::all_of(declared.begin(), declared.end(), [&](const LibraryColumn& c) {
+    return is_library_column_name(c.name) && names.insert(c.name).second;
+  });
+  if (declared.empty() || !usable) {
+    static const std::vector<std::string> kSchema8Order = {"algorithm", "protocol", "channels", "call"};
+    run.library_columns = library_columns_of(run.rows);
+    const auto rank = [](const LibraryColumn& c) {
+      return std::find(kSchema8Order.begin(), kSchema8Order.end(), c.name) - kSchema8Order.begin();
+    };
+    std::stable_sort(run.library_columns.begin(), run.library_columns.end(),
+                     [&](const LibraryColumn& a, const LibraryColumn& b) { return rank(a) < rank(b); });
+    return;
+  }
+  run.library_columns = std::move(declared);
+  for (ResultRow& row : run.rows)
+    for (const LibraryColumn& column : run.library_columns) {
+      const FieldValue* value = row.library.find(column.name);
+      if (!value || value->index() == column.empty.index()) continue;
+      FieldValue converted = column.empty;
+      std::visit(
+          [&](auto& target) {
+            using T = std::decay_t<decltype(target)>;
+            std::visit(
+                [&](const auto& v) {
+                  using V = std::decay_t<decltype(v)>;
+                  if constexpr (std::is_same_v<T, std::string>) {
+                    if constexpr (std::is_same_v<V, std::string>)
+                      target = v;
+                    else
+                      target = fmt::format("{}", v);
+                  } else if constexpr (!std::is_same_v<V, std::string>) {
+                    // Only what the target kind holds exactly enough; anything else reads as empty.
+                    const auto wide = static_cast<long double>(v);
+                    if (wide >= static_cast<long double>(std::numeric_limits<T>::lowest()) &&
+                        wide <= static_cast<long double>(std::numeric_limits<T>::max()))
+                      target = static_cast<T>(v);
+                  }
+                },
+                *value);
+          },
+          converted);
+      row.library.set(column.name, std::move(converted));
+    }
+}
+
 StoredRun read_our_json(const nlohmann::json& document, const std::string& name) {
   StoredRun run;
   run.format = Format::kFabricbenchJson;
@@ -86,8 +137,7 @@ StoredRun read_our_json(const nlohmann::json& document, const std::string& name)
   std::size_t index = 0;
   for (const auto& row : document["rows"])
     run.rows.push_back(row_from_json(row, version, fmt::format("{} row {}", name, ++index)));
-  run.library_columns = library_columns_from_json(run.context.value("library_columns", nlohmann::json()));
-  if (run.library_columns.empty()) run.library_columns = library_columns_of(run.rows);
+  set_library_columns(run, library_columns_from_json(run.context.value("library_columns", nlohmann::json())));
   return run;
 }
 
@@ -312,7 +362,7 @@ StoredRun load_run(const std::string& path, Format format) {
             companion.rows.front().benchmark == run.rows.front().benchmark) {
           run.context = std::move(companion.context);
           run.contention = companion.contention;
-          if (!companion.library_columns.empty()) run.library_columns = std::move(companion.library_columns);
+          if (!companion.library_columns.empty()) set_library_columns(run, std::move(companion.library_columns));
         }
       } catch (const InputError&) {
         // a damaged companion leaves the CSV readable; the context is then unknown

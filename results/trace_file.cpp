@@ -76,11 +76,11 @@ class LineFields {
 
 constexpr std::int64_t kMaxRanks = 1 << 20;
 
-TraceCommunicator communicator_from(const LineFields& f) {
+TraceCommunicator communicator_from(const LineFields& f, int world_size) {
   TraceCommunicator c;
   c.hash = f.text("hash", "", true);
   if (c.hash.empty() || c.hash.size() > 64) f.fail("hash", "is not a communicator hash (1-64 characters)");
-  c.size = static_cast<int>(f.whole("size", 1, kMaxRanks, 0, true));
+  c.size = static_cast<int>(f.whole("size", 1, world_size, 0, true));
   c.rank = static_cast<int>(f.whole("rank", 0, c.size - 1, 0, true));
   c.nodes = static_cast<int>(f.whole("nodes", 0, c.size, 0));
   return c;
@@ -127,12 +127,57 @@ std::string collective_signature(const TraceOperation& op) {
                      op.root >= 0 ? fmt::format(" (root {})", op.root) : std::string());
 }
 
+// Each rank issues its collectives one after the other, each waiting for the communicator's other
+// members: ranks that issued two communicators' collectives in opposite orders would wait on each
+// other for ever. Played through like that, every rank must reach its trace's end.
+template <class Members>
+void check_issue_order(const std::vector<RankTrace>& ranks, const Members& members, const std::string& name) {
+  std::vector<std::vector<const TraceOperation*>> ops(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    for (const TraceOperation& op : ranks[r].operations)
+      if (!op.point_to_point()) ops[r].push_back(&op);
+  std::vector<std::size_t> next(ranks.size(), 0);
+  std::vector<std::size_t> work(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) work[r] = r;
+  // A collective completes when its last member reaches it: only a rank that just moved on can
+  // complete one, so only those are looked at again.
+  while (!work.empty()) {
+    const std::size_t r = work.back();
+    work.pop_back();
+    if (next[r] == ops[r].size()) continue;
+    const std::string& comm = ops[r][next[r]]->comm;
+    const std::vector<int>& group = members.at(comm).world_rank;
+    const bool all_there = std::all_of(group.begin(), group.end(), [&](int m) {
+      const auto mu = static_cast<std::size_t>(m);
+      return next[mu] < ops[mu].size() && ops[mu][next[mu]]->comm == comm;
+    });
+    if (!all_there) continue;
+    for (const int m : group) {
+      ++next[static_cast<std::size_t>(m)];
+      work.push_back(static_cast<std::size_t>(m));
+    }
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (next[r] == ops[r].size()) continue;
+    const TraceOperation& waiting = *ops[r][next[r]];
+    throw InputError(
+        fmt::format("{}: rank {} waits in its collective {} ({}) on communicator '{}' for ranks that wait "
+                    "elsewhere first: the ranks issued their communicators' collectives in orders that "
+                    "cannot be replayed one after the other",
+                    name, r, next[r], collective_signature(waiting), waiting.comm));
+  }
+}
+
 }  // namespace
 
 const TraceCommunicator* RankTrace::communicator(std::string_view hash) const {
-  for (const TraceCommunicator& c : communicators)
-    if (c.hash == hash) return &c;
-  return nullptr;
+  const auto found = index_.find(hash);
+  return found == index_.end() ? nullptr : &communicators[found->second];
+}
+
+void RankTrace::add_communicator(TraceCommunicator communicator) {
+  index_.emplace(communicator.hash, communicators.size());
+  communicators.push_back(std::move(communicator));
 }
 
 RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
@@ -167,10 +212,12 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
       continue;
     }
     if (const auto comm = object.find("comm"); comm != object.end() && comm->is_object()) {
-      TraceCommunicator c = communicator_from(LineFields(*comm, where));
+      TraceCommunicator c = communicator_from(LineFields(*comm, where), trace.ranks);
       if (trace.communicator(c.hash))
         throw InputError(fmt::format("{}: communicator '{}' is declared twice", where, c.hash));
-      trace.communicators.push_back(std::move(c));
+      if (trace.communicators.size() == kMaxTraceCommunicators)
+        throw InputError(fmt::format("{}: more than {} communicators on one rank", where, kMaxTraceCommunicators));
+      trace.add_communicator(std::move(c));
     } else if (const auto op = object.find("op"); op != object.end() && op->is_object()) {
       if (trace.operations.size() == kMaxTraceOperations)
         throw InputError(fmt::format("{}: more than {} operations on one rank: record a step window instead", where,
@@ -245,6 +292,7 @@ void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) 
                                      c.hash, trace.rank, index[c.hash], expected));
     }
   }
+  check_issue_order(ranks, members, name);
 }
 
 std::vector<RankTrace> load_trace(const std::string& folder) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,8 @@ inline constexpr std::size_t kMaxTraceOperations = 1'000'000;
 inline constexpr std::uint64_t kMaxTraceOperationBytes = std::uint64_t{16} << 30;
 /// Largest file of one rank read.
 inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{512} << 20;
+/// Communicators one rank may have joined (PyTorch makes a handful; a trace of more is not a job's).
+inline constexpr std::size_t kMaxTraceCommunicators = 4096;
 
 /// A communicator as one of its ranks saw it.
 struct TraceCommunicator {
@@ -63,6 +66,10 @@ struct RankTrace {
   std::vector<TraceOperation> operations;
 
   const TraceCommunicator* communicator(std::string_view hash) const;
+  void add_communicator(TraceCommunicator communicator);
+
+ private:
+  std::map<std::string, std::size_t, std::less<>> index_;  // hash -> its place in communicators
 };
 
 /// One rank's file (`name` in messages). Throws InputError naming the line and what is wrong.

@@ -109,6 +109,10 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
                             "\n";
   const auto op = [](const std::string& fields) { return R"({"op": {"comm": "ab", )" + fields + "}}\n"; };
   const std::string all_reduce = op(R"("function": "AllReduce", "count": 8, "type": "float")");
+  const std::string cd = std::string(R"({"comm": {"hash": "cd", "size": 2, "rank": 0}})") + "\n";
+  const std::string cd1 = std::string(R"({"comm": {"hash": "cd", "size": 2, "rank": 1}})") + "\n";
+  const std::string op_cd =
+      std::string(R"({"op": {"comm": "cd", "function": "AllReduce", "count": 8, "type": "float"}})") + "\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"", ""}, "no trace header"},
       {{"{\"rows\": []}\n", ""}, "not a fabricbench trace"},
@@ -135,10 +139,14 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
       {{header(0, 2) + comm + all_reduce,
         header(1, 2) + comm1 + op(R"("function": "AllReduce", "count": 9, "type": "float")")},
        "rank 1 issues AllReduce of 9 x float, its rank 0 (world rank 0) AllReduce of 8 x float"},
-      {{header(0, 2) + R"({"comm": {"hash": "ab", "size": 3, "rank": 0}})"
-                       "\n",
-        header(1, 2) + comm1},
+      {{header(0, 2) + R"({"comm": {"hash": "ab", "size": 3, "rank": 0}})" + "\n", header(1, 2) + comm1},
+       "'size' is 3, outside 1..2"},
+      {{header(0, 3) + R"({"comm": {"hash": "ab", "size": 3, "rank": 0}})" + "\n",
+        header(1, 3) + R"({"comm": {"hash": "ab", "size": 2, "rank": 1}})" + "\n", header(2, 3)},
        "has 2 ranks on rank 1, 3 on another"},
+      // Two communicators of the same two ranks issued in opposite orders: each waits for the other.
+      {{header(0, 2) + comm + cd + all_reduce + op_cd, header(1, 2) + comm1 + cd1 + op_cd + all_reduce},
+       "cannot be replayed one after the other"},
   };
   for (const auto& [files, expected] : cases) {
     const std::string error = trace_error(files);
