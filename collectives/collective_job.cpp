@@ -137,7 +137,7 @@ class CollectiveJob final : public Job {
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
-    RowsToReporter sink(reporter);
+    ReportedRows sink(reporter);
     SettingRounds settings(*this, sink);
     run_group_rounds(settings, plan_.options.outputs.repeat, world_, watchdog, sink);
     const std::vector<ResultRow>& rows = sink.rows;
@@ -158,34 +158,12 @@ class CollectiveJob final : public Job {
   void abandon() noexcept override { backend_->abandon(); }
 
  private:
-  // Rank 0 reports each row as its cell is gathered (repeats: their combination) and keeps it.
-  class RowsToReporter final : public RoundRows {
-   public:
-    explicit RowsToReporter(Reporter* reporter) : reporter_(reporter) {}
-    void begin_round(std::size_t) override {}
-    void add_step(std::size_t, std::vector<ResultRow> step) override {
-      for (ResultRow& row : step) add(std::move(row));
-    }
-    /// A refused setting's row: reported, not kept (it measured nothing).
-    void add_refusal(const ResultRow& row) {
-      if (reporter_) reporter_->add(row);
-    }
-    std::vector<ResultRow> rows;
-
-   private:
-    void add(ResultRow row) {
-      if (reporter_) reporter_->add(row);
-      rows.push_back(std::move(row));
-    }
-    Reporter* reporter_;
-  };
-
   // The driver's schedule of a sweep: every NCCL setting a round of the whole world (one
   // communicator each: NCCL reads NCCL_ALGO/NCCL_PROTO at init), every cell of the sweep a step.
   // A setting NCCL refuses becomes a refused row with its reason, and the sweep goes on.
   class SettingRounds final : public GroupedMeasurement {
    public:
-    SettingRounds(CollectiveJob& job, RowsToReporter& sink) : job_(job), sink_(sink) {}
+    SettingRounds(CollectiveJob& job, ReportedRows& sink) : job_(job), sink_(sink) {}
     std::size_t rounds() const override { return job_.plan_.tunings.size(); }
     int group_of(std::size_t, int) const override { return 0; }
     int role_of(std::size_t, int rank) const override { return rank; }
@@ -239,7 +217,7 @@ class CollectiveJob final : public Job {
       ResultRow row = collective_row(job_.program_, job_.plan_, *job_.backend_, job_.plan_.points.front());
       row.size_bytes = row.count = 0;  // no numbers: the setting's name and NCCL's reason
       row.stop_reason = "refused: " + error_;
-      sink_.add_refusal(row);
+      sink_.report_only(row);
     }
 
     std::int64_t wrong_total = 0;  ///< the same on every rank; -1 when checking is off
@@ -261,7 +239,7 @@ class CollectiveJob final : public Job {
     }
 
     CollectiveJob& job_;
-    RowsToReporter& sink_;
+    ReportedRows& sink_;
     std::optional<SweepCells> cells_;
     std::string error_;
   };

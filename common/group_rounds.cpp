@@ -7,10 +7,22 @@
 
 #include "common/error.hpp"
 #include "common/measured_row.hpp"
+#include "common/reporter.hpp"
 #include "common/row_exchange.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench {
+
+void ReportedRows::add_step(std::size_t, std::vector<ResultRow> step) {
+  for (ResultRow& row : step) {
+    report_only(row);
+    rows.push_back(std::move(row));
+  }
+}
+
+void ReportedRows::report_only(const ResultRow& row) {
+  if (reporter_) reporter_->add(row);
+}
 
 std::string GroupedMeasurement::round_name(std::size_t round) const { return fmt::format("round {}", round); }
 

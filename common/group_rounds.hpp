@@ -51,6 +51,22 @@ class RoundRows {
   virtual void add_step(std::size_t round, std::vector<ResultRow> rows) = 0;
 };
 
+class Reporter;
+
+/// The plain RoundRows: rank 0 reports each step's rows as they are gathered and keeps them.
+class ReportedRows final : public RoundRows {
+ public:
+  explicit ReportedRows(Reporter* reporter) : reporter_(reporter) {}
+  void begin_round(std::size_t) override {}
+  void add_step(std::size_t round, std::vector<ResultRow> step) override;
+  /// Reports a row without keeping it (a refused setting's: it measured nothing).
+  void report_only(const ResultRow& row);
+  std::vector<ResultRow> rows;  ///< every row reported through add_step, in order
+
+ private:
+  Reporter* reporter_;  // null off rank 0
+};
+
 /// Runs every round of `job`: `repeats` sweeps of its steps one after the other within each round
 /// (so drift falls on every step alike), each step's repeats combined into one row per group
 /// (centre and run-to-run spread). Returns what the schedule cost beyond its cells (rank 0).

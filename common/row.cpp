@@ -141,7 +141,7 @@ std::vector<const Column*> identity_columns() {
 namespace {
 
 // Calls `emit(name, value)` for every column of the row in file order: the table's, with the
-// library values `library_for(row)` gives in their place.
+// library values `library_values(emit)` emits in their place.
 template <class LibraryValues, class Emit>
 void for_each_field(const ResultRow& row, const LibraryValues& library_values, const Emit& emit) {
   for (const Column& c : kColumns) {

@@ -101,7 +101,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   }
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
-    Sink sink(reporter);
+    ReportedRows sink(reporter);
     run_group_rounds(*this, options_.collective.outputs.repeat, world_, watchdog, sink);
     JobOutcome outcome;
     const std::int64_t wrong = all_reduce(world_, wrong_here_, ControlPlane::Fold::kSum);
@@ -122,22 +122,6 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   struct Member {
     std::unique_ptr<ControlPlane> plane;
     std::unique_ptr<Backend> backend;
-  };
-
-  class Sink final : public RoundRows {
-   public:
-    explicit Sink(Reporter* reporter) : reporter_(reporter) {}
-    void begin_round(std::size_t) override {}
-    void add_step(std::size_t, std::vector<ResultRow> step) override {
-      for (ResultRow& row : step) {
-        if (reporter_) reporter_->add(row);
-        rows.push_back(std::move(row));
-      }
-    }
-    std::vector<ResultRow> rows;
-
-   private:
-    Reporter* reporter_;
   };
 
   static std::vector<LibraryColumn> library_columns() {

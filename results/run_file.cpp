@@ -75,6 +75,34 @@ int schema_version_of(const nlohmann::json& value, const std::string& name) {
   return version;
 }
 
+// `value` as a value of `kind`'s kind: a number as text, or a number of the other numeric kind where
+// that kind holds it; anything else reads as `kind` (the column's empty value).
+FieldValue as_kind_of(const FieldValue& value, const FieldValue& kind) {
+  FieldValue converted = kind;
+  const auto convert = [&value](auto& target) {
+    using T = std::decay_t<decltype(target)>;
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      if constexpr (std::is_same_v<T, std::string>) target = *text;
+      return;
+    }
+    std::visit(
+        [&target](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            target = fmt::format("{}", v);
+          } else if constexpr (!std::is_same_v<V, std::string>) {
+            const auto wide = static_cast<long double>(v);
+            if (wide >= static_cast<long double>(std::numeric_limits<T>::lowest()) &&
+                wide <= static_cast<long double>(std::numeric_limits<T>::max()))
+              target = static_cast<T>(v);
+          }
+        },
+        value);
+  };
+  std::visit(convert, converted);
+  return converted;
+}
+
 // The file's declaration of its library columns where it has a usable one (names of their own,
 // each once), else the columns its rows carry, those of schemas 4-8 in their order; the rows'
 // values then take the declared kinds (a CSV cell "0" of a number column is the number 0.0).
@@ -95,34 +123,9 @@ void set_library_columns(StoredRun& run, std::vector<LibraryColumn> declared) {
   }
   run.library_columns = std::move(declared);
   for (ResultRow& row : run.rows)
-    for (const LibraryColumn& column : run.library_columns) {
-      const FieldValue* value = row.library.find(column.name);
-      if (!value || value->index() == column.empty.index()) continue;
-      FieldValue converted = column.empty;
-      std::visit(
-          [&](auto& target) {
-            using T = std::decay_t<decltype(target)>;
-            std::visit(
-                [&](const auto& v) {
-                  using V = std::decay_t<decltype(v)>;
-                  if constexpr (std::is_same_v<T, std::string>) {
-                    if constexpr (std::is_same_v<V, std::string>)
-                      target = v;
-                    else
-                      target = fmt::format("{}", v);
-                  } else if constexpr (!std::is_same_v<V, std::string>) {
-                    // Only what the target kind holds exactly enough; anything else reads as empty.
-                    const auto wide = static_cast<long double>(v);
-                    if (wide >= static_cast<long double>(std::numeric_limits<T>::lowest()) &&
-                        wide <= static_cast<long double>(std::numeric_limits<T>::max()))
-                      target = static_cast<T>(v);
-                  }
-                },
-                *value);
-          },
-          converted);
-      row.library.set(column.name, std::move(converted));
-    }
+    for (const LibraryColumn& column : run.library_columns)
+      if (const FieldValue* value = row.library.find(column.name); value && value->index() != column.empty.index())
+        row.library.set(column.name, as_kind_of(*value, column.empty));
 }
 
 StoredRun read_our_json(const nlohmann::json& document, const std::string& name) {
@@ -222,7 +225,7 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
     run.rows.push_back(row_from_json(row, version, where));
   }
   // The library columns in the header's order (a row's own values come in key order).
-  for (const LibraryColumn& column : library_columns_of(run.rows)) run.library_columns.push_back(column);
+  run.library_columns = library_columns_of(run.rows);
   std::stable_sort(
       run.library_columns.begin(), run.library_columns.end(), [&](const LibraryColumn& a, const LibraryColumn& b) {
         return std::find(header.begin(), header.end(), a.name) < std::find(header.begin(), header.end(), b.name);
