@@ -37,16 +37,6 @@ void resolve_against(CollectiveOptions& o, const Collective& c, const Backend& b
         fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)", backend.name()));
 }
 
-/// --algo x --proto, or the one "leave NCCL alone" setting.
-std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
-  const std::vector<std::string> algorithms = o.algorithms.empty() ? std::vector<std::string>{""} : o.algorithms;
-  const std::vector<std::string> protocols = o.protocols.empty() ? std::vector<std::string>{""} : o.protocols;
-  std::vector<Tuning> grid;
-  for (const std::string& a : algorithms)
-    for (const std::string& p : protocols) grid.push_back({a, p});
-  return grid;
-}
-
 /// The forms asked for, each one the backend can issue; by default the library's own call where
 /// it has one, else grouped sends and receives.
 std::vector<CallForm> call_forms(const Collective& c, const std::vector<CallForm>& asked, const Backend& backend) {
@@ -75,6 +65,15 @@ std::vector<std::uint64_t> sweep_counts(const Collective& c, const SweepSpec& sw
     if (counts.empty() || counts.back() != count) counts.push_back(count);  // sizes only grow
   }
   return counts;
+}
+
+std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
+  const std::vector<std::string> algorithms = o.algorithms.empty() ? std::vector<std::string>{""} : o.algorithms;
+  const std::vector<std::string> protocols = o.protocols.empty() ? std::vector<std::string>{""} : o.protocols;
+  std::vector<Tuning> grid;
+  for (const std::string& a : algorithms)
+    for (const std::string& p : protocols) grid.push_back({a, p});
+  return grid;
 }
 
 RunPlan make_run_plan(const Collective& c, CollectiveOptions options, const Backend& backend) {

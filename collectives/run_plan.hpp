@@ -51,6 +51,9 @@ struct RunPlan {
   std::size_t planned_rows() const { return points.size() * placements.size() * forms.size() * tunings.size(); }
 };
 
+/// --algo x --proto, or the one "leave NCCL alone" setting.
+std::vector<Tuning> tuning_grid(const CollectiveOptions& options);
+
 /// Resolves `options` against `collective` and `backend`. Throws UsageError naming the flag.
 RunPlan make_run_plan(const Collective& collective, CollectiveOptions options, const Backend& backend);
 

@@ -294,8 +294,10 @@ void register_partial_file(const std::string& partial_path) {
 }
 
 void forget_partial_file(const std::string& partial_path) {
-  for (int i = 0; i < g_partial_count; ++i) {
-    auto& slot = g_partial_paths[static_cast<std::size_t>(i)];
+  // Bounded by the array too: GCC 13 cannot see that the count never passes it (-Wstringop-overflow).
+  const auto used = std::min(static_cast<std::size_t>(g_partial_count), g_partial_paths.size());
+  for (std::size_t i = 0; i < used; ++i) {
+    auto& slot = g_partial_paths[i];
     if (partial_path == slot.data()) slot[0] = '\0';  // the handler skips an emptied slot
   }
 }

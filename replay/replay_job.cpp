@@ -13,6 +13,7 @@
 #include <set>
 
 #include "collectives/backend_factory.hpp"
+#include "collectives/run_plan.hpp"
 #include "common/error.hpp"
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
@@ -28,6 +29,16 @@ using collectives::Backend;
 using collectives::BackendGroup;
 using collectives::CallForm;
 using collectives::CallSpec;
+using collectives::TunableBackend;
+using collectives::Tuning;
+
+// "NCCL_ALGO=Ring NCCL_PROTO=LL" (what is set of it), "" for the setting that leaves NCCL alone.
+std::string setting_name(const Tuning& t) {
+  std::string name;
+  if (!t.algorithm.empty()) name = "NCCL_ALGO=" + t.algorithm;
+  if (!t.protocol.empty()) name += (name.empty() ? "" : " ") + std::string("NCCL_PROTO=") + t.protocol;
+  return name;
+}
 
 // Holds the host until `seconds` have passed: the recorded gap before an operation.
 void wait_gap(double seconds) {
@@ -44,7 +55,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         plan_(std::move(plan)),
         topology_(topology),
         world_(world),
-        operations_of_(plan_.communicators.size()) {
+        tunings_(collectives::tuning_grid(options_.collective)),
+        operations_of_(plan_.communicators.size()),
+        step_figures_(tunings_.size()) {
     for (std::size_t i = 0; i < plan_.operations.size(); ++i)
       operations_of_[plan_.operations[i].communicator].push_back(i);
   }
@@ -59,14 +72,17 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     for (const ReplayCommunicator& c : plan_.communicators) {
       Member member;
       member.plane = world_.split(c.my_rank >= 0 ? 0 : -1, std::max(c.my_rank, 0));
-      if (c.my_rank >= 0)
+      if (c.my_rank >= 0) {
         member.backend = collectives::make_backend(
             options_.collective, topology_,
             BackendGroup{member.plane.get(), c.my_rank, static_cast<int>(c.world_ranks.size())});
+        member.tunable = collectives::capability<TunableBackend>(*member.backend);
+      }
       members_.push_back(std::move(member));
     }
     for (std::size_t i = 0; i < members_.size(); ++i)
       if (Backend* backend = members_[i].backend.get()) {
+        if (members_[i].tunable) members_[i].tunable->set_tuning(tunings_.front().algorithm, tunings_.front().protocol);
         backend->connect();
         backend->reserve(plan_.communicators[i].send_bytes, plan_.communicators[i].recv_bytes);
       }
@@ -96,7 +112,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         program_, backend, topology_.size, topology_.ranks_per_host.size(), plan_.operations.size(),
         plan_.communicators.size(), options_.iterations,
         options_.recorded_gaps ? "with the recorded gaps" : "back to back");
-    header.planned_rows = rows;
+    if (tunings_.size() > 1) header.title += fmt::format(", once per each of {} NCCL settings", tunings_.size());
+    header.planned_rows = rows * tunings_.size();
     header.library_columns = library_columns();
   }
 
@@ -109,7 +126,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     outcome.rows = sink.rows.size();
     outcome.summary = summarize_rows(sink.rows);
     if (topology_.rank == 0)
-      outcome.summary.exhibits.push_back(make_replay_summary(plan_, step_figures_, options_.recorded_gaps));
+      for (std::size_t round = 0; round < tunings_.size(); ++round)
+        outcome.summary.exhibits.push_back(
+            make_replay_summary(plan_, step_figures_[round], options_.recorded_gaps, setting_name(tunings_[round])));
     return outcome;
   }
 
@@ -122,6 +141,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   struct Member {
     std::unique_ptr<ControlPlane> plane;
     std::unique_ptr<Backend> backend;
+    TunableBackend* tunable = nullptr;  // the backend's NCCL settings, where it has them
   };
 
   static std::vector<LibraryColumn> library_columns() {
@@ -130,18 +150,32 @@ class ReplayJob final : public Job, private GroupedMeasurement {
             {"recorded_median_s", 0.0, "", true}};
   }
 
-  // One round: the whole world, one step: the whole replay.
-  std::size_t rounds() const override { return 1; }
+  // A round per NCCL setting (--algo/--proto; one when none is asked), the whole world in it; one
+  // step: the whole replay.
+  std::size_t rounds() const override { return tunings_.size(); }
   int group_of(std::size_t, int) const override { return 0; }
   int role_of(std::size_t, int rank) const override { return rank; }
   std::size_t steps() const override { return 1; }
-  std::string entering(std::size_t) const override { return "starting the replay"; }
-  std::string round_name(std::size_t) const override { return "the replay"; }
-  void enter_round(std::size_t, int, ControlPlane*) override {}
+  std::string entering(std::size_t round) const override {
+    return round == 0 ? std::string("starting the replay")
+                      : "making the trace's communicators again with " + setting_name(tunings_[round]);
+  }
+  std::string round_name(std::size_t round) const override {
+    return tunings_.size() == 1 ? std::string("the replay") : "the replay with " + setting_name(tunings_[round]);
+  }
+  // Every rank makes the communicators again in the plan's one order, as connect() did.
+  void enter_round(std::size_t round, int, ControlPlane*) override {
+    if (round == 0) return;  // connect() set the first setting
+    for (Member& m : members_)
+      if (m.tunable) {
+        m.tunable->set_tuning(tunings_[round].algorithm, tunings_[round].protocol);
+        m.tunable->reconnect();
+      }
+  }
   void leave_round(std::size_t) override {}
 
-  std::vector<ResultRow> measure_step(std::size_t, int, std::size_t, ControlPlane&, Watchdog& watchdog) override {
-    const std::vector<std::vector<double>> seconds = replay_passes(watchdog);
+  std::vector<ResultRow> measure_step(std::size_t round, int, std::size_t, ControlPlane&, Watchdog& watchdog) override {
+    const std::vector<std::vector<double>> seconds = replay_passes(round, watchdog);
     const std::vector<std::int64_t> wrong = check_operations(watchdog);
     std::vector<ResultRow> rows;
     for (std::size_t c = 0; c < plan_.communicators.size(); ++c)
@@ -150,7 +184,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   }
 
   // Every pass over the trace: this rank's seconds of each operation, per timed pass.
-  std::vector<std::vector<double>> replay_passes(Watchdog& watchdog) {
+  std::vector<std::vector<double>> replay_passes(std::size_t round, Watchdog& watchdog) {
     const std::size_t n = plan_.operations.size();
     std::vector<std::vector<double>> seconds(n);
     const int passes = options_.warmup_iterations + options_.iterations;
@@ -179,7 +213,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       }
       for (auto& [step, figures] : steps) {
         figures.step = step;
-        step_figures_.push_back(figures);
+        step_figures_[round].push_back(figures);
       }
     }
     return seconds;
@@ -283,11 +317,12 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   const ReplayPlan plan_;
   const Topology& topology_;
   ControlPlane& world_;
+  const std::vector<Tuning> tunings_;                    // --algo x --proto, or the one that leaves NCCL alone
   std::vector<std::vector<std::size_t>> operations_of_;  // per communicator: its operations' indices, in order
-  std::vector<Member> members_;            // per communicator of the plan; a backend where this rank is a member
-  std::vector<CallSpec> calls_;            // per operation of this rank
-  std::int64_t wrong_here_ = 0;            // wrong elements of the communicators this rank leads
-  std::vector<StepFigures> step_figures_;  // this rank's steps, per timed pass
+  std::vector<Member> members_;  // per communicator of the plan; a backend where this rank is a member
+  std::vector<CallSpec> calls_;  // per operation of this rank
+  std::int64_t wrong_here_ = 0;  // wrong elements of the communicators this rank leads
+  std::vector<std::vector<StepFigures>> step_figures_;  // per setting: this rank's steps, per timed pass
 };
 
 }  // namespace
@@ -301,9 +336,14 @@ std::unique_ptr<Job> make_replay_job(const std::string& program, ReplayOptions o
   for (const ReplayOperation& op : plan.operations) {
     const ReplayCommunicator& comm = plan.communicators[op.communicator];
     std::unique_ptr<Backend>& capabilities = backends[op.communicator];
-    if (!capabilities)
+    if (!capabilities) {
       capabilities = collectives::make_backend(
           options.collective, topology, BackendGroup{nullptr, comm.my_rank, static_cast<int>(comm.world_ranks.size())});
+      if ((!options.collective.algorithms.empty() || !options.collective.protocols.empty()) &&
+          !collectives::capability<TunableBackend>(*capabilities))
+        throw UsageError(fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)",
+                                     capabilities->name()));
+    }
     std::string why = capabilities->dtype_unsupported(op.dtype);
     if (why.empty() && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
     if (why.empty() && op.count > capabilities->max_count())

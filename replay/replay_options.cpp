@@ -29,11 +29,19 @@ ParsedReplayOptions parse_replay_options(const std::string& program, int argc, c
                "wait each operation's recorded gap before issuing it (the job's spacing), instead of back to back");
   app.add_option("-c,--check", c.check, "check each operation's result once: 1 on (default), 0 off");
   app.add_option("--backend", c.backend, "mpi, nccl or auto (NCCL where built and a GPU is present) [auto]");
+  std::string algo_text, proto_text;
+  app.add_option("--algo", algo_text,
+                 "NCCL: the whole replay once per NCCL_ALGO of these (Ring,Tree,...|all), new communicators each");
+  app.add_option("--proto", proto_text, "NCCL: the same over NCCL_PROTO (LL,LL128,Simple|all)");
   OutputFlags output_flags(app, c.outputs);
   if (auto help = parse_or_help(app, argc, argv)) {
     parsed.help_text = std::move(help);
     return parsed;
   }
+  if (!algo_text.empty())
+    c.algorithms = collectives::parse_name_list(algo_text, collectives::nccl_algorithms(), "--algo");
+  if (!proto_text.empty())
+    c.protocols = collectives::parse_name_list(proto_text, collectives::nccl_protocols(), "--proto");
   if (c.check < 0 || c.check > 1) throw UsageError(fmt::format("-c/--check must be 0 or 1 (got {})", c.check));
   output_flags.check(check_paths);
   c.cache = collectives::CacheMode::kWarm;  // a job's buffers are its own, reused step after step

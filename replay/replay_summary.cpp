@@ -19,8 +19,8 @@ struct StepSummary {
 
 class ReplaySummary final : public SummaryExhibit {
  public:
-  ReplaySummary(const ReplayPlan& plan, const std::vector<StepFigures>& passes, bool gaps)
-      : gaps_(gaps), clock_(plan.clock) {
+  ReplaySummary(const ReplayPlan& plan, const std::vector<StepFigures>& passes, bool gaps, std::string setting)
+      : gaps_(gaps), clock_(plan.clock), setting_(std::move(setting)) {
     std::map<std::int64_t, std::vector<const StepFigures*>> by_step;
     for (const StepFigures& figures : passes) by_step[figures.step].push_back(&figures);
     double total = 0;
@@ -41,7 +41,7 @@ class ReplaySummary final : public SummaryExhibit {
     for (auto& [function, seconds] : share_) seconds = total > 0 ? seconds / total : 0;
   }
 
-  std::string json_key() const override { return "replay"; }
+  std::string json_key() const override { return setting_.empty() ? "replay" : "replay " + setting_; }
 
   nlohmann::json to_json() const override {
     nlohmann::json steps = nlohmann::json::array();
@@ -65,6 +65,7 @@ class ReplaySummary final : public SummaryExhibit {
     std::string shares;
     for (const auto& [function, share] : share_)
       shares += fmt::format("{}{} {:.1f} %", shares.empty() ? "" : ", ", function, 100 * share);
+    if (!setting_.empty()) fmt::print(out, "# Replay with           : {}\n", setting_);
     fmt::print(out,
                "# Replay                : {} step(s) of rank 0, {}: {} per step {:.3f} ms replayed against {:.3f} ms "
                "recorded ({:.2f}x, the recording's {} clock)\n",
@@ -91,6 +92,7 @@ class ReplaySummary final : public SummaryExhibit {
 
   bool gaps_;
   std::string clock_;
+  std::string setting_;
   std::vector<StepSummary> steps_;
   std::map<std::string, double> share_;
 };
@@ -98,8 +100,9 @@ class ReplaySummary final : public SummaryExhibit {
 }  // namespace
 
 std::shared_ptr<const SummaryExhibit> make_replay_summary(const ReplayPlan& plan,
-                                                          const std::vector<StepFigures>& passes, bool gaps) {
-  return std::make_shared<ReplaySummary>(plan, passes, gaps);
+                                                          const std::vector<StepFigures>& passes, bool gaps,
+                                                          std::string setting) {
+  return std::make_shared<ReplaySummary>(plan, passes, gaps, std::move(setting));
 }
 
 }  // namespace fabricbench::replay

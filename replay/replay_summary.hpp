@@ -26,7 +26,10 @@ struct StepFigures {
 };
 
 /// The exhibit ("replay" in the JSON summary) from every timed pass's steps; `gaps`: --gaps.
+/// `setting` names the NCCL setting replayed under --algo/--proto ("NCCL_PROTO=LL"; "" without):
+/// one exhibit each, "replay NCCL_PROTO=LL" in the JSON summary.
 std::shared_ptr<const SummaryExhibit> make_replay_summary(const ReplayPlan& plan,
-                                                          const std::vector<StepFigures>& passes, bool gaps);
+                                                          const std::vector<StepFigures>& passes, bool gaps,
+                                                          std::string setting = "");
 
 }  // namespace fabricbench::replay

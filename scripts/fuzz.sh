@@ -9,16 +9,9 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 build_dir=${FABRICBENCH_FUZZ_BUILD_DIR:-build-fuzz}
 command -v clang++ >/dev/null || { echo "SKIP: clang++ missing (scripts/setup.sh installs clang)"; exit 77; }
-mkdir -p "$build_dir"
-# -O1 and line tables only: the build is most of this test's time on two cores (234 s in all at
-# -O2 -g in CI; a file compiles 11 % faster so), and a crash still names its file and line.
-CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DFABRICBENCH_FUZZ=ON \
-  -DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_TESTS=OFF -DFABRICBENCH_WITH_CUDA=OFF > "$build_dir/configure.log" 2>&1 ||
-  { tail -20 "$build_dir/configure.log"; exit 1; }
-cmake --build "$build_dir" -j "$(nproc)" --target fuzz_result_readers > "$build_dir/build.log" 2>&1 ||
-  { grep -E "error" -A3 "$build_dir/build.log" | head -40; exit 1; }
-
+# The sanitized build CI's unit tests share (-O1, line tables: the build is most of this test's
+# time on two cores).
+scripts/sanitized-build.sh fuzz_result_readers > /dev/null
 corpus=$build_dir/corpus/result_readers
 mkdir -p "$corpus"
 # Seeds: every real file, prefixed with the format byte 0 (detect), so runs start from valid input.

@@ -5,7 +5,7 @@
 #         build, plus -Werror), the clang-format check, the unit, MPI end-to-end and docs tests;
 #   slow: the beds (Soft-RoCE VM, fake cluster with Slurm, fuzzing, plots, Chromium, GPU where
 #         there is one), the .deb installed and run, then the unit tests again built without
-#         CUDA/NCCL under AddressSanitizer + UndefinedBehaviorSanitizer.
+#         CUDA/NCCL under AddressSanitizer + UndefinedBehaviorSanitizer, in the fuzzers' build.
 # Each tier prints its time; docs/development.md keeps the times measured on the 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,11 +33,11 @@ tier "slow"
 echo "== package: the .deb of that Release build installed, run from /usr/bin, removed"
 scripts/package-check.sh build
 
-echo "== unit tests built without CUDA/NCCL, under ASan/UBSan"
-asan=(-DFABRICBENCH_SANITIZE=ON -DFABRICBENCH_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug)
-cmake -S . -B build-asan "${asan[@]}" > /dev/null
-# Every unit test this configuration has (the GPU ones need CUDA), by the name ctest gives it.
-unit_tests=$(cd build-asan && ctest -N -L unit | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
-FABRICBENCH_BUILD_DIR=build-asan FABRICBENCH_TARGETS="$unit_tests" scripts/build.sh "${asan[@]}"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -L unit)
+echo "== unit tests built without CUDA/NCCL, under ASan/UBSan (the fuzzers' build, scripts/sanitized-build.sh)"
+# Configured before its targets are known: every unit test this configuration has, by the name
+# ctest gives it (the GPU ones need CUDA).
+sanitized=$(scripts/sanitized-build.sh | tail -1)
+unit_tests=$(cd "$sanitized" && ctest -N -L unit | sed -n 's/^ *Test *#[0-9]*: //p')
+scripts/sanitized-build.sh $unit_tests > /dev/null
+(cd "$sanitized" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -L unit)
 echo "== tier done in $((SECONDS - tier_start)) s; all tests passed in $((SECONDS - start)) s"

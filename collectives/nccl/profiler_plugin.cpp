@@ -1,28 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
-// libfabricbench_nccl_profiler.so: a minimal NCCL profiler plugin (interface v5, NCCL 2.28) that
-// asks only for collective events and counts, per (function, count, type), the algorithm,
-// protocol and channel count NCCL chose. fabricbench sets NCCL_PROFILER_PLUGIN to this file and
-// reads the counts back through fabricbench_profiler_drain() in the same process: what NCCL
-// actually did, per result row, without parsing logs.
+// libfabricbench_nccl_profiler.so: a small NCCL profiler plugin (interface v5, NCCL 2.28) with two
+// jobs.
+// - Counting: per (function, count, type), the algorithm, protocol and channel count NCCL chose.
+//   fabricbench sets NCCL_PROFILER_PLUGIN to this file and reads the counts back through
+//   fabricbench_profiler_drain() in the same process: what NCCL actually did, per result row,
+//   without parsing logs. Only collective events are asked for.
+// - Recording (FABRICBENCH_TRACE_DIR set, in any NCCL application, PyTorch included): every
+//   communicator and operation, with its kernel channels' GPU timestamps, into
+//   trace.rank<R>.jsonl for fb_replay (trace_recorder.hpp, docs/replay.md).
 //
 // The structures below follow NCCL's documented plugin ABI (ext-profiler/README.md); only the
 // members this plugin reads matter, but the layout must match exactly up to them.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "collectives/nccl/profiler_records.hpp"
+#include "collectives/nccl/trace_recorder.hpp"
 
 namespace {
 
 using ncclResult_t = int;  // ncclSuccess = 0
 using ncclDebugLogger_t = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 constexpr ncclResult_t kSuccess = 0;
-constexpr int kProfileColl = 1 << 1;  // ncclProfileColl
+constexpr int kProfileColl = 1 << 1;       // ncclProfileColl
+constexpr int kProfileP2p = 1 << 2;        // ncclProfileP2p
+constexpr int kProfileKernelCh = 1 << 6;   // ncclProfileKernelCh
+constexpr int kKernelChStopState = 22;     // ncclProfilerKernelChStop
+constexpr int kLogWarn = 2, kLogInfo = 3;  // NCCL_LOG_WARN, NCCL_LOG_INFO
+constexpr unsigned long kLogInit = 1;      // NCCL_INIT
 
 struct EventDescriptorV5 {
   std::uint64_t type;
@@ -43,8 +57,28 @@ struct EventDescriptorV5 {
       const char* proto;
       void* parentGroup;
     } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      std::size_t count;
+      int peer;
+      std::uint8_t nChannels;
+      void* parentGroup;
+    } p2p;
+    struct {
+      std::uint8_t channelId;
+      std::uint64_t pTimer;  // GPU globaltimer, ns
+    } kernelCh;
     unsigned char largest_member[64];  // other event kinds; never read here
   };
+};
+
+union EventStateArgsV5 {
+  struct {
+    std::uint64_t pTimer;  // GPU globaltimer, ns
+  } kernelCh;
+  unsigned char largest_member[16];  // other event kinds; never read here
 };
 
 struct ProfilerV5 {
@@ -53,7 +87,7 @@ struct ProfilerV5 {
                        int nranks, int rank, ncclDebugLogger_t logfn);
   ncclResult_t (*startEvent)(void* context, void** eHandle, EventDescriptorV5* eDescr);
   ncclResult_t (*stopEvent)(void* eHandle);
-  ncclResult_t (*recordEventState)(void* eHandle, int eState, void* eStateArgs);
+  ncclResult_t (*recordEventState)(void* eHandle, int eState, EventStateArgsV5* eStateArgs);
   ncclResult_t (*finalize)(void* context);
 };
 
@@ -85,39 +119,156 @@ Table& table() {
 
 const char* text(const char* s) { return s ? s : ""; }
 
-ncclResult_t init(void** context, std::uint64_t, int* activation_mask, const char*, int, int, int, ncclDebugLogger_t) {
-  *activation_mask = kProfileColl;  // collectives only: the cheapest event that names algo and proto
-  *context = &table();
+// Recording, when FABRICBENCH_TRACE_DIR asks for it: decided once, at the first communicator.
+struct Recording {
+  std::once_flag decided;
+  std::unique_ptr<fabricbench::nccl_trace::TraceRecorder> recorder;  // null: not recording
+  ncclDebugLogger_t log = nullptr;
+
+  // The trace is written when the last communicator is finalized and, for a job that never
+  // finalizes its communicators, when the process exits (the library is linked -z nodelete, so
+  // NCCL's dlclose does not end it early).
+  // The recorder itself is left alive: NCCL's proxy thread may still send an event while the
+  // process exits.
+  ~Recording() {
+    write();
+    (void)recorder.release();
+  }
+
+  void write() noexcept {
+    if (!recorder) return;
+    try {
+      const std::string path = recorder->write();
+      if (!path.empty() && log)
+        log(kLogInfo, kLogInit, __FILE__, __LINE__, "fabricbench recorder: %zu operation(s) written to %s",
+            recorder->finished_operations(), path.c_str());
+    } catch (const std::exception& e) {
+      if (log) log(kLogWarn, ~0UL, __FILE__, __LINE__, "fabricbench recorder: trace not written: %s", e.what());
+      std::fprintf(stderr, "fabricbench recorder: trace not written: %s\n", e.what());
+    }
+  }
+};
+
+Recording& recording() {
+  static Recording r;
+  return r;
+}
+
+void decide_recording(ncclDebugLogger_t log) {
+  Recording& r = recording();
+  r.log = log;
+  try {
+    if (auto settings = fabricbench::nccl_trace::settings_from_environment()) {
+      const std::string folder = settings->folder;
+      r.recorder = std::make_unique<fabricbench::nccl_trace::TraceRecorder>(std::move(*settings));
+      if (log) log(kLogInfo, kLogInit, __FILE__, __LINE__, "fabricbench recorder: recording to %s", folder.c_str());
+    }
+  } catch (const std::exception& e) {  // a bad setting: the job runs on, unrecorded, and says why
+    if (log) log(kLogWarn, ~0UL, __FILE__, __LINE__, "fabricbench recorder: not recording: %s", e.what());
+    std::fprintf(stderr, "fabricbench recorder: not recording: %s\n", e.what());
+  }
+}
+
+double host_now_ns() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+ncclResult_t init(void** context, std::uint64_t comm_hash, int* activation_mask, const char*, int nodes, int ranks,
+                  int rank, ncclDebugLogger_t log) {
+  std::call_once(recording().decided, decide_recording, log);
+  if (auto* recorder = recording().recorder.get()) {
+    // Kernel channels carry the GPU timestamps; they make NCCL add a proxy operation per channel.
+    *activation_mask = kProfileColl | kProfileP2p | kProfileKernelCh;
+    *context =
+        const_cast<fabricbench::nccl_trace::Communicator*>(recorder->add_communicator(comm_hash, ranks, rank, nodes));
+  } else {
+    *activation_mask = kProfileColl;  // collectives only: the cheapest event that names algo and proto
+    *context = &table();
+  }
   std::lock_guard lock(table().mutex);
   ++table().communicators;
   return kSuccess;
 }
 
-ncclResult_t start_event(void*, void** handle, EventDescriptorV5* event) {
-  *handle = nullptr;  // nothing to stop: the choice is known when the event starts
-  if (event->type != kProfileColl) return kSuccess;
-  const auto& c = event->coll;
+void count_choice(const EventDescriptorV5& event) {
+  const auto& c = event.coll;
   const char *function = text(c.func), *datatype = text(c.datatype), *algo = text(c.algo), *proto = text(c.proto);
   Table& t = table();
   std::lock_guard lock(t.mutex);
   if (t.last < t.choices.size() && t.choices[t.last].is(function, c.count, datatype, algo, proto, c.nChannels)) {
     ++t.choices[t.last].calls;
-    return kSuccess;
+    return;
   }
   for (std::size_t i = 0; i < t.choices.size(); ++i)
     if (t.choices[i].is(function, c.count, datatype, algo, proto, c.nChannels)) {
       ++t.choices[i].calls;
       t.last = i;
-      return kSuccess;
+      return;
     }
   t.choices.push_back({function, datatype, algo, proto, c.count, c.nChannels, 1});
   t.last = t.choices.size() - 1;
+}
+
+// What recording makes of an event: a handle NCCL passes back to stop_event and record_event_state.
+void* record_event(fabricbench::nccl_trace::TraceRecorder& recorder, void* context, const EventDescriptorV5& event) {
+  using fabricbench::nccl_trace::OperationCall;
+  const auto* comm = static_cast<const fabricbench::nccl_trace::Communicator*>(context);
+  if (event.type == kProfileColl) {
+    const auto& c = event.coll;
+    return recorder.begin_operation(OperationCall{comm, text(c.func), c.count, text(c.datatype), c.root, -1,
+                                                  text(c.algo), text(c.proto), c.nChannels},
+                                    host_now_ns());
+  }
+  if (event.type == kProfileP2p) {
+    const auto& p = event.p2p;
+    return recorder.begin_operation(
+        OperationCall{comm, text(p.func), p.count, text(p.datatype), -1, p.peer, "", "", p.nChannels}, host_now_ns());
+  }
+  if (event.type == kProfileKernelCh && event.parentObj) {
+    auto* parent = static_cast<fabricbench::nccl_trace::EventHandle*>(event.parentObj);
+    if (parent->kind == fabricbench::nccl_trace::EventHandle::Kind::kOperation)
+      return recorder.kernel_started(static_cast<fabricbench::nccl_trace::PendingOperation*>(parent),
+                                     event.kernelCh.pTimer);
+  }
+  return nullptr;
+}
+
+ncclResult_t start_event(void* context, void** handle, EventDescriptorV5* event) {
+  *handle = nullptr;  // counting needs no stop: the choice is known when the event starts
+  if (event->type == kProfileColl) count_choice(*event);
+  if (auto* recorder = recording().recorder.get()) *handle = record_event(*recorder, context, *event);
   return kSuccess;
 }
 
-ncclResult_t stop_event(void*) { return kSuccess; }
-ncclResult_t record_event_state(void*, int, void*) { return kSuccess; }
-ncclResult_t finalize(void*) { return kSuccess; }
+ncclResult_t stop_event(void* handle) {
+  auto* recorder = recording().recorder.get();
+  if (!handle || !recorder) return kSuccess;
+  auto* event = static_cast<fabricbench::nccl_trace::EventHandle*>(handle);
+  if (event->kind == fabricbench::nccl_trace::EventHandle::Kind::kOperation)
+    recorder->operation_enqueued(static_cast<fabricbench::nccl_trace::PendingOperation*>(event));
+  else
+    recorder->kernel_closed(static_cast<fabricbench::nccl_trace::KernelChannelEvent*>(event));
+  return kSuccess;
+}
+
+ncclResult_t record_event_state(void* handle, int state, EventStateArgsV5* args) {
+  auto* recorder = recording().recorder.get();
+  if (!handle || !recorder || state != kKernelChStopState || !args) return kSuccess;
+  auto* event = static_cast<fabricbench::nccl_trace::EventHandle*>(handle);
+  if (event->kind == fabricbench::nccl_trace::EventHandle::Kind::kKernelChannel)
+    recorder->kernel_stopped(static_cast<fabricbench::nccl_trace::KernelChannelEvent*>(event), args->kernelCh.pTimer);
+  return kSuccess;
+}
+
+ncclResult_t finalize(void*) {
+  if (auto* recorder = recording().recorder.get()) {
+    recorder->communicator_finalized();
+    if (recorder->live_communicators() == 0) recording().write();
+  }
+  return kSuccess;
+}
 
 }  // namespace
 

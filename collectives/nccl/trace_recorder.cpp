@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collectives/nccl/trace_recorder.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+
+#include "common/output_file.hpp"
+
+namespace fabricbench::nccl_trace {
+namespace {
+
+// Operations between their enqueue and their last kernel channel: beyond this many, the oldest is
+// written without its end (its kernel events never came) so a job that runs for days stays bounded.
+constexpr std::size_t kMaxPending = 8192;
+// Written operations kept alive for late events before they are freed.
+constexpr std::size_t kRetiredKept = 8192;
+// Step inference looks at the last operations only, for periods up to a bound.
+constexpr std::size_t kStepWindow = 16384;
+constexpr std::size_t kMaxStepPeriod = 1024;
+constexpr std::size_t kStepRepeats = 3;
+
+const char* environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+long long whole_number(const char* name, const char* text, long long low, long long high) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < low || value > high)
+    throw std::invalid_argument(fmt::format("{}='{}': not a whole number in {}..{}", name, text, low, high));
+  return value;
+}
+
+// The world rank and size the launcher gave this process (torchrun, Open MPI, Slurm, PMI).
+void world_from_launcher(RecorderSettings& s) {
+  constexpr std::pair<const char*, const char*> kLaunchers[] = {{"RANK", "WORLD_SIZE"},
+                                                                {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                                {"PMIX_RANK", nullptr},
+                                                                {"SLURM_PROCID", "SLURM_NTASKS"},
+                                                                {"PMI_RANK", "PMI_SIZE"}};
+  for (const auto& [rank_name, size_name] : kLaunchers) {
+    const char* rank = environment(rank_name);
+    if (!rank) continue;
+    s.world_rank = static_cast<int>(whole_number(rank_name, rank, 0, 1 << 24));
+    const char* size = size_name ? environment(size_name) : nullptr;
+    s.world_size = size ? static_cast<int>(whole_number(size_name, size, 1, 1 << 24)) : 0;
+    return;
+  }
+}
+
+std::string json_text(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\')
+      out += fmt::format("\\{}", c);
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+std::uint64_t signature_of(const Communicator* comm, const std::string& function, std::uint64_t count,
+                           const std::string& datatype, int root, int peer) {
+  std::uint64_t h = comm ? comm->hash : 0;
+  const auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(std::hash<std::string>{}(function));
+  mix(count);
+  mix(std::hash<std::string>{}(datatype));
+  mix(static_cast<std::uint64_t>(root + 1));
+  mix(static_cast<std::uint64_t>(peer + 1));
+  return h;
+}
+
+// The pause most of a phase's calls exceed: its lower quartile (a phase whose calls pause long
+// only every other time, half a step, scores low).
+double lower_quartile(std::vector<double>& values) {
+  const auto quartile = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 4);
+  std::nth_element(values.begin(), quartile, values.end());
+  return *quartile;
+}
+
+}  // namespace
+
+std::optional<RecorderSettings> settings_from_environment() {
+  const char* folder = environment("FABRICBENCH_TRACE_DIR");
+  if (!folder) return std::nullopt;
+  RecorderSettings s;
+  s.folder = folder;
+  if (const char* max = environment("FABRICBENCH_TRACE_MAX_OPS"))
+    s.max_operations = static_cast<std::size_t>(whole_number("FABRICBENCH_TRACE_MAX_OPS", max, 1, 1'000'000));
+  if (const char* steps = environment("FABRICBENCH_TRACE_STEPS")) {
+    const std::string text = steps;
+    const auto colon = text.find(':');
+    if (colon == std::string::npos)
+      throw std::invalid_argument(fmt::format("FABRICBENCH_TRACE_STEPS='{}': give FIRST:COUNT, e.g. 10:5", text));
+    s.first_step = whole_number("FABRICBENCH_TRACE_STEPS", text.substr(0, colon).c_str(), 0, 1LL << 40);
+    s.step_count = whole_number("FABRICBENCH_TRACE_STEPS", text.substr(colon + 1).c_str(), 1, 1LL << 40);
+  }
+  world_from_launcher(s);
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) s.host = host;
+  return s;
+}
+
+std::string trace_type_name(const std::string& nccl_name) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"ncclInt8", "int8"},         {"ncclUint8", "uint8"},       {"ncclInt32", "int32"},
+      {"ncclUint32", "uint32"},     {"ncclInt64", "int64"},       {"ncclUint64", "uint64"},
+      {"ncclFloat16", "half"},      {"ncclFloat32", "float"},     {"ncclFloat64", "double"},
+      {"ncclBfloat16", "bfloat16"}, {"ncclFloat8e4m3", "f8e4m3"}, {"ncclFloat8e5m2", "f8e5m2"}};
+  for (const auto& [nccl, ours] : kNames)
+    if (nccl_name == nccl) return ours;
+  return nccl_name;
+}
+
+std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatures,
+                                      const std::vector<double>& gaps_us) {
+  const std::size_t n = signatures.size();
+  std::vector<std::int64_t> steps(n, -1);
+  const std::size_t base = n > kStepWindow ? n - kStepWindow : 0;
+
+  // The period that repeats over the longest stretch at the end of the sequence (the shortest
+  // such period), and where that stretch begins: a run of identical buckets at a step's end is a
+  // shorter period over a shorter stretch.
+  std::size_t period = 0, region = n;
+  for (std::size_t p = 1; p <= kMaxStepPeriod && p * kStepRepeats <= n - base; ++p) {
+    std::size_t j = n - 1;
+    while (j >= base + p && signatures[j] == signatures[j - p]) --j;
+    const std::size_t start = j >= base + p ? j + 1 - p : base;
+    if ((n - start) / p >= kStepRepeats && start < region) {
+      period = p;
+      region = start;
+    }
+  }
+  if (period == 0) return steps;
+
+  // A step may be several periods of identical calls: take the shortest multiple whose most
+  // paused phase pauses at least half as long as the longest such pause of any multiple.
+  struct Candidate {
+    std::size_t period, phase;
+    double pause_us;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<double> pauses;
+  for (std::size_t p = period; p <= kMaxStepPeriod && (n - region) / p >= kStepRepeats; p += period) {
+    Candidate best{p, 0, -1};
+    for (std::size_t phase = 0; phase < p; ++phase) {
+      pauses.clear();
+      for (std::size_t i = region + phase; i < n; i += p) pauses.push_back(gaps_us[i]);
+      const double pause = lower_quartile(pauses);
+      if (pause > best.pause_us) best = {p, phase, pause};
+    }
+    candidates.push_back(best);
+  }
+  double longest = 0;
+  for (const Candidate& c : candidates) longest = std::max(longest, c.pause_us);
+  Candidate chosen = candidates.front();
+  for (const Candidate& c : candidates)
+    if (c.pause_us >= 0.5 * longest) {
+      chosen = c;
+      break;
+    }
+  const std::size_t boundary = region + chosen.phase;
+  for (std::size_t i = 0; i < n; ++i)
+    steps[i] = i < boundary ? 0 : 1 + static_cast<std::int64_t>((i - boundary) / chosen.period);
+  return steps;
+}
+
+bool PendingOperation::complete() const {
+  if (!enqueued || channels_closed < channels_started) return false;
+  return channels_started >= call.channels;  // no kernel channel expected: complete when enqueued
+}
+
+TraceRecorder::TraceRecorder(RecorderSettings settings) : settings_(std::move(settings)) {}
+
+const Communicator* TraceRecorder::add_communicator(std::uint64_t hash, int size, int rank, int nodes) {
+  std::lock_guard lock(mutex_);
+  ++live_communicators_;
+  ++changes_since_write_;
+  communicators_.push_back(std::make_unique<Communicator>(Communicator{hash, size, rank, nodes}));
+  return communicators_.back().get();
+}
+
+void TraceRecorder::communicator_finalized() {
+  std::lock_guard lock(mutex_);
+  if (live_communicators_ > 0) --live_communicators_;
+}
+
+int TraceRecorder::live_communicators() const {
+  std::lock_guard lock(mutex_);
+  return live_communicators_;
+}
+
+PendingOperation* TraceRecorder::begin_operation(OperationCall call, double host_ns) {
+  std::lock_guard lock(mutex_);
+  auto operation = std::make_unique<PendingOperation>();
+  operation->kind = EventHandle::Kind::kOperation;
+  operation->call = std::move(call);
+  operation->host_start_ns = host_ns;
+  pending_.push_back(std::move(operation));
+  if (pending_.size() > kMaxPending) finish_front_locked();
+  return pending_.back().get();
+}
+
+void TraceRecorder::operation_enqueued(PendingOperation* operation) {
+  std::lock_guard lock(mutex_);
+  operation->enqueued = true;
+  flush_completed_locked();
+}
+
+KernelChannelEvent* TraceRecorder::kernel_started(PendingOperation* operation, std::uint64_t gpu_ns) {
+  std::lock_guard lock(mutex_);
+  ++operation->channels_started;
+  operation->gpu_start_ns = std::min(operation->gpu_start_ns, gpu_ns);
+  KernelChannelEvent& channel = operation->channel_events.emplace_back();
+  channel.kind = EventHandle::Kind::kKernelChannel;
+  channel.operation = operation;
+  return &channel;
+}
+
+void TraceRecorder::kernel_stopped(KernelChannelEvent* channel, std::uint64_t gpu_ns) {
+  std::lock_guard lock(mutex_);
+  ++channel->operation->channels_stopped;
+  channel->operation->gpu_end_ns = std::max(channel->operation->gpu_end_ns, gpu_ns);
+}
+
+void TraceRecorder::kernel_closed(KernelChannelEvent* channel) {
+  std::lock_guard lock(mutex_);
+  ++channel->operation->channels_closed;
+  flush_completed_locked();
+}
+
+void TraceRecorder::flush_completed_locked() {
+  while (!pending_.empty() && pending_.front()->complete()) finish_front_locked();
+}
+
+void TraceRecorder::finish_front_locked() {
+  std::unique_ptr<PendingOperation> op = std::move(pending_.front());
+  pending_.pop_front();
+  const OperationCall& c = op->call;
+  const bool gpu_timed = op->complete() && op->channels_stopped > 0 && op->gpu_end_ns >= op->gpu_start_ns &&
+                         op->channels_stopped == op->channels_started;
+  finished_.push_back({c.communicator, c.function, trace_type_name(c.datatype), c.algorithm, c.protocol, c.count,
+                       c.root, c.peer, c.channels,
+                       gpu_timed ? static_cast<double>(op->gpu_start_ns) : op->host_start_ns,
+                       gpu_timed ? static_cast<double>(op->gpu_end_ns - op->gpu_start_ns) : 0.0, gpu_timed});
+  if (finished_.size() > settings_.max_operations) {
+    finished_.pop_front();
+    ++dropped_;
+  }
+  ++changes_since_write_;
+  retired_.push_back(std::move(op));
+  if (retired_.size() > kRetiredKept) retired_.pop_front();
+}
+
+int TraceRecorder::world_rank_locked() const {
+  if (settings_.world_rank >= 0) return settings_.world_rank;
+  const Communicator* largest = nullptr;
+  for (const auto& c : communicators_)
+    if (!largest || c->size > largest->size) largest = c.get();
+  return largest ? largest->rank : 0;
+}
+
+std::string TraceRecorder::trace_text() {
+  std::lock_guard lock(mutex_);
+  return trace_text_locked();
+}
+
+std::string TraceRecorder::trace_text_locked() const {
+  const std::size_t n = finished_.size();
+  // Gaps in issue order, on the clock each operation was timed by (never negative: operations on
+  // other streams may overlap).
+  std::vector<double> gaps_us(n, 0.0);
+  std::vector<std::uint64_t> signatures(n);
+  bool gpu_clock = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Finished& f = finished_[i];
+    gpu_clock = gpu_clock || f.gpu_timed;
+    signatures[i] = signature_of(f.communicator, f.function, f.count, f.datatype, f.root, f.peer);
+    if (i > 0 && f.gpu_timed == finished_[i - 1].gpu_timed)
+      gaps_us[i] = std::max(0.0, (f.start_ns - finished_[i - 1].start_ns - finished_[i - 1].duration_ns) * 1e-3);
+  }
+  const std::vector<std::int64_t> steps = infer_steps(signatures, gaps_us);
+  const bool steps_found = n > 0 && steps.front() >= 0;
+  const auto kept = [&](std::size_t i) {
+    return !steps_found || settings_.first_step < 0 ||
+           (steps[i] >= settings_.first_step && steps[i] < settings_.first_step + settings_.step_count);
+  };
+
+  int world_size = settings_.world_size;
+  for (const auto& c : communicators_) world_size = std::max(world_size, c->size);
+  std::string out = fmt::format(
+      "{{\"fabricbench_trace\": 1, \"rank\": {}, \"ranks\": {}, \"host\": {}, \"clock\": \"{}\", "
+      "\"recorder\": \"fabricbench NCCL profiler plugin (v5)\", \"dropped\": {}, \"steps\": \"{}\"}}\n",
+      world_rank_locked(), std::max(world_size, 1), json_text(settings_.host), gpu_clock ? "gpu" : "host", dropped_,
+      steps_found ? "inferred" : "unknown");
+  // A communicator NCCL made twice with one hash (a split that repeats) is declared once.
+  std::vector<std::uint64_t> declared;
+  for (const auto& c : communicators_) {
+    if (std::find(declared.begin(), declared.end(), c->hash) != declared.end()) continue;
+    declared.push_back(c->hash);
+    out += fmt::format("{{\"comm\": {{\"hash\": \"{:016x}\", \"size\": {}, \"rank\": {}, \"nodes\": {}}}}}\n", c->hash,
+                       c->size, c->rank, c->nodes);
+  }
+  double origin_ns = -1;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!kept(i)) continue;
+    const Finished& f = finished_[i];
+    if (origin_ns < 0) origin_ns = f.start_ns;
+    out += fmt::format(
+        "{{\"op\": {{\"comm\": \"{:016x}\", \"function\": {}, \"count\": {}, \"type\": {}, \"root\": {}, \"peer\": {}, "
+        "\"reduction\": \"unknown\", \"algorithm\": {}, \"protocol\": {}, \"channels\": {}, \"start_us\": {:.3f}, "
+        "\"duration_us\": {:.3f}, \"gap_us\": {:.3f}, \"step\": {}{}}}}}\n",
+        f.communicator ? f.communicator->hash : 0, json_text(f.function), f.count, json_text(f.datatype), f.root,
+        f.peer, json_text(f.algorithm), json_text(f.protocol), f.channels,
+        std::max(0.0, (f.start_ns - origin_ns) * 1e-3), f.duration_ns * 1e-3, gaps_us[i], steps[i],
+        f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false");
+  }
+  return out;
+}
+
+std::string TraceRecorder::write() {
+  std::string text;
+  int rank = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (changes_since_write_ == 0) return "";
+    changes_since_write_ = 0;
+    text = trace_text_locked();
+    rank = world_rank_locked();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(settings_.folder, ec);  // an existing folder is no error
+  const std::string path = fmt::format("{}/trace.rank{}.jsonl", settings_.folder, rank);
+  check_writable_path(path, "FABRICBENCH_TRACE_DIR");
+  OutputFile file(path);
+  file.append(text);
+  file.commit();
+  return path;
+}
+
+std::size_t TraceRecorder::finished_operations() const {
+  std::lock_guard lock(mutex_);
+  return finished_.size();
+}
+
+std::uint64_t TraceRecorder::dropped_operations() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+}  // namespace fabricbench::nccl_trace
