@@ -24,6 +24,11 @@ for trace in tests/data/replay/*/; do
   { printf '\x08'; for rank in "$trace"trace.rank*.jsonl; do cat "$rank"; printf '\x1e'; done; } \
     > "$corpus/seed_trace_$(basename "$trace")"
 done
+# NCCL Inspector output: byte 9, the processes' files split at \x1e.
+for dump in tests/data/inspector/*/; do
+  { printf '\x09'; for file in "$dump"*.log; do cat "$file"; printf '\x1e'; done; } \
+    > "$corpus/seed_inspector_$(basename "$dump")"
+done
 cp tests/data/fuzz-regressions/* "$corpus"/ 2>/dev/null || true  # inputs that once crashed a reader
 echo "fuzz: result readers for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
 # libFuzzer's own failure exit code is 77, which ctest reads as "skipped": make it 1.

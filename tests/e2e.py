@@ -1140,6 +1140,7 @@ def test_contention(runner, _):
               f"{len(slower)} row(s) SLOWER beyond it")
 
 SYNTHETIC_TRACE = Path(__file__).resolve().parent / "data" / "replay" / "synthetic-4"
+INSPECTOR_DUMP = Path(__file__).resolve().parent / "data" / "inspector" / "two-ranks"
 
 
 def test_replay(runner, _):
@@ -1221,6 +1222,27 @@ def test_replay(runner, _):
         expect(refused.returncode == 2 and len(lines) == 1 and "the mpi backend cannot" in lines[0],
                f"replay of bfloat16 on MPI: exit {refused.returncode}, {lines}")
         print(f"exit 2: bfloat16 on the MPI backend\n    {lines[0]}")
+        # NCCL settings need the NCCL backend: one line, exit 2.
+        refused = runner.run("replay", 4, [str(SYNTHETIC_TRACE), "--backend", "mpi", "--proto", "LL"], timeout=60)
+        lines = own_lines(refused.stderr)
+        expect(refused.returncode == 2 and len(lines) == 1 and "--algo/--proto" in lines[0],
+               f"replay --proto on MPI: exit {refused.returncode}, {lines}")
+        # NCCL Inspector's output made a trace by fb_import, replayed with its data checked.
+        imported = tool(runner, "fb_import", [INSPECTOR_DUMP, "--trace", t / "from-inspector"])
+        expect(imported.returncode == 0 and "2 rank(s), 16 operation(s) imported" in imported.stdout,
+               f"fb_import --trace: exit {imported.returncode}\n{imported.stdout}\n{imported.stderr}")
+        print(imported.stdout.strip())
+        again = tool(runner, "fb_import", [INSPECTOR_DUMP, "--trace", t / "from-inspector"])
+        expect(again.returncode == 2 and "already holds a trace" in again.stderr,
+               f"fb_import --trace into a trace: exit {again.returncode}, {again.stderr}")
+        replayed = runner.run("replay", 2, [str(t / "from-inspector"), "--backend", "mpi", "-n", "2", "--json",
+                                            str(t / "inspector.json")])
+        expect(replayed.returncode == 0, f"replay of the Inspector import: exit {replayed.returncode}\n{replayed.stderr}")
+        rows = json.load(open(t / "inspector.json"))["rows"]
+        expect(sorted((r["collective"], r["size_bytes"]) for r in rows) ==
+               [("all_gather", 131072), ("all_reduce", 1048576), ("all_reduce", 4194304), ("broadcast", 4096)]
+               and all(r["wrong"] == 0 and r["dtype"] == "int8" for r in rows),
+               f"Inspector import rows: {[(r['collective'], r['size_bytes'], r['wrong']) for r in rows]}")
 
 
 TESTS = {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // fb_import FILE --csv OUT.csv --json OUT.json: another tool's output (nccl-tests text/JSON,
 // perftest text/JSON, Google Benchmark JSON) rewritten as a fabricbench run, to store, plot or
-// use as a baseline.
+// use as a baseline. fb_import DIR --trace TRACE-DIR: NCCL Inspector's output as a trace that
+// fb_replay replays (docs/replay.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "results/run_file.hpp"
+#include "results/trace_import.hpp"
 
 using namespace fabricbench;
 using namespace fabricbench::results;
@@ -19,15 +21,31 @@ using namespace fabricbench::results;
 namespace {
 
 int run(int argc, char** argv) {
-  CLI::App app("fb_import: rewrites nccl-tests, perftest or Google Benchmark output as a fabricbench run.",
-               "fb_import");
+  CLI::App app(
+      "fb_import: rewrites nccl-tests, perftest or Google Benchmark output as a fabricbench run, or NCCL "
+      "Inspector output as a trace (--trace).",
+      "fb_import");
   std::string input, format = "auto", csv_path, json_path;
   app.add_option("input", input, "the file to import")->required();
   app.add_option("--format", format, "input format [auto]");
   app.add_option("--csv", csv_path, "write the rows as CSV here");
   app.add_option("--json", json_path, "write context and rows as JSON here");
+  std::string trace_folder;
+  app.add_option("--trace", trace_folder,
+                 "the input is a folder of NCCL Inspector output: write it here as a trace for fb_replay");
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
+    return kExitOk;
+  }
+  if (!trace_folder.empty()) {
+    if (!csv_path.empty() || !json_path.empty())
+      throw UsageError("--trace writes a trace, not a run: drop --csv/--json (or import the run separately)");
+    const std::vector<RankTrace> traces = import_inspector(inspector_files(input));
+    write_trace(traces, trace_folder);
+    std::size_t operations = 0;
+    for (const RankTrace& t : traces) operations += t.operations.size();
+    std::printf("%zu rank(s), %zu operation(s) imported from %s (NCCL Inspector) into %s\n", traces.size(), operations,
+                input.c_str(), trace_folder.c_str());
     return kExitOk;
   }
   if (csv_path.empty() && json_path.empty()) throw UsageError("give --csv and/or --json: where to write the run");

@@ -336,6 +336,9 @@ std::string TraceRecorder::write() {
   int rank = 0;
   {
     std::lock_guard lock(mutex_);
+    // Written when the job's communicators are done or it exits: an operation still waiting for
+    // kernel events will get none, and must not hold back the ones after it.
+    while (!pending_.empty() && pending_.front()->enqueued) finish_front_locked();
     if (changes_since_write_ == 0) return "";
     changes_since_write_ = 0;
     text = trace_text_locked();

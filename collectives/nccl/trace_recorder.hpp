@@ -105,8 +105,10 @@ class TraceRecorder {
 
   /// The trace's text (header, communicators, operations), step window applied.
   std::string trace_text();
-  /// Writes <folder>/trace.rank<R>.jsonl when there is anything new since the last write.
-  /// Returns the path written, "" when nothing was new; throws std::exception on failure.
+  /// Writes <folder>/trace.rank<R>.jsonl when there is anything new since the last write; called
+  /// when the job's communicators are finalized or at exit, so enqueued operations whose kernel
+  /// events never came are written then, untimed. Returns the path written, "" when nothing was
+  /// new; throws std::exception on failure.
   std::string write();
 
   std::size_t finished_operations() const;

@@ -178,6 +178,26 @@ TEST(TraceRecorder, TheStepWindowWritesOnlyTheStepsAskedFor) {
   EXPECT_DOUBLE_EQ(trace.operations[0].start_us, 0.0);
 }
 
+TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHoldsNothingBack) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "fb-recorder-untimed-test";
+  std::filesystem::remove_all(folder);
+  RecorderSettings s;
+  s.folder = folder.string();
+  Recorded r(s);
+  PendingOperation* stuck = r.recorder.begin_operation({r.world, "AllReduce", 8, "ncclFloat32", -1, -1, "", "", 2}, 0);
+  r.recorder.operation_enqueued(stuck);
+  r.run("AllGather", 16, 1000, 500);
+  EXPECT_EQ(r.recorder.finished_operations(), 0U);  // held back behind the first
+  r.recorder.write();
+  const results::RankTrace trace = r.read_back();
+  ASSERT_EQ(trace.operations.size(), 2U);
+  EXPECT_EQ(trace.operations[0].function, "AllReduce");
+  EXPECT_DOUBLE_EQ(trace.operations[0].duration_us, 0.0);
+  EXPECT_DOUBLE_EQ(trace.operations[1].duration_us, 0.5);
+  EXPECT_NE(r.recorder.trace_text().find("\"timed\": false"), std::string::npos);
+  std::filesystem::remove_all(folder);
+}
+
 TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
   const std::filesystem::path folder = std::filesystem::temp_directory_path() / "fb-recorder-test";
   std::filesystem::remove_all(folder);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: every reader of stored results (our CSV and JSON, nccl-tests, perftest and
-// Google Benchmark importers, the replay's trace reader) must turn any input into rows or one
-// InputError - never a crash, a hang or another exception. The first byte picks the format (0:
-// detect; one past the last: a trace, its ranks' files split at \x1e), so each reader is reached
-// even by inputs that detection would send elsewhere.
+// Google Benchmark importers, the replay's trace reader, the NCCL Inspector import) must turn any
+// input into rows or one InputError - never a crash, a hang or another exception. The first byte
+// picks the format (0: detect; one past the last: a trace, two past: Inspector files; the ranks'
+// or processes' files split at \x1e), so each reader is reached even by inputs that detection
+// would send elsewhere.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,22 +13,33 @@
 
 #include "results/run_file.hpp"
 #include "results/trace_file.hpp"
+#include "results/trace_import.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using fabricbench::results::Format;
   if (size == 0) return 0;
   constexpr int kFormats = static_cast<int>(Format::kGoogleBenchmarkJson) + 1;
-  const int choice = data[0] % (kFormats + 1);
+  const int choice = data[0] % (kFormats + 2);
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  // The files of one trace or one Inspector dump, at most 8.
+  const auto split = [&text] {
+    std::vector<fabricbench::results::NamedText> files;
+    while (!text.empty() && files.size() < 8) {
+      const std::size_t end = std::min(text.find('\x1e'), text.size());
+      files.push_back({"fuzz", std::string(text.substr(0, end))});
+      text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return files;
+  };
   try {
     if (choice == kFormats) {
       std::vector<fabricbench::results::RankTrace> ranks;
-      while (!text.empty() && ranks.size() < 8) {
-        const std::size_t end = std::min(text.find('\x1e'), text.size());
-        ranks.push_back(fabricbench::results::parse_rank_trace(text.substr(0, end), "fuzz"));
-        text.remove_prefix(std::min(end + 1, text.size()));
-      }
+      for (const auto& file : split()) ranks.push_back(fabricbench::results::parse_rank_trace(file.text, file.name));
       fabricbench::results::check_traces(ranks, "fuzz");
+      return 0;
+    }
+    if (choice == kFormats + 1) {
+      (void)fabricbench::results::import_inspector(split());
       return 0;
     }
     const auto run = fabricbench::results::parse_run(text, "fuzz", static_cast<Format>(choice));

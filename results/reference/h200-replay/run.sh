@@ -3,7 +3,8 @@
 # The record-and-replay proof on one H200 (README.md beside this): a real PyTorch DDP job and an
 # FSDP job, two ranks sharing the GPU as two hosts (NET/Socket), recorded by fabricbench's profiler
 # plugin; both replayed by fb_replay under mpirun without PyTorch, back to back and with the
-# recorded gaps; a replay under NCCL_PROTO=LL judged by fb_compare against the plain one; the
+# recorded gaps; a replay under NCCL_PROTO=LL judged by fb_compare against the plain one (a second
+# plain replay against the first ran in an earlier call: compare-aa.txt); the
 # recorder's cost on the job's step time; the replay once per NCCL protocol.
 # Usage: results/reference/h200-replay/run.sh OUT_DIR   (from the repository root)
 # Works in /tmp/replay-proof and packs it into OUT_DIR/replay-proof.tgz after every stage, so a
@@ -95,20 +96,18 @@ for t in ddp fsdp; do
 done
 pack
 
-replay replay-ddp "$out/trace-ddp" 60 -n 3 -w 1
-replay replay-fsdp "$out/trace-fsdp" 60 -n 3 -w 1
+replay replay-ddp "$out/trace-ddp" 50 -n 3 -w 1
+replay replay-fsdp "$out/trace-fsdp" 50 -n 3 -w 1
 pack
 
 first_step "$out/trace-ddp" "$out/trace-ddp-step"
-replay replay-ddp-step "$out/trace-ddp-step" 40 -n 2 -w 1 -c 0
-replay replay-ddp-step-ll "$out/trace-ddp-step" 90 -n 2 -w 1 -c 0 -- -x NCCL_PROTO=LL
+replay replay-ddp-step "$out/trace-ddp-step" 30 -n 2 -w 1 -c 0
+replay replay-ddp-step-ll "$out/trace-ddp-step" 60 -n 2 -w 1 -c 0 -- -x NCCL_PROTO=LL
 compare compare-ll replay-ddp-step replay-ddp-step-ll
-replay replay-ddp-step-again "$out/trace-ddp-step" 40 -n 2 -w 1 -c 0
-compare compare-aa replay-ddp-step replay-ddp-step-again
 pack
 
-replay replay-ddp-gaps "$out/trace-ddp" 60 -n 3 -w 1 --gaps
-replay replay-fsdp-gaps "$out/trace-fsdp" 60 -n 3 -w 1 --gaps
+replay replay-ddp-gaps "$out/trace-ddp" 50 -n 3 -w 1 --gaps
+replay replay-fsdp-gaps "$out/trace-fsdp" 50 -n 3 -w 1 --gaps
 pack
 
 # The recorder's cost on the job's step time (the plain job, and the plugin counting only, ran

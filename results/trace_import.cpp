@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "results/trace_import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/input_file.hpp"
+#include "common/output_file.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+// One completed operation as Inspector wrote it.
+struct InspectorRecord {
+  std::string comm;  // the hash, without "0x"
+  int comm_rank = 0, comm_size = 0, nodes = 0;
+  bool point_to_point = false;
+  std::string function;
+  std::uint64_t sequence = 0;
+  std::uint64_t bytes = 0;
+  int peer = -1;
+  double exec_us = 0;
+  bool gpu_timed = false;
+  std::optional<double> start_us;  // only in verbose output (event_trace_ts)
+  std::string host;
+};
+
+// `object[key]` as a whole number in [low, high]; InputError naming `where` otherwise.
+std::int64_t whole(const nlohmann::json& object, const char* key, std::int64_t low, std::int64_t high,
+                   const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number_integer())
+    throw InputError(fmt::format("{}: '{}' is missing or not a whole number", where, key));
+  if (found->is_number_unsigned() && found->get<std::uint64_t>() > static_cast<std::uint64_t>(high))
+    throw InputError(fmt::format("{}: '{}' is {}, outside {}..{}", where, key, found->get<std::uint64_t>(), low, high));
+  const std::int64_t v = found->get<std::int64_t>();
+  if (v < low || v > high) throw InputError(fmt::format("{}: '{}' is {}, outside {}..{}", where, key, v, low, high));
+  return v;
+}
+
+std::string text(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_string())
+    throw InputError(fmt::format("{}: '{}' is missing or not text", where, key));
+  return found->get<std::string>();
+}
+
+// The kernel's start in verbose output: the first kernel channel's, else the call's.
+std::optional<double> start_of(const nlohmann::json& perf, const char* start_key) {
+  const auto trace = perf.find("event_trace_ts");
+  if (trace == perf.end() || !trace->is_object()) return std::nullopt;
+  std::optional<double> start;
+  if (const auto kernels = trace->find("kernel_events"); kernels != trace->end() && kernels->is_array())
+    for (const nlohmann::json& k : *kernels)
+      if (k.is_object() && k.contains("kernel_start_ts") && k["kernel_start_ts"].is_number())
+        start = std::min(start.value_or(std::numeric_limits<double>::infinity()), k["kernel_start_ts"].get<double>());
+  if (!start)
+    if (const auto call = trace->find(start_key); call != trace->end() && call->is_number())
+      start = call->get<double>();
+  return start;
+}
+
+std::optional<InspectorRecord> record_from(const nlohmann::json& object, const std::string& where) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: not a JSON object", where));
+  const auto header = object.find("header");
+  const auto coll = object.find("coll_perf");
+  const auto p2p = object.find("p2p_perf");
+  const bool is_coll = coll != object.end() && coll->is_object();
+  const bool is_p2p = p2p != object.end() && p2p->is_object();
+  if (!is_coll && !is_p2p) return std::nullopt;  // another kind of record (a later version's)
+  if (header == object.end() || !header->is_object())
+    throw InputError(fmt::format("{}: an operation without its 'header' (communicator)", where));
+  InspectorRecord r;
+  r.comm = text(*header, "id", where);
+  if (r.comm.starts_with("0x")) r.comm.erase(0, 2);
+  r.comm_size = static_cast<int>(whole(*header, "n_ranks", 1, 1 << 20, where));
+  r.comm_rank = static_cast<int>(whole(*header, "rank", 0, r.comm_size - 1, where));
+  if (header->contains("nnodes")) r.nodes = static_cast<int>(whole(*header, "nnodes", 0, r.comm_size, where));
+  if (const auto meta = object.find("metadata");
+      meta != object.end() && meta->is_object() && meta->contains("hostname"))
+    r.host = text(*meta, "hostname", where);
+  const nlohmann::json& perf = is_coll ? *coll : *p2p;
+  const std::string prefix = is_coll ? "coll" : "p2p";
+  const auto key = [&prefix](const char* suffix) { return prefix + suffix; };
+  r.point_to_point = is_p2p;
+  r.function = text(perf, prefix.c_str(), where);
+  r.sequence =
+      static_cast<std::uint64_t>(whole(perf, key("_sn").c_str(), 0, std::numeric_limits<std::int64_t>::max(), where));
+  r.bytes = static_cast<std::uint64_t>(
+      whole(perf, key("_msg_size_bytes").c_str(), 0, static_cast<std::int64_t>(kMaxTraceOperationBytes), where));
+  r.exec_us = static_cast<double>(
+      whole(perf, key("_exec_time_us").c_str(), 0, std::numeric_limits<std::int32_t>::max(), where));
+  if (is_p2p) r.peer = static_cast<int>(whole(perf, "p2p_peer", 0, r.comm_size - 1, where));
+  const auto source = perf.find(key("_timing_source"));
+  r.gpu_timed = source != perf.end() && source->is_string() && source->get<std::string>() == "kernel_gpu";
+  r.start_us = start_of(perf, is_coll ? "coll_start_ts" : "p2p_start_ts");
+  return r;
+}
+
+// Every record of one process's file, each operation once (a periodic dump may repeat one).
+std::vector<InspectorRecord> records_of(const NamedText& file) {
+  std::vector<InspectorRecord> records;
+  std::set<std::tuple<std::string, bool, std::string, std::uint64_t>> seen;
+  std::istringstream in(file.text);
+  for (std::size_t number = 1;; ++number) {
+    in >> std::ws;
+    if (in.peek() == std::char_traits<char>::eof()) break;
+    const std::string where = fmt::format("{} object {}", file.name, number);
+    nlohmann::json object;
+    try {
+      in >> object;
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(fmt::format("{}: not JSON (a truncated or damaged Inspector file?)", where));
+    }
+    std::optional<InspectorRecord> r = record_from(object, where);
+    if (!r || !seen.emplace(r->comm, r->point_to_point, r->function, r->sequence).second) continue;
+    if (records.size() == kMaxTraceOperations)
+      throw InputError(
+          fmt::format("{}: more than {} operations in one process's file", file.name, kMaxTraceOperations));
+    records.push_back(std::move(*r));
+  }
+  // In the order they were issued: by the kernels' starts where the output is verbose; else as
+  // written, which is each communicator's completion order.
+  if (!records.empty() && std::all_of(records.begin(), records.end(), [](const auto& r) { return r.start_us; }))
+    std::stable_sort(records.begin(), records.end(),
+                     [](const InspectorRecord& a, const InspectorRecord& b) { return *a.start_us < *b.start_us; });
+  return records;
+}
+
+// The rooted collectives: Inspector does not record the root.
+bool rooted(const std::string& function) {
+  return function == "Broadcast" || function == "Reduce" || function == "Gather" || function == "Scatter";
+}
+
+// One process's trace as the format's text, read back by the trace reader (all its checks).
+RankTrace rank_trace(const std::vector<InspectorRecord>& records, int rank, int ranks, const std::string& name) {
+  std::string host;
+  bool gpu = !records.empty();
+  for (const InspectorRecord& r : records) {
+    gpu = gpu && r.gpu_timed;
+    if (host.empty()) host = r.host;
+  }
+  std::string out = nlohmann::json{{"fabricbench_trace", kTraceVersion},
+                                   {"rank", rank},
+                                   {"ranks", ranks},
+                                   {"host", host},
+                                   {"clock", gpu ? "gpu" : "host"},
+                                   {"imported_from", "NCCL Inspector"}}
+                        .dump() +
+                    "\n";
+  std::set<std::string> declared;
+  for (const InspectorRecord& r : records)
+    if (declared.insert(r.comm).second)
+      out +=
+          nlohmann::json{{"comm", {{"hash", r.comm}, {"size", r.comm_size}, {"rank", r.comm_rank}, {"nodes", r.nodes}}}}
+              .dump() +
+          "\n";
+  const double origin = records.empty() || !records.front().start_us ? 0 : *records.front().start_us;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const InspectorRecord& r = records[i];
+    double gap = 0;
+    if (r.start_us && i > 0) gap = std::max(0.0, *r.start_us - *records[i - 1].start_us - records[i - 1].exec_us);
+    out += nlohmann::json{{"op",
+                           {{"comm", r.comm},
+                            {"function", r.function},
+                            {"count", r.bytes},
+                            {"type", "int8"},
+                            {"root", rooted(r.function) ? 0 : -1},
+                            {"peer", r.peer},
+                            {"start_us", r.start_us ? *r.start_us - origin : 0.0},
+                            {"duration_us", r.exec_us},
+                            {"gap_us", gap},
+                            {"step", -1}}}}
+               .dump() +
+           "\n";
+  }
+  return parse_rank_trace(out, name);
+}
+
+}  // namespace
+
+std::vector<RankTrace> import_inspector(const std::vector<NamedText>& files) {
+  if (files.empty()) throw InputError("Inspector output: no files (one <host>-pid<P>.log per process)");
+  std::vector<std::vector<InspectorRecord>> processes;
+  for (const NamedText& file : files) processes.push_back(records_of(file));
+  const auto ranks = static_cast<int>(processes.size());
+  // World ranks: the communicator every process is a member of, of the world's size.
+  std::map<std::string, std::vector<int>> rank_in;  // communicator -> each process's rank in it
+  for (std::size_t p = 0; p < processes.size(); ++p)
+    for (const InspectorRecord& r : processes[p]) {
+      std::vector<int>& members = rank_in[r.comm];
+      members.resize(processes.size(), -1);
+      members[p] = r.comm_rank;
+    }
+  std::vector<int> world(processes.size());
+  for (std::size_t p = 0; p < world.size(); ++p) world[p] = static_cast<int>(p);
+  for (const auto& [comm, members] : rank_in) {
+    std::vector<int> sorted = members;
+    std::sort(sorted.begin(), sorted.end());
+    bool spans = true;
+    for (std::size_t p = 0; p < sorted.size(); ++p) spans = spans && sorted[p] == static_cast<int>(p);
+    if (spans) {
+      world = members;
+      break;
+    }
+  }
+  std::vector<RankTrace> traces(processes.size());
+  for (std::size_t p = 0; p < processes.size(); ++p) {
+    const auto rank = static_cast<std::size_t>(world[p]);
+    traces[rank] = rank_trace(processes[p], world[p], ranks, files[p].name);
+  }
+  check_traces(traces, "Inspector output");
+  return traces;
+}
+
+std::vector<NamedText> inspector_files(const std::string& folder) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError(fmt::format("{}: not a folder of NCCL Inspector files (<host>-pid<P>.log)", folder));
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+    if (entry.path().extension() == ".log" && entry.is_regular_file(ec)) names.push_back(entry.path().string());
+  if (ec) throw InputError(fmt::format("{}: cannot list it ({})", folder, ec.message()));
+  if (names.empty()) throw InputError(fmt::format("{}: no NCCL Inspector files (<host>-pid<P>.log) in it", folder));
+  if (names.size() > (std::size_t{1} << 16)) throw InputError(fmt::format("{}: more than 65536 files", folder));
+  std::sort(names.begin(), names.end());
+  std::vector<NamedText> files;
+  for (const std::string& name : names) {
+    try {
+      files.push_back({name, read_input_file(name, "Inspector file", kMaxTraceFileBytes)});
+    } catch (const InputError&) {
+      throw;
+    } catch (const UsageError& e) {
+      throw InputError(e.what());
+    }
+  }
+  return files;
+}
+
+void write_trace(const std::vector<RankTrace>& ranks, const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec))
+    throw UsageError(fmt::format("--trace {}: not a folder", folder));
+  if (fs::exists(fs::path(folder) / "trace.rank0.jsonl", ec))
+    throw UsageError(fmt::format("--trace {}: already holds a trace; give a new or empty folder", folder));
+  fs::create_directories(folder, ec);
+  if (ec) throw UsageError(fmt::format("--trace {}: cannot make it ({})", folder, ec.message()));
+  for (const RankTrace& rank : ranks) {
+    OutputFile file((fs::path(folder) / fmt::format("trace.rank{}.jsonl", rank.rank)).string());
+    file.append(trace_text(rank));
+    file.commit();
+  }
+}
+
+}  // namespace fabricbench::results
