@@ -54,18 +54,20 @@ std::string text(const nlohmann::json& object, const char* key, const std::strin
   return found->get<std::string>();
 }
 
-// The kernel's start in verbose output: the first kernel channel's, else the call's.
+// When the call was issued, from verbose output: the call's own start (host side, in issue
+// order), else its first kernel channel's start. Stamps of 0 (a channel that never reported) do
+// not count.
 std::optional<double> start_of(const nlohmann::json& perf, const char* start_key) {
   const auto trace = perf.find("event_trace_ts");
   if (trace == perf.end() || !trace->is_object()) return std::nullopt;
+  if (const auto call = trace->find(start_key); call != trace->end() && call->is_number() && call->get<double>() > 0)
+    return call->get<double>();
   std::optional<double> start;
   if (const auto kernels = trace->find("kernel_events"); kernels != trace->end() && kernels->is_array())
     for (const nlohmann::json& k : *kernels)
-      if (k.is_object() && k.contains("kernel_start_ts") && k["kernel_start_ts"].is_number())
+      if (k.is_object() && k.contains("kernel_start_ts") && k["kernel_start_ts"].is_number() &&
+          k["kernel_start_ts"].get<double>() > 0)
         start = std::min(start.value_or(std::numeric_limits<double>::infinity()), k["kernel_start_ts"].get<double>());
-  if (!start)
-    if (const auto call = trace->find(start_key); call != trace->end() && call->is_number())
-      start = call->get<double>();
   return start;
 }
 
@@ -128,11 +130,13 @@ std::vector<InspectorRecord> records_of(const NamedText& file) {
           fmt::format("{}: more than {} operations in one process's file", file.name, kMaxTraceOperations));
     records.push_back(std::move(*r));
   }
-  // In the order they were issued: by the kernels' starts where the output is verbose; else as
-  // written, which is each communicator's completion order.
-  if (!records.empty() && std::all_of(records.begin(), records.end(), [](const auto& r) { return r.start_us; }))
+  // In the order they were issued: by their starts where every record has one (verbose output);
+  // else as written, which is each communicator's completion order, and no times but durations.
+  if (std::all_of(records.begin(), records.end(), [](const auto& r) { return r.start_us.has_value(); }))
     std::stable_sort(records.begin(), records.end(),
                      [](const InspectorRecord& a, const InspectorRecord& b) { return *a.start_us < *b.start_us; });
+  else
+    for (InspectorRecord& r : records) r.start_us.reset();
   return records;
 }
 
@@ -168,7 +172,8 @@ RankTrace rank_trace(const std::vector<InspectorRecord>& records, int rank, int 
   for (std::size_t i = 0; i < records.size(); ++i) {
     const InspectorRecord& r = records[i];
     double gap = 0;
-    if (r.start_us && i > 0) gap = std::max(0.0, *r.start_us - *records[i - 1].start_us - records[i - 1].exec_us);
+    if (r.start_us && i > 0 && records[i - 1].start_us)
+      gap = std::max(0.0, *r.start_us - *records[i - 1].start_us - records[i - 1].exec_us);
     out += nlohmann::json{{"op",
                            {{"comm", r.comm},
                             {"function", r.function},
@@ -226,9 +231,20 @@ std::vector<NamedText> inspector_files(const std::string& folder) {
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec))
     throw InputError(fmt::format("{}: not a folder of NCCL Inspector files (<host>-pid<P>.log)", folder));
+  // Inspector's names only (<host>-pid<digits>.log): NCCL's own debug log may sit beside them.
+  const auto inspector_name = [](const std::string& name) {
+    const std::size_t pid = name.rfind("-pid");
+    if (pid == std::string::npos || !name.ends_with(".log")) return false;
+    const std::string digits = name.substr(pid + 4, name.size() - pid - 8);
+    return !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+  };
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-    if (entry.path().extension() == ".log" && entry.is_regular_file(ec)) names.push_back(entry.path().string());
+  std::filesystem::directory_iterator it(folder, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code kind;  // a dangling link is skipped, not a failure to list the folder
+    if (inspector_name(it->path().filename().string()) && it->is_regular_file(kind))
+      names.push_back(it->path().string());
+  }
   if (ec) throw InputError(fmt::format("{}: cannot list it ({})", folder, ec.message()));
   if (names.empty()) throw InputError(fmt::format("{}: no NCCL Inspector files (<host>-pid<P>.log) in it", folder));
   if (names.size() > (std::size_t{1} << 16)) throw InputError(fmt::format("{}: more than 65536 files", folder));
@@ -251,8 +267,11 @@ void write_trace(const std::vector<RankTrace>& ranks, const std::string& folder)
   std::error_code ec;
   if (fs::exists(folder, ec) && !fs::is_directory(folder, ec))
     throw UsageError(fmt::format("--trace {}: not a folder", folder));
-  if (fs::exists(fs::path(folder) / "trace.rank0.jsonl", ec))
-    throw UsageError(fmt::format("--trace {}: already holds a trace; give a new or empty folder", folder));
+  if (fs::is_directory(folder, ec))
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().starts_with("trace.rank"))
+        throw UsageError(fmt::format("--trace {}: already holds a trace ({}); give a new or empty folder", folder,
+                                     it->path().filename().string()));
   fs::create_directories(folder, ec);
   if (ec) throw UsageError(fmt::format("--trace {}: cannot make it ({})", folder, ec.message()));
   for (const RankTrace& rank : ranks) {

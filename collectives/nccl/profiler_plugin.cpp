@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -112,36 +113,33 @@ struct Table {
   int communicators = 0;
 };
 
+// Never destroyed: NCCL's threads (its proxy, a CUDA host callback) may still send an event
+// while the process exits, after static destructors have run.
 Table& table() {
-  static Table t;
+  static Table& t = *new Table;
   return t;
 }
 
 const char* text(const char* s) { return s ? s : ""; }
 
 // Recording, when FABRICBENCH_TRACE_DIR asks for it: decided once, at the first communicator.
+// Never destroyed, like the table (NCCL's threads may send events during exit).
 struct Recording {
   std::once_flag decided;
   std::unique_ptr<fabricbench::nccl_trace::TraceRecorder> recorder;  // null: not recording
   ncclDebugLogger_t log = nullptr;
 
   // The trace is written when the last communicator is finalized and, for a job that never
-  // finalizes its communicators, when the process exits (the library is linked -z nodelete, so
+  // finalizes its communicators, at exit (std::atexit; the library is linked -z nodelete, so
   // NCCL's dlclose does not end it early).
-  // The recorder itself is left alive: NCCL's proxy thread may still send an event while the
-  // process exits.
-  ~Recording() {
-    write();
-    (void)recorder.release();
-  }
-
   void write() noexcept {
     if (!recorder) return;
     try {
       const std::string path = recorder->write();
       if (!path.empty() && log)
-        log(kLogInfo, kLogInit, __FILE__, __LINE__, "fabricbench recorder: %zu operation(s) written to %s",
-            recorder->finished_operations(), path.c_str());
+        log(kLogInfo, kLogInit, __FILE__, __LINE__,
+            "fabricbench recorder: trace written to %s (%zu operation(s) recorded)", path.c_str(),
+            recorder->finished_operations());
     } catch (const std::exception& e) {
       if (log) log(kLogWarn, ~0UL, __FILE__, __LINE__, "fabricbench recorder: trace not written: %s", e.what());
       std::fprintf(stderr, "fabricbench recorder: trace not written: %s\n", e.what());
@@ -150,7 +148,7 @@ struct Recording {
 };
 
 Recording& recording() {
-  static Recording r;
+  static Recording& r = *new Recording;
   return r;
 }
 
@@ -161,6 +159,7 @@ void decide_recording(ncclDebugLogger_t log) {
     if (auto settings = fabricbench::nccl_trace::settings_from_environment()) {
       const std::string folder = settings->folder;
       r.recorder = std::make_unique<fabricbench::nccl_trace::TraceRecorder>(std::move(*settings));
+      std::atexit([] { recording().write(); });
       if (log) log(kLogInfo, kLogInit, __FILE__, __LINE__, "fabricbench recorder: recording to %s", folder.c_str());
     }
   } catch (const std::exception& e) {  // a bad setting: the job runs on, unrecorded, and says why

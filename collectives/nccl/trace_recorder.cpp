@@ -26,6 +26,7 @@ constexpr std::size_t kRetiredKept = 8192;
 constexpr std::size_t kStepWindow = 16384;
 constexpr std::size_t kMaxStepPeriod = 1024;
 constexpr std::size_t kStepRepeats = 3;
+constexpr std::size_t kStepTail = 8;
 
 const char* environment(const char* name) {
   const char* value = std::getenv(name);
@@ -48,13 +49,20 @@ void world_from_launcher(RecorderSettings& s) {
                                                                 {"PMIX_RANK", nullptr},
                                                                 {"SLURM_PROCID", "SLURM_NTASKS"},
                                                                 {"PMI_RANK", "PMI_SIZE"}};
+  // A launcher's variable that is not a number is skipped for the next launcher's: recording
+  // must not stop over a variable some other tool set.
   for (const auto& [rank_name, size_name] : kLaunchers) {
     const char* rank = environment(rank_name);
     if (!rank) continue;
-    s.world_rank = static_cast<int>(whole_number(rank_name, rank, 0, 1 << 24));
-    const char* size = size_name ? environment(size_name) : nullptr;
-    s.world_size = size ? static_cast<int>(whole_number(size_name, size, 1, 1 << 24)) : 0;
-    return;
+    try {
+      const int world_rank = static_cast<int>(whole_number(rank_name, rank, 0, 1 << 24));
+      const char* size = size_name ? environment(size_name) : nullptr;
+      s.world_size = size ? static_cast<int>(whole_number(size_name, size, 1, 1 << 24)) : 0;
+      s.world_rank = world_rank;
+      return;
+    } catch (const std::invalid_argument&) {
+      s.world_size = 0;
+    }
   }
 }
 
@@ -134,14 +142,20 @@ std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatur
   // The period that repeats over the longest stretch at the end of the sequence (the shortest
   // such period), and where that stretch begins: a run of identical buckets at a step's end is a
   // shorter period over a shorter stretch.
-  std::size_t period = 0, region = n;
-  for (std::size_t p = 1; p <= kMaxStepPeriod && p * kStepRepeats <= n - base; ++p) {
-    std::size_t j = n - 1;
-    while (j >= base + p && signatures[j] == signatures[j - p]) --j;
-    const std::size_t start = j >= base + p ? j + 1 - p : base;
-    if ((n - start) / p >= kStepRepeats && start < region) {
-      period = p;
-      region = start;
+  // A few calls after the last whole step (a final barrier, an evaluation) may end the sequence:
+  // the stretch may end up to kStepTail calls before it.
+  std::size_t period = 0, region = n, region_end = n;
+  for (std::size_t tail = 0; tail <= kStepTail && tail < n; ++tail) {
+    const std::size_t last = n - tail;  // the stretch is [start, last)
+    for (std::size_t p = 1; p <= kMaxStepPeriod && base + p * kStepRepeats <= last; ++p) {
+      std::size_t j = last - 1;
+      while (j >= base + p && signatures[j] == signatures[j - p]) --j;
+      const std::size_t start = j >= base + p ? j + 1 - p : base;
+      if ((last - start) / p >= kStepRepeats && last - start > region_end - region) {
+        period = p;
+        region = start;
+        region_end = last;
+      }
     }
   }
   if (period == 0) return steps;
@@ -154,11 +168,11 @@ std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatur
   };
   std::vector<Candidate> candidates;
   std::vector<double> pauses;
-  for (std::size_t p = period; p <= kMaxStepPeriod && (n - region) / p >= kStepRepeats; p += period) {
+  for (std::size_t p = period; p <= kMaxStepPeriod && (region_end - region) / p >= kStepRepeats; p += period) {
     Candidate best{p, 0, -1};
     for (std::size_t phase = 0; phase < p; ++phase) {
       pauses.clear();
-      for (std::size_t i = region + phase; i < n; i += p) pauses.push_back(gaps_us[i]);
+      for (std::size_t i = region + phase; i < region_end; i += p) pauses.push_back(gaps_us[i]);
       const double pause = lower_quartile(pauses);
       if (pause > best.pause_us) best = {p, phase, pause};
     }
@@ -299,12 +313,14 @@ std::string TraceRecorder::trace_text_locked() const {
            (steps[i] >= settings_.first_step && steps[i] < settings_.first_step + settings_.step_count);
   };
 
-  int world_size = settings_.world_size;
+  // The world is at least as large as every communicator and holds this rank (a launcher may
+  // give the rank without the size).
+  int world_size = std::max(settings_.world_size, world_rank_locked() + 1);
   for (const auto& c : communicators_) world_size = std::max(world_size, c->size);
   std::string out = fmt::format(
       "{{\"fabricbench_trace\": 1, \"rank\": {}, \"ranks\": {}, \"host\": {}, \"clock\": \"{}\", "
       "\"recorder\": \"fabricbench NCCL profiler plugin (v5)\", \"dropped\": {}, \"steps\": \"{}\"}}\n",
-      world_rank_locked(), std::max(world_size, 1), json_text(settings_.host), gpu_clock ? "gpu" : "host", dropped_,
+      world_rank_locked(), world_size, json_text(settings_.host), gpu_clock ? "gpu" : "host", dropped_,
       steps_found ? "inferred" : "unknown");
   // A communicator NCCL made twice with one hash (a split that repeats) is declared once.
   std::vector<std::uint64_t> declared;
@@ -314,24 +330,31 @@ std::string TraceRecorder::trace_text_locked() const {
     out += fmt::format("{{\"comm\": {{\"hash\": \"{:016x}\", \"size\": {}, \"rank\": {}, \"nodes\": {}}}}}\n", c->hash,
                        c->size, c->rank, c->nodes);
   }
-  double origin_ns = -1;
+  // Starts on the header's clock only: an operation timed otherwise starts where the one before
+  // it (on that clock) ended.
+  double origin_ns = -1, last_end_ns = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!kept(i)) continue;
-    const Finished& f = finished_[i];
-    if (origin_ns < 0) origin_ns = f.start_ns;
+    Finished f = finished_[i];
+    if (f.gpu_timed != gpu_clock) f.start_ns = last_end_ns;
+    if (origin_ns < 0 && f.gpu_timed == gpu_clock) origin_ns = f.start_ns;
+    if (f.gpu_timed == gpu_clock) last_end_ns = f.start_ns + f.duration_ns;
     out += fmt::format(
         "{{\"op\": {{\"comm\": \"{:016x}\", \"function\": {}, \"count\": {}, \"type\": {}, \"root\": {}, \"peer\": {}, "
         "\"reduction\": \"unknown\", \"algorithm\": {}, \"protocol\": {}, \"channels\": {}, \"start_us\": {:.3f}, "
         "\"duration_us\": {:.3f}, \"gap_us\": {:.3f}, \"step\": {}{}}}}}\n",
         f.communicator ? f.communicator->hash : 0, json_text(f.function), f.count, json_text(f.datatype), f.root,
         f.peer, json_text(f.algorithm), json_text(f.protocol), f.channels,
-        std::max(0.0, (f.start_ns - origin_ns) * 1e-3), f.duration_ns * 1e-3, gaps_us[i], steps[i],
-        f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false");
+        origin_ns < 0 ? 0.0 : std::max(0.0, (f.start_ns - origin_ns) * 1e-3), f.duration_ns * 1e-3, gaps_us[i],
+        steps[i], f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false");
   }
   return out;
 }
 
 std::string TraceRecorder::write() {
+  // One writer at a time from snapshot to rename: a finalize and the exit may both write, and an
+  // older snapshot must not land last.
+  std::lock_guard writing(write_mutex_);
   std::string text;
   int rank = 0;
   {

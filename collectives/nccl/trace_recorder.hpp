@@ -132,6 +132,7 @@ class TraceRecorder {
 
   RecorderSettings settings_;
   mutable std::mutex mutex_;
+  std::mutex write_mutex_;  // held from a write's snapshot to its rename
   std::deque<std::unique_ptr<Communicator>> communicators_;
   int live_communicators_ = 0;
   std::deque<std::unique_ptr<PendingOperation>> pending_;  // issue order

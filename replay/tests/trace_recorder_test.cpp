@@ -151,6 +151,17 @@ TEST(InferSteps, AStepOfIdenticalCallsIsFoundByItsPause) {
   EXPECT_EQ(steps[23], 4);
 }
 
+TEST(InferSteps, AFewCallsAfterTheLastStepDoNotHideTheSteps) {
+  std::vector<double> gaps;
+  std::vector<std::uint64_t> signatures = steps_of_ddp(4, gaps);
+  signatures.push_back(42);  // a final barrier
+  gaps.push_back(9000);
+  const std::vector<std::int64_t> steps = infer_steps(signatures, gaps);
+  EXPECT_EQ(steps[1], 1);
+  EXPECT_EQ(steps[6], 2);
+  EXPECT_EQ(steps[20], 4);
+}
+
 TEST(InferSteps, NothingRepeatsThreeTimesMeansUnknown) {
   const std::vector<std::int64_t> steps = infer_steps({1, 2, 3, 1, 2, 3}, std::vector<double>(6, 1.0));
   for (const std::int64_t s : steps) EXPECT_EQ(s, -1);

@@ -75,7 +75,7 @@ TEST(InspectorImport, VerboseTimestampsGiveIssueOrderAndGaps) {
   EXPECT_EQ(traces[0].operations[0].function, "AllReduce");
   EXPECT_EQ(traces[0].operations[1].function, "AllGather");
   EXPECT_DOUBLE_EQ(traces[0].operations[1].start_us, 1000);
-  EXPECT_DOUBLE_EQ(traces[0].operations[1].gap_us, 900);  // 2005 - (1005 + 100)
+  EXPECT_DOUBLE_EQ(traces[0].operations[1].gap_us, 900);  // 2000 - (1000 + 100): the calls' starts
 }
 
 TEST(InspectorImport, PointToPointRecordsKeepTheirPeer) {
