@@ -336,14 +336,10 @@ std::unique_ptr<Job> make_replay_job(const std::string& program, ReplayOptions o
   for (const ReplayOperation& op : plan.operations) {
     const ReplayCommunicator& comm = plan.communicators[op.communicator];
     std::unique_ptr<Backend>& capabilities = backends[op.communicator];
-    if (!capabilities) {
+    // make_backend refuses --algo/--proto for a backend without NCCL's settings.
+    if (!capabilities)
       capabilities = collectives::make_backend(
           options.collective, topology, BackendGroup{nullptr, comm.my_rank, static_cast<int>(comm.world_ranks.size())});
-      if ((!options.collective.algorithms.empty() || !options.collective.protocols.empty()) &&
-          !collectives::capability<TunableBackend>(*capabilities))
-        throw UsageError(fmt::format("--algo/--proto are NCCL settings: the {} backend has none (use --backend nccl)",
-                                     capabilities->name()));
-    }
     std::string why = capabilities->dtype_unsupported(op.dtype);
     if (why.empty() && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
     if (why.empty() && op.count > capabilities->max_count())

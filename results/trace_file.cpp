@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/input_file.hpp"
+#include "results/json_fields.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -20,63 +21,9 @@ namespace {
 const std::set<std::string, std::less<>> kFunctions = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
                                                        "AlltoAll",  "Gather",    "Scatter",       "Send",      "Recv"};
 
-// A field of one line, checked for its kind and range; `where` names the file and line.
-class LineFields {
- public:
-  LineFields(const nlohmann::json& object, std::string where) : object_(object), where_(std::move(where)) {}
-
-  std::string text(const char* key, const std::string& fallback, bool required = false) const {
-    const nlohmann::json* value = find(key, required);
-    if (!value) return fallback;
-    if (!value->is_string()) fail(key, "is not text");
-    return value->get<std::string>();
-  }
-
-  std::int64_t whole(const char* key, std::int64_t low, std::int64_t high, std::int64_t fallback,
-                     bool required = false) const {
-    const nlohmann::json* value = find(key, required);
-    if (!value) return fallback;
-    if (!value->is_number_integer()) fail(key, "is not a whole number");
-    if (value->is_number_unsigned() &&
-        value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      fail(key, fmt::format("is above {}", high));
-    const std::int64_t v = value->get<std::int64_t>();
-    if (v < low || v > high) fail(key, fmt::format("is {}, outside {}..{}", v, low, high));
-    return v;
-  }
-
-  double seconds_us(const char* key) const {
-    const nlohmann::json* value = find(key, false);
-    if (!value) return 0;
-    if (!value->is_number()) fail(key, "is not a number");
-    const double v = value->get<double>();
-    if (!std::isfinite(v) || v < 0) fail(key, fmt::format("is {}: not a time in microseconds", value->dump()));
-    return v;
-  }
-
-  [[noreturn]] void fail(const char* key, const std::string& what) const {
-    throw InputError(fmt::format("{}: '{}' {}", where_, key, what));
-  }
-
-  const std::string& where() const { return where_; }
-
- private:
-  const nlohmann::json* find(const char* key, bool required) const {
-    const auto found = object_.find(key);
-    if (found == object_.end() || found->is_null()) {
-      if (required) throw InputError(fmt::format("{}: lacks '{}'", where_, key));
-      return nullptr;
-    }
-    return &*found;
-  }
-
-  const nlohmann::json& object_;
-  std::string where_;
-};
-
 constexpr std::int64_t kMaxRanks = 1 << 20;
 
-TraceCommunicator communicator_from(const LineFields& f, int world_size) {
+TraceCommunicator communicator_from(const JsonFields& f, int world_size) {
   TraceCommunicator c;
   c.hash = f.text("hash", "", true);
   if (c.hash.empty() || c.hash.size() > 64) f.fail("hash", "is not a communicator hash (1-64 characters)");
@@ -86,7 +33,7 @@ TraceCommunicator communicator_from(const LineFields& f, int world_size) {
   return c;
 }
 
-TraceOperation operation_from(const LineFields& f, const RankTrace& trace) {
+TraceOperation operation_from(const JsonFields& f, const RankTrace& trace) {
   TraceOperation op;
   op.comm = f.text("comm", "", true);
   const TraceCommunicator* comm = trace.communicator(op.comm);
@@ -196,7 +143,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
     if (object.is_discarded() || !object.is_object())
       throw InputError(fmt::format("{}: not a JSON object (a truncated or damaged trace?)", where));
     if (!header) {
-      const LineFields f(object, where);
+      const JsonFields f(object, where);
       if (!object.contains("fabricbench_trace"))
         throw InputError(fmt::format("{}: not a fabricbench trace (its first line has no 'fabricbench_trace')", where));
       trace.version = static_cast<int>(f.whole("fabricbench_trace", 1, std::numeric_limits<int>::max(), 0, true));
@@ -212,7 +159,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
       continue;
     }
     if (const auto comm = object.find("comm"); comm != object.end() && comm->is_object()) {
-      TraceCommunicator c = communicator_from(LineFields(*comm, where), trace.ranks);
+      TraceCommunicator c = communicator_from(JsonFields(*comm, where), trace.ranks);
       if (trace.communicator(c.hash))
         throw InputError(fmt::format("{}: communicator '{}' is declared twice", where, c.hash));
       if (trace.communicators.size() == kMaxTraceCommunicators)
@@ -222,7 +169,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
       if (trace.operations.size() == kMaxTraceOperations)
         throw InputError(fmt::format("{}: more than {} operations on one rank: record a step window instead", where,
                                      kMaxTraceOperations));
-      trace.operations.push_back(operation_from(LineFields(*op, where), trace));
+      trace.operations.push_back(operation_from(JsonFields(*op, where), trace));
     }  // other lines (a later version's additions) are skipped
   }
   if (!header) throw InputError(fmt::format("{}: empty: no trace header", name));

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/input_file.hpp"
 #include "common/output_file.hpp"
+#include "results/json_fields.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -33,26 +34,6 @@ struct InspectorRecord {
   std::optional<double> start_us;  // only in verbose output (event_trace_ts)
   std::string host;
 };
-
-// `object[key]` as a whole number in [low, high]; InputError naming `where` otherwise.
-std::int64_t whole(const nlohmann::json& object, const char* key, std::int64_t low, std::int64_t high,
-                   const std::string& where) {
-  const auto found = object.find(key);
-  if (found == object.end() || !found->is_number_integer())
-    throw InputError(fmt::format("{}: '{}' is missing or not a whole number", where, key));
-  if (found->is_number_unsigned() && found->get<std::uint64_t>() > static_cast<std::uint64_t>(high))
-    throw InputError(fmt::format("{}: '{}' is {}, outside {}..{}", where, key, found->get<std::uint64_t>(), low, high));
-  const std::int64_t v = found->get<std::int64_t>();
-  if (v < low || v > high) throw InputError(fmt::format("{}: '{}' is {}, outside {}..{}", where, key, v, low, high));
-  return v;
-}
-
-std::string text(const nlohmann::json& object, const char* key, const std::string& where) {
-  const auto found = object.find(key);
-  if (found == object.end() || !found->is_string())
-    throw InputError(fmt::format("{}: '{}' is missing or not text", where, key));
-  return found->get<std::string>();
-}
 
 // When the call was issued, from verbose output: the call's own start (host side, in issue
 // order), else its first kernel channel's start. Stamps of 0 (a channel that never reported) do
@@ -82,29 +63,30 @@ std::optional<InspectorRecord> record_from(const nlohmann::json& object, const s
   if (header == object.end() || !header->is_object())
     throw InputError(fmt::format("{}: an operation without its 'header' (communicator)", where));
   InspectorRecord r;
-  r.comm = text(*header, "id", where);
+  const JsonFields h(*header, where);
+  r.comm = h.text("id", "", true);
   if (r.comm.starts_with("0x")) r.comm.erase(0, 2);
-  r.comm_size = static_cast<int>(whole(*header, "n_ranks", 1, 1 << 20, where));
-  r.comm_rank = static_cast<int>(whole(*header, "rank", 0, r.comm_size - 1, where));
-  if (header->contains("nnodes")) r.nodes = static_cast<int>(whole(*header, "nnodes", 0, r.comm_size, where));
-  if (const auto meta = object.find("metadata");
-      meta != object.end() && meta->is_object() && meta->contains("hostname"))
-    r.host = text(*meta, "hostname", where);
-  const nlohmann::json& perf = is_coll ? *coll : *p2p;
+  r.comm_size = static_cast<int>(h.whole("n_ranks", 1, 1 << 20, 0, true));
+  r.comm_rank = static_cast<int>(h.whole("rank", 0, r.comm_size - 1, 0, true));
+  r.nodes = static_cast<int>(h.whole("nnodes", 0, r.comm_size, 0));
+  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object())
+    r.host = JsonFields(*meta, where).text("hostname", "");
+  const nlohmann::json& perf_object = is_coll ? *coll : *p2p;
+  const JsonFields perf(perf_object, where);
   const std::string prefix = is_coll ? "coll" : "p2p";
   const auto key = [&prefix](const char* suffix) { return prefix + suffix; };
   r.point_to_point = is_p2p;
-  r.function = text(perf, prefix.c_str(), where);
+  r.function = perf.text(prefix.c_str(), "", true);
   r.sequence =
-      static_cast<std::uint64_t>(whole(perf, key("_sn").c_str(), 0, std::numeric_limits<std::int64_t>::max(), where));
+      static_cast<std::uint64_t>(perf.whole(key("_sn").c_str(), 0, std::numeric_limits<std::int64_t>::max(), 0, true));
   r.bytes = static_cast<std::uint64_t>(
-      whole(perf, key("_msg_size_bytes").c_str(), 0, static_cast<std::int64_t>(kMaxTraceOperationBytes), where));
+      perf.whole(key("_msg_size_bytes").c_str(), 0, static_cast<std::int64_t>(kMaxTraceOperationBytes), 0, true));
   r.exec_us = static_cast<double>(
-      whole(perf, key("_exec_time_us").c_str(), 0, std::numeric_limits<std::int32_t>::max(), where));
-  if (is_p2p) r.peer = static_cast<int>(whole(perf, "p2p_peer", 0, r.comm_size - 1, where));
-  const auto source = perf.find(key("_timing_source"));
-  r.gpu_timed = source != perf.end() && source->is_string() && source->get<std::string>() == "kernel_gpu";
-  r.start_us = start_of(perf, is_coll ? "coll_start_ts" : "p2p_start_ts");
+      perf.whole(key("_exec_time_us").c_str(), 0, std::numeric_limits<std::int32_t>::max(), 0, true));
+  if (is_p2p) r.peer = static_cast<int>(perf.whole("p2p_peer", 0, r.comm_size - 1, 0, true));
+  const auto source = perf_object.find(key("_timing_source"));
+  r.gpu_timed = source != perf_object.end() && source->is_string() && source->get<std::string>() == "kernel_gpu";
+  r.start_us = start_of(perf_object, is_coll ? "coll_start_ts" : "p2p_start_ts");
   return r;
 }
 

@@ -263,8 +263,7 @@ ncclResult_t record_event_state(void* handle, int state, EventStateArgsV5* args)
 
 ncclResult_t finalize(void*) {
   if (auto* recorder = recording().recorder.get()) {
-    recorder->communicator_finalized();
-    if (recorder->live_communicators() == 0) recording().write();
+    if (recorder->communicator_finalized() == 0) recording().write();
   }
   return kSuccess;
 }

@@ -207,13 +207,9 @@ const Communicator* TraceRecorder::add_communicator(std::uint64_t hash, int size
   return communicators_.back().get();
 }
 
-void TraceRecorder::communicator_finalized() {
+int TraceRecorder::communicator_finalized() {
   std::lock_guard lock(mutex_);
   if (live_communicators_ > 0) --live_communicators_;
-}
-
-int TraceRecorder::live_communicators() const {
-  std::lock_guard lock(mutex_);
   return live_communicators_;
 }
 

@@ -93,8 +93,8 @@ class TraceRecorder {
   explicit TraceRecorder(RecorderSettings settings);
 
   const Communicator* add_communicator(std::uint64_t hash, int size, int rank, int nodes);
-  void communicator_finalized();
-  int live_communicators() const;
+  /// Returns the communicators still live: 0 when the job's last one has ended.
+  int communicator_finalized();
 
   /// Returns the handle NCCL keeps for the operation's event.
   PendingOperation* begin_operation(OperationCall call, double host_ns);

@@ -17,6 +17,15 @@
 namespace fabricbench::nccl_trace {
 namespace {
 
+// A folder of the temporary directory, empty at the start and removed at the end.
+struct ScratchFolder {
+  explicit ScratchFolder(const char* name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+  }
+  ~ScratchFolder() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+};
+
 struct Recorded {
   TraceRecorder recorder;
   const Communicator* world;
@@ -190,8 +199,8 @@ TEST(TraceRecorder, TheStepWindowWritesOnlyTheStepsAskedFor) {
 }
 
 TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHoldsNothingBack) {
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "fb-recorder-untimed-test";
-  std::filesystem::remove_all(folder);
+  const ScratchFolder scratch("fb-recorder-untimed-test");
+  const std::filesystem::path& folder = scratch.path;
   RecorderSettings s;
   s.folder = folder.string();
   Recorded r(s);
@@ -206,12 +215,11 @@ TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHold
   EXPECT_DOUBLE_EQ(trace.operations[0].duration_us, 0.0);
   EXPECT_DOUBLE_EQ(trace.operations[1].duration_us, 0.5);
   EXPECT_NE(r.recorder.trace_text().find("\"timed\": false"), std::string::npos);
-  std::filesystem::remove_all(folder);
 }
 
 TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "fb-recorder-test";
-  std::filesystem::remove_all(folder);
+  const ScratchFolder scratch("fb-recorder-test");
+  const std::filesystem::path& folder = scratch.path;
   RecorderSettings s;
   s.folder = folder.string();
   Recorded r(s);
@@ -219,7 +227,6 @@ TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
   EXPECT_EQ(r.recorder.write(), (folder / "trace.rank0.jsonl").string());
   EXPECT_EQ(r.recorder.write(), "");  // nothing new since
   EXPECT_TRUE(std::filesystem::is_regular_file(folder / "trace.rank0.jsonl"));
-  std::filesystem::remove_all(folder);
 }
 
 TEST(RecorderSettings, FromTheEnvironmentAndBadValuesNamed) {
