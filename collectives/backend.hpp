@@ -140,6 +140,24 @@ class PathObservingBackend {
   virtual std::string path_note() const = 0;
 };
 
+/// Operations queued on the backend's own stream behind holds of a given length, the host running
+/// ahead as a training job's does: a replay's recorded gaps kept on the GPU, so the spacing of
+/// operations (and their overlap across communicators) is the device's, not the host's.
+class StreamTimelineBackend {
+ public:
+  virtual ~StreamTimelineBackend() = default;
+  /// Queues a hold of `gap_seconds` on the stream (the GPU waits; the host does not), then `call`
+  /// between two timing events. Nothing is waited for.
+  virtual void enqueue_after_gap(double gap_seconds, const CallSpec& call) = 0;
+  /// Waits for everything queued since the last finish; the seconds of each queued call, in
+  /// queue order, and the span from the first call's start to the last one's end.
+  struct Timeline {
+    std::vector<double> call_seconds;
+    double span_seconds = 0;
+  };
+  virtual Timeline finish_timeline() = 0;
+};
+
 /// The capability `Capability` of `backend`, or nullptr when it has none.
 template <class Capability>
 Capability* capability(Backend& backend) {

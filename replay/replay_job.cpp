@@ -29,6 +29,7 @@ using collectives::Backend;
 using collectives::BackendGroup;
 using collectives::CallForm;
 using collectives::CallSpec;
+using collectives::StreamTimelineBackend;
 using collectives::TunableBackend;
 using collectives::Tuning;
 
@@ -77,6 +78,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
             options_.collective, topology_,
             BackendGroup{member.plane.get(), c.my_rank, static_cast<int>(c.world_ranks.size())});
         member.tunable = collectives::capability<TunableBackend>(*member.backend);
+        member.timeline = collectives::capability<StreamTimelineBackend>(*member.backend);
+        gaps_on_stream_ = gaps_on_stream_ && member.timeline != nullptr;
       }
       members_.push_back(std::move(member));
     }
@@ -100,6 +103,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   void describe(RunHeader& header) override {
     header.context["trace"] = options_.trace_folder;
     header.context["replay_mode"] = options_.recorded_gaps ? "recorded-gaps" : "back-to-back";
+    if (options_.recorded_gaps) header.context["gaps_held_by"] = gaps_on_stream_ ? "gpu-stream" : "host";
     std::string backend;
     for (const Member& m : members_)
       if (m.backend) backend = std::string(m.backend->name());
@@ -111,7 +115,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         "communicator(s), {} timed pass(es), {}",
         program_, backend, topology_.size, topology_.ranks_per_host.size(), plan_.operations.size(),
         plan_.communicators.size(), options_.iterations,
-        options_.recorded_gaps ? "with the recorded gaps" : "back to back");
+        !options_.recorded_gaps ? "back to back"
+        : gaps_on_stream_       ? "with the recorded gaps held on the GPU's streams"
+                                : "with the recorded gaps waited by the host");
     if (tunings_.size() > 1) header.title += fmt::format(", once per each of {} NCCL settings", tunings_.size());
     header.planned_rows = rows * tunings_.size();
     header.library_columns = library_columns();
@@ -141,7 +147,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   struct Member {
     std::unique_ptr<ControlPlane> plane;
     std::unique_ptr<Backend> backend;
-    TunableBackend* tunable = nullptr;  // the backend's NCCL settings, where it has them
+    TunableBackend* tunable = nullptr;          // the backend's NCCL settings, where it has them
+    StreamTimelineBackend* timeline = nullptr;  // queueing behind holds on its stream, where it can
   };
 
   static std::vector<LibraryColumn> library_columns() {
@@ -191,25 +198,19 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     for (int pass = 0; pass < passes; ++pass) {
       const bool timed = pass >= options_.warmup_iterations;
       std::map<std::int64_t, StepFigures> steps;
+      const std::vector<Issued> issued =
+          gaps_on_stream_ ? queue_pass(pass, timed, watchdog) : issue_pass(pass, timed, watchdog);
+      if (!timed) continue;
       for (std::size_t i = 0; i < n; ++i) {
         const ReplayOperation& op = plan_.operations[i];
-        Backend& backend = *members_[op.communicator].backend;
-        watchdog.set_activity(fmt::format("replaying operation {} of {} ({} of {} x {}), pass {}", i, n,
-                                          op.collective->function_name, op.count, name_of(op.dtype), pass));
-        if (!timed) backend.prepare(calls_[i]);
-        const auto start = std::chrono::steady_clock::now();
-        if (options_.recorded_gaps) wait_gap(op.gap_seconds);
-        const double s = backend.run(calls_[i], 1);
-        const double span = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!timed) continue;
-        seconds[i].push_back(s);
+        seconds[i].push_back(issued[i].seconds);
         StepFigures& step = steps[op.step];
         step.operations += 1;
-        step.replayed_seconds += s;
-        step.span_seconds += span;
+        step.replayed_seconds += issued[i].seconds;
+        step.span_seconds += issued[i].span_seconds;
         step.recorded_seconds += op.recorded_seconds;
         step.recorded_span_seconds += op.recorded_seconds + op.gap_seconds;
-        step.replayed_by_function[std::string(op.collective->function_name)] += s;
+        step.replayed_by_function[std::string(op.collective->function_name)] += issued[i].seconds;
       }
       for (auto& [step, figures] : steps) {
         figures.step = step;
@@ -217,6 +218,68 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       }
     }
     return seconds;
+  }
+
+  // One operation of a pass: its time, and what it added to its step's span (its gap included).
+  struct Issued {
+    double seconds = 0;
+    double span_seconds = 0;
+  };
+
+  // One pass, each operation issued and waited for alone; --gaps waits on the host first. An
+  // untimed (warm-up) pass prepares each operation's buffers before it.
+  std::vector<Issued> issue_pass(int pass, bool timed, Watchdog& watchdog) {
+    const std::size_t n = plan_.operations.size();
+    std::vector<Issued> issued(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const ReplayOperation& op = plan_.operations[i];
+      watchdog.set_activity(fmt::format("replaying operation {} of {} ({} of {} x {}), pass {}", i, n,
+                                        op.collective->function_name, op.count, name_of(op.dtype), pass));
+      Backend& backend = *members_[op.communicator].backend;
+      if (!timed) backend.prepare(calls_[i]);
+      const auto start = std::chrono::steady_clock::now();
+      if (options_.recorded_gaps) wait_gap(op.gap_seconds);
+      issued[i].seconds = backend.run(calls_[i], 1);
+      issued[i].span_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return issued;
+  }
+
+  // One pass with the gaps held on each communicator's stream (--gaps where every backend can):
+  // a step's operations are queued behind their gaps with the host running ahead, as in the job,
+  // and waited for at the step's end (or every kQueuedAtMost operations). A step's span is the
+  // GPU's: its longest communicator's, first operation's start to last one's end, plus the first gap.
+  std::vector<Issued> queue_pass(int pass, bool timed, Watchdog& watchdog) {
+    constexpr std::size_t kQueuedAtMost = 256;  // bounds the events and the launch queue
+    const std::size_t n = plan_.operations.size();
+    std::vector<Issued> issued(n);
+    std::vector<std::vector<std::size_t>> queued(members_.size());  // per communicator: operation indices
+    std::size_t first = 0;                                          // the batch's first operation
+    auto finish = [&](std::size_t end) {
+      watchdog.set_activity(fmt::format("waiting for operations {} to {} of {}, pass {}", first, end - 1, n, pass));
+      double span = 0;
+      for (std::size_t c = 0; c < members_.size(); ++c) {
+        if (queued[c].empty()) continue;
+        const StreamTimelineBackend::Timeline timeline = members_[c].timeline->finish_timeline();
+        for (std::size_t k = 0; k < queued[c].size(); ++k) issued[queued[c][k]].seconds = timeline.call_seconds[k];
+        span = std::max(span, timeline.span_seconds);
+        queued[c].clear();
+      }
+      issued[first].span_seconds = span + plan_.operations[first].gap_seconds;
+      first = end;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      const ReplayOperation& op = plan_.operations[i];
+      if (i > first && (op.step != plan_.operations[first].step || i - first >= kQueuedAtMost)) finish(i);
+      watchdog.set_activity(fmt::format("queueing operation {} of {} ({} of {} x {}), pass {}", i, n,
+                                        op.collective->function_name, op.count, name_of(op.dtype), pass));
+      Member& member = members_[op.communicator];
+      if (!timed) member.backend->prepare(calls_[i]);
+      member.timeline->enqueue_after_gap(op.gap_seconds, calls_[i]);
+      queued[op.communicator].push_back(i);
+    }
+    if (first < n) finish(n);
+    return issued;
   }
 
   // Each operation once more on prepared buffers: this rank's wrong elements of each.
@@ -276,7 +339,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       std::int64_t row_wrong = 0;
       for (const std::size_t k : of_row[row_index]) {
         for (std::size_t p = 0; p < passes; ++p) m.seconds_per_operation.push_back(times[k * passes + p]);
-        recorded.push_back(plan_.operations[mine[k]].recorded_seconds);
+        recorded.push_back(plan_.operations[mine[k]].recorded_slowest_seconds);
         row_wrong += wrongs[k];
       }
       m.stop_reason = "iterations";
@@ -319,9 +382,10 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   ControlPlane& world_;
   const std::vector<Tuning> tunings_;                    // --algo x --proto, or the one that leaves NCCL alone
   std::vector<std::vector<std::size_t>> operations_of_;  // per communicator: its operations' indices, in order
-  std::vector<Member> members_;  // per communicator of the plan; a backend where this rank is a member
-  std::vector<CallSpec> calls_;  // per operation of this rank
-  std::int64_t wrong_here_ = 0;  // wrong elements of the communicators this rank leads
+  std::vector<Member> members_;                   // per communicator of the plan; a backend where this rank is a member
+  std::vector<CallSpec> calls_;                   // per operation of this rank
+  std::int64_t wrong_here_ = 0;                   // wrong elements of the communicators this rank leads
+  bool gaps_on_stream_ = options_.recorded_gaps;  // --gaps, and every backend holds them on its stream
   std::vector<std::vector<StepFigures>> step_figures_;  // per setting: this rank's steps, per timed pass
 };
 

@@ -26,7 +26,8 @@ ParsedReplayOptions parse_replay_options(const std::string& program, int argc, c
   app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed passes first [1]")
       ->check(number_in(NumberRange::between(0, 100000)));
   app.add_flag("--gaps", o.recorded_gaps,
-               "wait each operation's recorded gap before issuing it (the job's spacing), instead of back to back");
+               "keep each operation's recorded gap before it (the job's spacing): held on the GPU's stream on "
+               "NCCL, waited on the host otherwise; back to back without");
   app.add_option("-c,--check", c.check, "check each operation's result once: 1 on (default), 0 off");
   app.add_option("--backend", c.backend, "mpi, nccl or auto (NCCL where built and a GPU is present) [auto]");
   std::string algo_text, proto_text;

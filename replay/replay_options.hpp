@@ -14,7 +14,7 @@ struct ReplayOptions {
   std::string trace_folder;
   int iterations = 5;          ///< -n: timed passes over the whole trace
   int warmup_iterations = 1;   ///< -w: untimed passes first (communicators warm, buffers touched)
-  bool recorded_gaps = false;  ///< --gaps: wait each operation's recorded gap before issuing it
+  bool recorded_gaps = false;  ///< --gaps: keep each operation's recorded gap before it
   /// The backend and what it shares with the collectives (--backend, -c, outputs, --algo/--proto:
   /// the whole replay once per NCCL setting, new communicators each); warm buffers.
   collectives::CollectiveOptions collective;

@@ -21,6 +21,22 @@ const collectives::Collective& collective_named(const std::string& function) {
   throw UsageError(fmt::format("the trace holds {} operations, which this build cannot replay", function));
 }
 
+// Per communicator hash: the slowest member's recorded duration of each of its operations, in
+// the communicator's order (the same on every member: the trace reader checks it).
+std::map<std::string, std::vector<double>> slowest_recorded(const std::vector<results::RankTrace>& traces) {
+  std::map<std::string, std::vector<double>> slowest;
+  for (const results::RankTrace& trace : traces) {
+    std::map<std::string, std::size_t> issued;
+    for (const results::TraceOperation& op : trace.operations) {
+      std::vector<double>& durations = slowest[op.comm];
+      const std::size_t index = issued[op.comm]++;
+      if (durations.size() <= index) durations.resize(index + 1, 0);
+      durations[index] = std::max(durations[index], op.duration_us * 1e-6);
+    }
+  }
+  return slowest;
+}
+
 }  // namespace
 
 ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int rank, int world_size) {
@@ -63,6 +79,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
   // (communicator, function, type, root, count) -> its row
   std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t>, std::size_t> row_of;
   std::set<std::int64_t> steps;
+  const std::map<std::string, std::vector<double>> slowest = slowest_recorded(traces);
   for (const results::TraceOperation& recorded : mine.operations) {
     ReplayOperation op;
     op.communicator = index_of.at(recorded.comm);
@@ -74,6 +91,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
     op.root = std::max(recorded.root, 0);
     op.count = recorded.count;
     op.recorded_seconds = recorded.duration_us * 1e-6;
+    op.recorded_slowest_seconds = slowest.at(recorded.comm).at(op.index_in_comm);
     op.gap_seconds = recorded.gap_us * 1e-6;
     op.step = recorded.step;
     if (op.step >= 0) steps.insert(op.step);

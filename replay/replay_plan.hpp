@@ -34,7 +34,11 @@ struct ReplayOperation {
   ReduceOp op = ReduceOp::kSum;  ///< the trace does not say: sum
   int root = 0;
   std::uint64_t count = 0;
-  double recorded_seconds = 0;
+  double recorded_seconds = 0;  ///< this rank's recorded duration
+  /// The slowest member's recorded duration of the same operation: what its replayed time (the
+  /// slowest member's) is compared with. Ranks that enter back-to-back operations at different
+  /// times split one collective's time unevenly between them, so one rank's figure alone misleads.
+  double recorded_slowest_seconds = 0;
   double gap_seconds = 0;
   std::int64_t step = -1;
 };

@@ -1180,7 +1180,7 @@ def test_replay(runner, _):
         expect(gaps.returncode == 0, f"replay --gaps: exit {gaps.returncode}\n{gaps.stderr}")
         b = json.load(open(t / "b.json"))
         expect(all("gaps=recorded" in r["settings"] for r in b["rows"]) and b["summary"]["replay"]["mode"] ==
-               "recorded-gaps", "replay --gaps: settings and mode")
+               "recorded-gaps" and b["context"]["gaps_held_by"] == "host", "replay --gaps: settings and mode")
         compared = tool(runner, "fb_compare", [t / "a.json", t / "a.json"])
         expect(compared.returncode == 0 and "of 6 matched rows" in compared.stdout,
                f"fb_compare of a replay with itself: exit {compared.returncode}\n{compared.stdout}")

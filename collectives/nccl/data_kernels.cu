@@ -97,6 +97,18 @@ void with_device_type(DataType dtype, F&& f) {
 }
 
 // Enough blocks to fill the GPU; the grid-stride loops cover any size.
+__device__ unsigned long long global_nanoseconds() {
+  unsigned long long now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+__global__ void hold_kernel(unsigned long long nanoseconds) {
+  const unsigned long long start = global_nanoseconds();
+  while (global_nanoseconds() - start < nanoseconds) {
+  }
+}
+
 constexpr unsigned kThreads = 256;
 unsigned blocks_for(std::uint64_t elements) {
   const std::uint64_t wanted = (elements + kThreads - 1) / kThreads;
@@ -134,6 +146,12 @@ void corrupt_first_device(DataType dtype, void* output, cudaStream_t stream) {
     using T = decltype(zero);
     corrupt_kernel<T><<<1, 1, 0, stream>>>(static_cast<T*>(output));
   });
+  FB_CUDA_CHECK(cudaGetLastError());
+}
+
+void hold_stream_device(double seconds, cudaStream_t stream) {
+  if (!(seconds > 0)) return;
+  hold_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(seconds * 1e9));
   FB_CUDA_CHECK(cudaGetLastError());
 }
 

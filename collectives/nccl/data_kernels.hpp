@@ -21,4 +21,8 @@ void count_wrong_device(const DataLayout& layout, const void* output, std::uint6
 /// Enqueues on `stream`: makes output element 0 wrong (fault injection).
 void corrupt_first_device(DataType dtype, void* output, cudaStream_t stream);
 
+/// Enqueues on `stream`: one thread that spins for `seconds` on the GPU's global timer, holding
+/// the stream without the host (a replay's recorded gap). Nothing for `seconds` <= 0.
+void hold_stream_device(double seconds, cudaStream_t stream);
+
 }  // namespace fabricbench::collectives

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "collectives/nccl/data_kernels.hpp"
 #include "collectives/nccl/nccl_call.hpp"
@@ -520,12 +521,12 @@ void NcclBackend::mark(std::size_t index) {
   }
 }
 
-double NcclBackend::between_marks(std::size_t first) const {
+double NcclBackend::between_marks(std::size_t first, std::size_t last) const {
   // The process's time is its slowest GPU's, as the rank reduction takes the slowest rank.
   double seconds = 0;
   for (const Lane& lane : lanes_) {
     float milliseconds = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, lane.marks[first].get(), lane.marks[first + 1].get()));
+    FB_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, lane.marks[first].get(), lane.marks[last].get()));
     seconds = std::max(seconds, milliseconds * 1e-3);
   }
   return seconds;
@@ -544,6 +545,27 @@ double NcclBackend::run(const CallSpec& call, int operations) {
   mark(1);
   wait("the timed operations");
   return between_marks(0) * operations / executed;
+}
+
+void NcclBackend::enqueue_after_gap(double gap_seconds, const CallSpec& call) {
+  for (Lane& lane : lanes_) {
+    FB_CUDA_CHECK(cudaSetDevice(lane.device));
+    hold_stream_device(gap_seconds, lane.stream.get());
+  }
+  const std::size_t index = timeline_calls_++;
+  mark(2 * index);
+  enqueue_all(call);
+  mark(2 * index + 1);
+}
+
+StreamTimelineBackend::Timeline NcclBackend::finish_timeline() {
+  Timeline timeline;
+  if (timeline_calls_ == 0) return timeline;
+  const std::size_t calls = std::exchange(timeline_calls_, 0);
+  wait("the queued operations");
+  for (std::size_t i = 0; i < calls; ++i) timeline.call_seconds.push_back(between_marks(2 * i));
+  timeline.span_seconds = between_marks(0, 2 * calls - 1);
+  return timeline;
 }
 
 std::vector<double> NcclBackend::run_samples(const CallSpec& call, int batch, int samples) {

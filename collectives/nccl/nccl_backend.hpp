@@ -96,7 +96,10 @@ struct Lane {
   Communicator comm;  // last: destroyed first, before the buffers it may still reference
 };
 
-class NcclBackend final : public Backend, public TunableBackend, public PathObservingBackend {
+class NcclBackend final : public Backend,
+                          public TunableBackend,
+                          public PathObservingBackend,
+                          public StreamTimelineBackend {
  public:
   /// Selects and checks the GPUs (local work only; connect() builds the communicators).
   NcclBackend(const Topology& topology, const NcclSettings& settings);
@@ -139,6 +142,8 @@ class NcclBackend final : public Backend, public TunableBackend, public PathObse
   nlohmann::json path_digest() const override;
   void begin_path_window() override;
   std::string path_note() const override;
+  void enqueue_after_gap(double gap_seconds, const CallSpec& call) override;
+  Timeline finish_timeline() override;
 
  private:
   struct View {
@@ -161,9 +166,11 @@ class NcclBackend final : public Backend, public TunableBackend, public PathObse
   void capture_graphs(const CallSpec& call);
   /// Enqueues `operations` calls (whole CUDA graphs with -G); returns how many were enqueued.
   double enqueue_operations(const CallSpec& call, int operations);
-  /// Records event `index` on every lane's stream; the slowest lane's seconds from `first` to the next.
+  /// Records event `index` on every lane's stream; the slowest lane's seconds from mark `first` to
+  /// mark `last` (the next one when not given).
   void mark(std::size_t index);
-  double between_marks(std::size_t first) const;
+  double between_marks(std::size_t first, std::size_t last) const;
+  double between_marks(std::size_t first) const { return between_marks(first, first + 1); }
   /// Before the first NCCL call: the tuning, the profiler plugin and the INFO log, through
   /// NCCL's environment variables - leaving every variable the user set alone.
   void prepare_environment();
@@ -186,6 +193,7 @@ class NcclBackend final : public Backend, public TunableBackend, public PathObse
   std::vector<int> members_;  // communicator ranks of the group the calls run on; empty: all
   BufferWindows windows_;
   std::uint64_t window_offset_ = 0;  // bytes: the window the views are made in now
+  std::size_t timeline_calls_ = 0;   // queued by enqueue_after_gap since the last finish_timeline
 };
 
 /// fabricbench's NCCL profiler plugin next to the running executable (../lib or the same folder);

@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,87 @@ TEST(ReplayPlan, CommunicatorsRowsAndStepsOfEachRank) {
   // Largest buffers per communicator: the world's all_reduce of 262144 floats (1 MiB).
   EXPECT_EQ(plan.communicators[1].send_bytes, 262144u * 4);
   EXPECT_NEAR(plan.operations[1].gap_seconds, 40e-6, 1e-12);
+}
+
+// Real traces (tests/data/replay/README.md): PyTorch 2.11 DDP and FSDP2 jobs on one H200, two
+// ranks as two hosts, recorded by the profiler plugin; three steps kept of each.
+std::vector<results::RankTrace> recorded_job(const std::string& name) {
+  return results::load_trace(std::string(FABRICBENCH_TEST_DATA) + "/replay/" + name);
+}
+
+// Per step of a plan: how many operations of each NCCL function.
+std::map<std::int64_t, std::map<std::string, int>> calls_per_step(const ReplayPlan& plan) {
+  std::map<std::int64_t, std::map<std::string, int>> steps;
+  for (const ReplayOperation& op : plan.operations) ++steps[op.step][std::string(op.collective->function_name)];
+  return steps;
+}
+
+TEST(RecordedJobs, TheDdpTraceIsOneWorldCommunicatorOfGradientBuckets) {
+  const std::vector<results::RankTrace> ranks = recorded_job("h200-ddp");
+  ASSERT_EQ(ranks.size(), 2u);
+  for (const results::RankTrace& rank : ranks) {
+    EXPECT_EQ(rank.clock, "gpu");
+    EXPECT_EQ(rank.host, "gpunode" + std::to_string(rank.rank));
+    ASSERT_EQ(rank.communicators.size(), 1u);
+    EXPECT_EQ(rank.communicators[0].hash, "382938e9fb9d8b91");
+    EXPECT_EQ(rank.communicators[0].nodes, 2);
+    ASSERT_EQ(rank.operations.size(), 24u);
+    for (const results::TraceOperation& op : rank.operations) {
+      EXPECT_EQ(op.function, "AllReduce");
+      EXPECT_EQ(op.dtype, DataType::kFloat32);
+      EXPECT_EQ(op.count, 4096u * 4096 + 4096);  // one Linear(4096, 4096)'s weight and bias per bucket
+      EXPECT_EQ(op.algorithm, "RING");
+      EXPECT_EQ(op.protocol, "SIMPLE");
+      EXPECT_GT(op.duration_us, 30000);  // 64 MiB over NET/Socket: ~40 ms
+    }
+  }
+  for (int me = 0; me < 2; ++me) {
+    const ReplayPlan plan = make_replay_plan(ranks, me, 2);
+    ASSERT_EQ(plan.communicators.size(), 1u);
+    EXPECT_EQ(plan.communicators[0].world_ranks, (std::vector<int>{0, 1}));
+    EXPECT_EQ(plan.communicators[0].my_rank, me);
+    ASSERT_EQ(plan.rows[0].size(), 1u);
+    EXPECT_EQ(plan.rows[0][0].collective->name, "all_reduce");
+    EXPECT_EQ(plan.rows[0][0].occurrences, 24u);
+    EXPECT_EQ(plan.communicators[0].send_bytes, (4096u * 4096 + 4096) * 4);
+    EXPECT_EQ(plan.steps, 3u);
+    const auto steps = calls_per_step(plan);
+    ASSERT_EQ(steps.size(), 3u);
+    for (const auto& [step, calls] : steps) EXPECT_EQ(calls.at("AllReduce"), 8) << "step " << step;
+    EXPECT_EQ(steps.begin()->first, 12);
+  }
+}
+
+TEST(RecordedJobs, TheFsdpTraceGathersAndScattersEveryLayerAndEachCallIsJudgedByItsSlowestRank) {
+  const std::vector<results::RankTrace> ranks = recorded_job("h200-fsdp");
+  const ReplayPlan plan = make_replay_plan(ranks, 1, 2);
+  ASSERT_EQ(plan.communicators.size(), 1u);
+  EXPECT_EQ(plan.communicators[0].hash, "0ca355cca6955bad");
+  EXPECT_EQ(plan.communicators[0].my_rank, 1);
+  ASSERT_EQ(plan.rows[0].size(), 2u);  // all_gather first: the forward pass
+  EXPECT_EQ(plan.rows[0][0].collective->name, "all_gather");
+  EXPECT_EQ(plan.rows[0][0].dtype, DataType::kInt8);
+  EXPECT_EQ(plan.rows[0][0].occurrences, 48u);
+  EXPECT_EQ(plan.rows[0][1].collective->name, "reduce_scatter");
+  EXPECT_EQ(plan.rows[0][1].dtype, DataType::kFloat32);
+  EXPECT_EQ(plan.rows[0][1].occurrences, 24u);
+  // Each step: 8 layers gathered for the forward and again for the backward, 8 gradients scattered.
+  for (const auto& [step, calls] : calls_per_step(plan)) {
+    EXPECT_EQ(calls.at("AllGather"), 16) << "step " << step;
+    EXPECT_EQ(calls.at("ReduceScatter"), 8) << "step " << step;
+  }
+  // Back to back, the two ranks split each call's time unevenly (~18 and ~22 ms, alternating):
+  // the figure a replayed call is compared with is its slowest member's, the same on both ranks.
+  const ReplayPlan other = make_replay_plan(ranks, 0, 2);
+  int uneven = 0;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const double mine = ranks[1].operations[i].duration_us * 1e-6, theirs = ranks[0].operations[i].duration_us * 1e-6;
+    EXPECT_DOUBLE_EQ(plan.operations[i].recorded_seconds, mine);
+    EXPECT_DOUBLE_EQ(plan.operations[i].recorded_slowest_seconds, std::max(mine, theirs));
+    EXPECT_DOUBLE_EQ(other.operations[i].recorded_slowest_seconds, plan.operations[i].recorded_slowest_seconds);
+    uneven += std::abs(mine - theirs) > 2e-3 ? 1 : 0;
+  }
+  EXPECT_GT(uneven, 60);
 }
 
 TEST(ReplayPlan, WhatCannotBeReplayedIsAUsageError) {
