@@ -31,6 +31,21 @@ struct CallSpec {
   CallForm form = CallForm::kLibrary;
 };
 
+/// One Send or Recv of a group of them (a replayed job's point-to-point operations).
+struct Transfer {
+  bool send = true;
+  int peer = 0;                   ///< the communicator rank sent to or received from
+  std::uint64_t count = 0;        ///< elements
+  std::uint64_t offset = 0;       ///< elements into this rank's send (Send) or receive (Recv) buffer
+  std::uint64_t peer_offset = 0;  ///< Recv: where the elements start in the sender's send buffer
+};
+
+/// Send/Recv issued as one operation (one NCCL group), all of one element type.
+struct TransferGroup {
+  DataType dtype = DataType::kInt8;
+  std::vector<Transfer> transfers;
+};
+
 /// What the library actually did for a call: algorithm, protocol, channels (NCCL), and where
 /// that was learnt (its profiler plugin, or its TUNING log). Empty when unknown.
 struct ObservedPath {
@@ -147,8 +162,9 @@ class StreamTimelineBackend {
  public:
   virtual ~StreamTimelineBackend() = default;
   /// Queues a hold of `gap_seconds` on the stream (the GPU waits; the host does not), then `call`
-  /// between two timing events. Nothing is waited for.
+  /// (or a group of Send/Recv) between two timing events. Nothing is waited for.
   virtual void enqueue_after_gap(double gap_seconds, const CallSpec& call) = 0;
+  virtual void enqueue_after_gap(double gap_seconds, const TransferGroup& group) = 0;
   /// Waits for everything queued since the last finish; the seconds of each queued call, in
   /// queue order, and the span from the first call's start to the last one's end.
   struct Timeline {
@@ -156,6 +172,23 @@ class StreamTimelineBackend {
     double span_seconds = 0;
   };
   virtual Timeline finish_timeline() = 0;
+};
+
+/// Groups of Send/Recv between the communicator's ranks, the data of each checked: a job's
+/// point-to-point operations (an all-to-all of skewed sizes, pipeline stages) replayed. Data: a
+/// sender's elements are its input pattern from each Send's offset on; each Recv expects its
+/// sender's from `peer_offset` on.
+class PointToPointBackend {
+ public:
+  virtual ~PointToPointBackend() = default;
+  /// Fills the group's Send spans with this rank's data and clears its Recv spans.
+  virtual void prepare_transfers(const TransferGroup& group) = 0;
+  /// Issues the group as one operation and waits for it: this rank's seconds.
+  virtual double run_transfers(const TransferGroup& group) = 0;
+  /// Elements of the Recv spans that differ from what their senders sent.
+  virtual std::uint64_t count_wrong_transfers(const TransferGroup& group) = 0;
+  /// The call column's name of a group ("ncclSend+ncclRecv").
+  virtual std::string transfers_call_name() const = 0;
 };
 
 /// The capability `Capability` of `backend`, or nullptr when it has none.

@@ -84,6 +84,26 @@ std::uint64_t HostBackend::count_wrong(const CallSpec& call) {
   return count_wrong_host(layout_of(call), out.data, out.elements);
 }
 
+void HostBackend::fill_transfers(const TransferGroup& group) {
+  const std::size_t element = size_of(group.dtype);
+  for (const Transfer& t : group.transfers) {
+    if (t.send)
+      fill_input_host(sent_by(group_rank(), group.dtype), send_.data() + t.offset * element, t.offset, t.count);
+    else
+      std::memset(recv_.data() + t.offset * element, kPoisonByte, t.count * element);
+  }
+}
+
+std::uint64_t HostBackend::count_wrong_in_transfers(const TransferGroup& group) const {
+  const std::size_t element = size_of(group.dtype);
+  std::uint64_t wrong = 0;
+  for (const Transfer& t : group.transfers)
+    if (!t.send)
+      wrong +=
+          count_wrong_host(copied_from(t.peer, t.peer_offset, group.dtype), recv_.data() + t.offset * element, t.count);
+  return wrong;
+}
+
 bool HostBackend::corrupt_output(const CallSpec& call) {
   const View out = output_view(call);
   if (out.elements == 0) return false;

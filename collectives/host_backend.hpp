@@ -55,6 +55,11 @@ class HostBackend : public Backend {
   View input_view(const CallSpec& call) const;
   View output_view(const CallSpec& call) const;
   std::byte* receive_buffer() const { return recv_.data() + window_offset_; }
+  std::byte* send_buffer() const { return send_.data(); }
+  /// A group of Send/Recv's data (PointToPointBackend): its Send spans filled, its Recv spans
+  /// poisoned; then the Recv spans' wrong elements.
+  void fill_transfers(const TransferGroup& group);
+  std::uint64_t count_wrong_in_transfers(const TransferGroup& group) const;
   int rank() const { return rank_; }
   int group_rank() const { return group_.empty() ? rank_ : group_rank_; }
   /// Communicator ranks of the group the calls run on; empty: the whole communicator.

@@ -23,6 +23,18 @@ struct DataLayout {
   std::uint64_t count;  ///< the collective's count argument
 };
 
+/// A Send's data in a group of Send/Recv: `rank`'s input, indexed by where the elements sit in
+/// its send buffer (fill from the Send's offset).
+inline DataLayout sent_by(int rank, DataType dtype) {
+  return {SourceRule{}, dtype, ReduceOp::kSum, rank, rank + 1, rank, 0};
+}
+
+/// A Recv's expected data: `sender`'s input from index `first` on - the root's input with the
+/// checked rank's chunk starting at `first` (rank 1 of 2, `first` elements a chunk).
+inline DataLayout copied_from(int sender, std::uint64_t first, DataType dtype) {
+  return {SourceRule{SourceRule::From::kRoot, true}, dtype, ReduceOp::kSum, 1, 2, sender, first};
+}
+
 /// Writes `elements` input elements of this rank (from input index `first`) to `out`.
 void fill_input_host(const DataLayout& layout, void* out, std::uint64_t first, std::uint64_t elements);
 

@@ -11,7 +11,7 @@
 
 namespace fabricbench::collectives {
 
-class MpiBackend final : public HostBackend {
+class MpiBackend final : public HostBackend, public PointToPointBackend {
  public:
   /// Over `group.plane`'s communicator, which must be MPI's (the data plane is MPI itself); with no
   /// plane, a backend that only answers what it can do for `group.size` ranks.
@@ -24,6 +24,11 @@ class MpiBackend final : public HostBackend {
   bool has_form(const Collective& c, CallForm form) const override;
   std::string call_name(const Collective& c, CallForm form) const override;
   double run(const CallSpec& call, int operations) override;
+  void prepare_transfers(const TransferGroup& group) override { fill_transfers(group); }
+  /// Nonblocking receives, then sends, completed together: as NCCL runs a group.
+  double run_transfers(const TransferGroup& group) override;
+  std::uint64_t count_wrong_transfers(const TransferGroup& group) override { return count_wrong_in_transfers(group); }
+  std::string transfers_call_name() const override { return "MPI_Isend+MPI_Irecv"; }
 
  private:
   MpiCall make_call(const CallSpec& call) const;

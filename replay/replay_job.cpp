@@ -29,6 +29,7 @@ using collectives::Backend;
 using collectives::BackendGroup;
 using collectives::CallForm;
 using collectives::CallSpec;
+using collectives::PointToPointBackend;
 using collectives::StreamTimelineBackend;
 using collectives::TunableBackend;
 using collectives::Tuning;
@@ -39,6 +40,16 @@ std::string setting_name(const Tuning& t) {
   if (!t.algorithm.empty()) name = "NCCL_ALGO=" + t.algorithm;
   if (!t.protocol.empty()) name += (name.empty() ? "" : " ") + std::string("NCCL_PROTO=") + t.protocol;
   return name;
+}
+
+// The rows' collective name of groups of Send/Recv.
+constexpr std::string_view kSendRecvGroup = "send_recv_group";
+
+// "AllReduce of 1024 x float", "a group of 4 Send/Recv of int8": for progress lines.
+std::string operation_text(const ReplayOperation& op) {
+  if (!op.collective)
+    return fmt::format("a group of {} Send/Recv of {}", op.transfers.transfers.size(), name_of(op.dtype));
+  return fmt::format("{} of {} x {}", op.collective->function_name, op.count, name_of(op.dtype));
 }
 
 // Holds the host until `seconds` have passed: the recorded gap before an operation.
@@ -79,6 +90,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
             BackendGroup{member.plane.get(), c.my_rank, static_cast<int>(c.world_ranks.size())});
         member.tunable = collectives::capability<TunableBackend>(*member.backend);
         member.timeline = collectives::capability<StreamTimelineBackend>(*member.backend);
+        member.transfers = collectives::capability<PointToPointBackend>(*member.backend);
         gaps_on_stream_ = gaps_on_stream_ && member.timeline != nullptr;
       }
       members_.push_back(std::move(member));
@@ -91,8 +103,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       }
     for (const ReplayOperation& op : plan_.operations) {
       const Backend& backend = *members_[op.communicator].backend;
-      const CallForm form =
-          backend.has_form(*op.collective, CallForm::kLibrary) ? CallForm::kLibrary : CallForm::kPointToPoint;
+      CallForm form = CallForm::kPointToPoint;  // a group of Send/Recv has no call of its own
+      if (op.collective && backend.has_form(*op.collective, CallForm::kLibrary)) form = CallForm::kLibrary;
       calls_.push_back(
           CallSpec{op.collective, op.dtype, op.op, op.root, op.count, collectives::Placement::kOutOfPlace, form});
     }
@@ -149,6 +161,27 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     std::unique_ptr<Backend> backend;
     TunableBackend* tunable = nullptr;          // the backend's NCCL settings, where it has them
     StreamTimelineBackend* timeline = nullptr;  // queueing behind holds on its stream, where it can
+    PointToPointBackend* transfers = nullptr;   // groups of Send/Recv, where it can (make_replay_job checks)
+
+    // Operation `op` (call `call` of the plan) once, waited for: this rank's seconds.
+    void prepare(const ReplayOperation& op, const CallSpec& call) {
+      if (op.collective)
+        backend->prepare(call);
+      else
+        transfers->prepare_transfers(op.transfers);
+    }
+    double run(const ReplayOperation& op, const CallSpec& call) {
+      return op.collective ? backend->run(call, 1) : transfers->run_transfers(op.transfers);
+    }
+    std::uint64_t count_wrong(const ReplayOperation& op, const CallSpec& call) {
+      return op.collective ? backend->count_wrong(call) : transfers->count_wrong_transfers(op.transfers);
+    }
+    void enqueue_after_gap(const ReplayOperation& op, const CallSpec& call) {
+      if (op.collective)
+        timeline->enqueue_after_gap(op.gap_seconds, call);
+      else
+        timeline->enqueue_after_gap(op.gap_seconds, op.transfers);
+    }
   };
 
   static std::vector<LibraryColumn> library_columns() {
@@ -210,7 +243,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         step.span_seconds += issued[i].span_seconds;
         step.recorded_seconds += op.recorded_seconds;
         step.recorded_span_seconds += op.recorded_seconds + op.gap_seconds;
-        step.replayed_by_function[std::string(op.collective->function_name)] += issued[i].seconds;
+        step.replayed_by_function[op.collective ? std::string(op.collective->function_name) : "Send/Recv"] +=
+            issued[i].seconds;
       }
       for (auto& [step, figures] : steps) {
         figures.step = step;
@@ -233,13 +267,12 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     std::vector<Issued> issued(n);
     for (std::size_t i = 0; i < n; ++i) {
       const ReplayOperation& op = plan_.operations[i];
-      watchdog.set_activity(fmt::format("replaying operation {} of {} ({} of {} x {}), pass {}", i, n,
-                                        op.collective->function_name, op.count, name_of(op.dtype), pass));
-      Backend& backend = *members_[op.communicator].backend;
-      if (!timed) backend.prepare(calls_[i]);
+      watchdog.set_activity(fmt::format("replaying operation {} of {} ({}), pass {}", i, n, operation_text(op), pass));
+      Member& member = members_[op.communicator];
+      if (!timed) member.prepare(op, calls_[i]);
       const auto start = std::chrono::steady_clock::now();
       if (options_.recorded_gaps) wait_gap(op.gap_seconds);
-      issued[i].seconds = backend.run(calls_[i], 1);
+      issued[i].seconds = member.run(op, calls_[i]);
       issued[i].span_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     return issued;
@@ -271,11 +304,10 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     for (std::size_t i = 0; i < n; ++i) {
       const ReplayOperation& op = plan_.operations[i];
       if (i > first && (op.step != plan_.operations[first].step || i - first >= kQueuedAtMost)) finish(i);
-      watchdog.set_activity(fmt::format("queueing operation {} of {} ({} of {} x {}), pass {}", i, n,
-                                        op.collective->function_name, op.count, name_of(op.dtype), pass));
+      watchdog.set_activity(fmt::format("queueing operation {} of {} ({}), pass {}", i, n, operation_text(op), pass));
       Member& member = members_[op.communicator];
-      if (!timed) member.backend->prepare(calls_[i]);
-      member.timeline->enqueue_after_gap(op.gap_seconds, calls_[i]);
+      if (!timed) member.prepare(op, calls_[i]);
+      member.enqueue_after_gap(op, calls_[i]);
       queued[op.communicator].push_back(i);
     }
     if (first < n) finish(n);
@@ -288,11 +320,12 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     if (options_.collective.check == 0) return wrong;
     Watchdog::Scope wait(watchdog);
     for (std::size_t i = 0; i < plan_.operations.size(); ++i) {
-      Backend& backend = *members_[plan_.operations[i].communicator].backend;
+      const ReplayOperation& op = plan_.operations[i];
+      Member& member = members_[op.communicator];
       watchdog.set_activity(fmt::format("checking operation {} of {}", i, plan_.operations.size()));
-      backend.prepare(calls_[i]);
-      backend.run(calls_[i], 1);
-      wrong[i] = static_cast<std::int64_t>(backend.count_wrong(calls_[i]));
+      member.prepare(op, calls_[i]);
+      member.run(op, calls_[i]);
+      wrong[i] = static_cast<std::int64_t>(member.count_wrong(op, calls_[i]));
     }
     return wrong;
   }
@@ -344,17 +377,18 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       }
       m.stop_reason = "iterations";
       m.summary = summarize(m.seconds_per_operation);
-      const collectives::Collective& op = *key.collective;
+      const collectives::Collective* op = key.collective;  // null: groups of Send/Recv
       ResultRow row;
       row.benchmark = program_;
       row.backend = std::string(backend.name());
-      row.collective = row.operation = std::string(op.name);
+      row.collective = row.operation = op ? std::string(op->name) : std::string(kSendRecvGroup);
       row.memory = std::string(backend.memory());
       row.dtype = std::string(name_of(key.dtype));
-      row.op = op.reduces ? std::string(name_of(ReduceOp::kSum)) : "none";
+      row.op = op && op->reduces ? std::string(name_of(ReduceOp::kSum)) : "none";
       row.root = key.root;
       row.placement = std::string(name_of(collectives::Placement::kOutOfPlace));
-      row.size_bytes = collectives::reported_bytes(op, key.count, size_of(key.dtype), size);
+      row.size_bytes =
+          op ? collectives::reported_bytes(*op, key.count, size_of(key.dtype), size) : key.count * size_of(key.dtype);
       row.count = key.count;
       row.ranks = size;
       row.hosts = static_cast<int>(hosts.size());
@@ -365,10 +399,16 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       row.tags = options_.collective.outputs.tags;
       record_measurement(row, m, slowest, topology_.host_of_rank);
       if (options_.collective.outputs.keep_samples) row.sample_seconds = m.seconds_per_operation;
-      record_rates(row, static_cast<double>(op.algbw_elements(key.count, size) * size_of(key.dtype)),
-                   op.busbw_factor(size));
+      // A group of Send/Recv: the busiest member's bytes over the time, busbw as algbw (each
+      // member's own link, as for sendrecv).
+      if (op)
+        record_rates(row, static_cast<double>(op->algbw_elements(key.count, size) * size_of(key.dtype)),
+                     op->busbw_factor(size));
+      else
+        record_rates(row, static_cast<double>(row.size_bytes), 1.0);
       row.wrong = options_.collective.check > 0 ? row_wrong : -1;
-      row.library.set("call", backend.call_name(op, calls_[mine.front()].form));
+      row.library.set("call", op ? backend.call_name(*op, calls_[mine.front()].form)
+                                 : members_[c].transfers->transfers_call_name());
       row.library.set("occurrences", static_cast<std::int64_t>(key.occurrences));
       row.library.set("recorded_median_s", median_of(recorded));
       rows.push_back(std::move(row));
@@ -405,14 +445,16 @@ std::unique_ptr<Job> make_replay_job(const std::string& program, ReplayOptions o
       capabilities = collectives::make_backend(
           options.collective, topology, BackendGroup{nullptr, comm.my_rank, static_cast<int>(comm.world_ranks.size())});
     std::string why = capabilities->dtype_unsupported(op.dtype);
-    if (why.empty() && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
+    if (why.empty() && !op.collective && !collectives::capability<PointToPointBackend>(*capabilities))
+      why = "no groups of Send/Recv";
+    if (why.empty() && op.collective && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
     if (why.empty() && op.count > capabilities->max_count())
       why = fmt::format("a count above {}", capabilities->max_count());
     if (!why.empty())
       throw UsageError(
-          fmt::format("the trace's {} of {} x {} on communicator {}: the {} backend cannot ({}); replay "
-                      "it with another --backend",
-                      op.collective->function_name, op.count, name_of(op.dtype), comm.hash, capabilities->name(), why));
+          fmt::format("the trace's {} on communicator {}: the {} backend cannot ({}); replay it with another "
+                      "--backend",
+                      operation_text(op), comm.hash, capabilities->name(), why));
   }
   return std::make_unique<ReplayJob>(program, std::move(options), std::move(plan), topology, world);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "collectives/catalog.hpp"
 #include "common/error.hpp"
@@ -21,20 +22,109 @@ const collectives::Collective& collective_named(const std::string& function) {
   throw UsageError(fmt::format("the trace holds {} operations, which this build cannot replay", function));
 }
 
-// Per communicator hash: the slowest member's recorded duration of each of its operations, in
-// the communicator's order (the same on every member: the trace reader checks it).
-std::map<std::string, std::vector<double>> slowest_recorded(const std::vector<results::RankTrace>& traces) {
-  std::map<std::string, std::vector<double>> slowest;
-  for (const results::RankTrace& trace : traces) {
-    std::map<std::string, std::size_t> issued;
-    for (const results::TraceOperation& op : trace.operations) {
-      std::vector<double>& durations = slowest[op.comm];
-      const std::size_t index = issued[op.comm]++;
-      if (durations.size() <= index) durations.resize(index + 1, 0);
-      durations[index] = std::max(durations[index], op.duration_us * 1e-6);
-    }
+// Each rank's issues (collectives and groups of Send/Recv) per communicator hash, in order: the
+// same count on every member (the trace reader checks it).
+using IssuesByComm = std::map<std::string, std::vector<results::TraceIssue>>;
+std::vector<IssuesByComm> issues_by_comm(const std::vector<results::RankTrace>& traces) {
+  std::vector<IssuesByComm> all(traces.size());
+  for (std::size_t r = 0; r < traces.size(); ++r)
+    for (const results::TraceIssue& issue : results::issues_of(traces[r]))
+      all[r][traces[r].operations[issue.first].comm].push_back(issue);
+  return all;
+}
+
+// An issue's recorded duration: its longest operation's (a group's Send/Recv run together).
+double recorded_seconds(const results::RankTrace& trace, const results::TraceIssue& issue) {
+  double longest = 0;
+  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i)
+    longest = std::max(longest, trace.operations[i].duration_us * 1e-6);
+  return longest;
+}
+
+// The slowest member's recorded duration of issue `index` of communicator `comm`.
+double slowest_recorded(const std::vector<results::RankTrace>& traces, const std::vector<IssuesByComm>& issues,
+                        const ReplayCommunicator& comm, std::size_t index) {
+  double slowest = 0;
+  for (const int w : comm.world_ranks) {
+    const auto r = static_cast<std::size_t>(w);
+    slowest = std::max(slowest, recorded_seconds(traces[r], issues[r].at(comm.hash).at(index)));
   }
   return slowest;
+}
+
+// Element offsets of `trace`'s Sends in `issue` to communicator rank `peer`, in order: Sends are
+// laid out one after the other in the send buffer, Recvs in the receive buffer, in issue order.
+std::vector<std::uint64_t> send_offsets_to(const results::RankTrace& trace, const results::TraceIssue& issue,
+                                           int peer) {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t offset = 0;
+  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
+    const results::TraceOperation& op = trace.operations[i];
+    if (op.function != "Send") continue;
+    if (op.peer == peer) offsets.push_back(offset);
+    offset += op.count;
+  }
+  return offsets;
+}
+
+// This rank's group `index` of communicator `comm`: its transfers, each Recv knowing where its
+// sender's elements start.
+collectives::TransferGroup transfer_group(const std::vector<results::RankTrace>& traces,
+                                          const std::vector<IssuesByComm>& issues, const ReplayCommunicator& comm,
+                                          std::size_t index, int rank) {
+  const results::RankTrace& mine = traces[static_cast<std::size_t>(rank)];
+  const results::TraceIssue& issue = issues[static_cast<std::size_t>(rank)].at(comm.hash).at(index);
+  collectives::TransferGroup group;
+  group.dtype = mine.operations[issue.first].dtype;
+  std::uint64_t sent = 0, received = 0;
+  std::map<int, std::size_t> received_from;  // peer -> Recvs from it so far
+  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
+    const results::TraceOperation& op = mine.operations[i];
+    if (op.dtype != group.dtype)
+      throw UsageError(
+          fmt::format("rank {}: a group of Send/Recv on communicator {} mixes {} and {}: a replayed "
+                      "group has one element type",
+                      rank, comm.hash, name_of(group.dtype), name_of(op.dtype)));
+    collectives::Transfer t;
+    t.send = op.function == "Send";
+    t.peer = op.peer;
+    t.count = op.count;
+    if (t.send) {
+      t.offset = sent;
+      sent += op.count;
+    } else {
+      t.offset = received;
+      received += op.count;
+      const int sender = comm.world_ranks[static_cast<std::size_t>(op.peer)];
+      const results::TraceIssue& theirs = issues[static_cast<std::size_t>(sender)].at(comm.hash).at(index);
+      const std::size_t k = received_from[op.peer]++;
+      t.peer_offset = send_offsets_to(traces[static_cast<std::size_t>(sender)], theirs, comm.my_rank).at(k);
+    }
+    group.transfers.push_back(t);
+  }
+  return group;
+}
+
+// The elements the busiest member of group `index` sends, and the pattern of every member's
+// transfers (what makes two groups one row).
+std::pair<std::uint64_t, std::string> group_pattern(const std::vector<results::RankTrace>& traces,
+                                                    const std::vector<IssuesByComm>& issues,
+                                                    const ReplayCommunicator& comm, std::size_t index) {
+  std::uint64_t busiest = 0;
+  std::string pattern;
+  for (const int w : comm.world_ranks) {
+    const auto r = static_cast<std::size_t>(w);
+    const results::TraceIssue& issue = issues[r].at(comm.hash).at(index);
+    std::uint64_t sent = 0;
+    for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
+      const results::TraceOperation& op = traces[r].operations[i];
+      if (op.function == "Send") sent += op.count;
+      pattern += fmt::format("{}{}:{};", op.function == "Send" ? 's' : 'r', op.peer, op.count);
+    }
+    busiest = std::max(busiest, sent);
+    pattern += '|';
+  }
+  return {busiest, pattern};
 }
 
 }  // namespace
@@ -45,14 +135,6 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
         fmt::format("the trace was recorded on {} ranks; launch the replay on as many (this launch has {})",
                     traces.size(), world_size));
   const results::RankTrace& mine = traces.at(static_cast<std::size_t>(rank));
-  std::size_t point_to_point = 0;
-  for (const results::TraceOperation& op : mine.operations) point_to_point += op.point_to_point() ? 1 : 0;
-  if (point_to_point > 0)
-    throw UsageError(
-        fmt::format("rank {}'s trace holds {} Send/Recv operation(s): point-to-point operations are not "
-                    "replayed yet (docs/replay.md)",
-                    rank, point_to_point));
-
   // Every communicator of the job in one order on every rank: by hash.
   ReplayPlan plan;
   plan.clock = mine.clock;
@@ -76,38 +158,51 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
   plan.rows.resize(plan.communicators.size());
 
   std::vector<std::size_t> issued(plan.communicators.size(), 0);
-  // (communicator, function, type, root, count) -> its row
-  std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t>, std::size_t> row_of;
+  // (communicator, function, type, root, count, group pattern) -> its row
+  std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t, std::string>,
+           std::size_t>
+      row_of;
   std::set<std::int64_t> steps;
-  const std::map<std::string, std::vector<double>> slowest = slowest_recorded(traces);
-  for (const results::TraceOperation& recorded : mine.operations) {
+  const std::vector<IssuesByComm> issues = issues_by_comm(traces);
+  for (const results::TraceIssue& issue : results::issues_of(mine)) {
+    const results::TraceOperation& recorded = mine.operations[issue.first];
     ReplayOperation op;
     op.communicator = index_of.at(recorded.comm);
     ReplayCommunicator& comm = plan.communicators[op.communicator];
     op.index_in_comm = issued[op.communicator]++;
-    op.collective = &collective_named(recorded.function);
     op.dtype = recorded.dtype;
     op.op = ReduceOp::kSum;  // NCCL's profiler interface does not give the reduction: every member sums
     op.root = std::max(recorded.root, 0);
-    op.count = recorded.count;
-    op.recorded_seconds = recorded.duration_us * 1e-6;
-    op.recorded_slowest_seconds = slowest.at(recorded.comm).at(op.index_in_comm);
+    op.recorded_seconds = recorded_seconds(mine, issue);
+    op.recorded_slowest_seconds = slowest_recorded(traces, issues, comm, op.index_in_comm);
     op.gap_seconds = recorded.gap_us * 1e-6;
     op.step = recorded.step;
     if (op.step >= 0) steps.insert(op.step);
-    const int ranks = static_cast<int>(comm.world_ranks.size());
-    const collectives::BufferCounts buffers = op.collective->buffers(op.count, ranks);
-    comm.send_bytes = std::max(comm.send_bytes, buffers.send * size_of(op.dtype));
-    comm.recv_bytes = std::max(comm.recv_bytes, buffers.recv * size_of(op.dtype));
-    // Its row: the communicator's first row of the same (function, count, type, root).
+    std::string pattern;
+    std::uint64_t send_elements = 0, recv_elements = 0;
+    if (issue.point_to_point) {
+      op.transfers = transfer_group(traces, issues, comm, op.index_in_comm, rank);
+      for (const collectives::Transfer& t : op.transfers.transfers) (t.send ? send_elements : recv_elements) += t.count;
+      std::tie(op.count, pattern) = group_pattern(traces, issues, comm, op.index_in_comm);
+    } else {
+      op.collective = &collective_named(recorded.function);
+      op.count = recorded.count;
+      const collectives::BufferCounts buffers =
+          op.collective->buffers(op.count, static_cast<int>(comm.world_ranks.size()));
+      send_elements = buffers.send;
+      recv_elements = buffers.recv;
+    }
+    comm.send_bytes = std::max(comm.send_bytes, send_elements * size_of(op.dtype));
+    comm.recv_bytes = std::max(comm.recv_bytes, recv_elements * size_of(op.dtype));
+    // Its row: the communicator's first row of the same (function, count, type, root), or pattern.
     std::vector<ReplayRowKey>& rows = plan.rows[op.communicator];
-    const int root = op.collective->has_root ? op.root : -1;
+    const int root = op.collective && op.collective->has_root ? op.root : -1;
     const auto [row, added] =
-        row_of.try_emplace({op.communicator, op.collective, op.dtype, root, op.count}, rows.size());
+        row_of.try_emplace({op.communicator, op.collective, op.dtype, root, op.count, pattern}, rows.size());
     op.row = row->second;
     if (added) rows.push_back({op.collective, op.dtype, root, op.count, 0});
     ++rows[op.row].occurrences;
-    plan.operations.push_back(op);
+    plan.operations.push_back(std::move(op));
   }
   plan.steps = steps.size();
   // Buffers are made before anything runs: what cannot be had is said now, not by the allocator.

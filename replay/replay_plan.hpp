@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/backend.hpp"
 #include "collectives/collective.hpp"
 #include "common/reduce_op.hpp"
 #include "results/trace_file.hpp"
@@ -24,17 +25,18 @@ struct ReplayCommunicator {
   std::uint64_t recv_bytes = 0;
 };
 
-/// One operation of this rank's trace, in issue order.
+/// One operation of this rank's trace, in issue order: a collective, or a group of Send/Recv.
 struct ReplayOperation {
   std::size_t communicator = 0;   ///< index into ReplayPlan::communicators
   std::size_t index_in_comm = 0;  ///< its place among the communicator's operations (the same on every member)
   std::size_t row = 0;            ///< the communicator's row it is reported in
-  const collectives::Collective* collective = nullptr;
+  const collectives::Collective* collective = nullptr;  ///< null: a group of Send/Recv (`transfers`)
+  collectives::TransferGroup transfers;                 ///< this rank's Send/Recv of a group
   DataType dtype = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;  ///< the trace does not say: sum
   int root = 0;
   std::uint64_t count = 0;
-  double recorded_seconds = 0;  ///< this rank's recorded duration
+  double recorded_seconds = 0;  ///< this rank's recorded duration (a group's: its longest Send/Recv)
   /// The slowest member's recorded duration of the same operation: what its replayed time (the
   /// slowest member's) is compared with. Ranks that enter back-to-back operations at different
   /// times split one collective's time unevenly between them, so one rank's figure alone misleads.
@@ -43,12 +45,13 @@ struct ReplayOperation {
   std::int64_t step = -1;
 };
 
-/// Operations of one communicator reported together: one (function, count, type, root).
+/// Operations of one communicator reported together: one (function, count, type, root), or one
+/// pattern of Send/Recv groups (the same transfers on every member).
 struct ReplayRowKey {
-  const collectives::Collective* collective = nullptr;
+  const collectives::Collective* collective = nullptr;  ///< null: groups of Send/Recv
   DataType dtype = DataType::kFloat32;
   int root = -1;
-  std::uint64_t count = 0;
+  std::uint64_t count = 0;      ///< groups: the elements its busiest member sends
   std::size_t occurrences = 0;  ///< in one pass of the trace
 };
 
@@ -60,8 +63,8 @@ struct ReplayPlan {
   std::string clock;                              ///< the recorded durations' clock: gpu or host
 };
 
-/// The plan of world rank `rank`. Throws UsageError for what cannot be replayed (point-to-point
-/// operations, a world of another size than the trace's).
+/// The plan of world rank `rank`. Throws UsageError for what cannot be replayed (a group of
+/// Send/Recv mixing element types, a world of another size than the trace's).
 ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int rank, int world_size);
 
 }  // namespace fabricbench::replay

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/input_file.hpp"
+#include "common/text_lines.hpp"
 #include "results/json_fields.hpp"
 
 namespace fabricbench::results {
@@ -65,7 +66,47 @@ TraceOperation operation_from(const JsonFields& f, const RankTrace& trace) {
   op.duration_us = f.seconds_us("duration_us");
   op.gap_us = f.seconds_us("gap_us");
   op.step = f.whole("step", -1, std::numeric_limits<std::int32_t>::max(), -1);
+  op.group = f.whole("group", -1, std::numeric_limits<std::int64_t>::max(), -1);
   return op;
+}
+
+// A numbered group's Send/Recv follow one another on one communicator: what issues_of() takes as
+// one issue. Checked as the rank's file is read.
+void check_groups(const RankTrace& trace, const std::string& name) {
+  std::set<std::int64_t> ended;
+  const TraceOperation* open = nullptr;  // the group being read
+  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+    const TraceOperation& op = trace.operations[i];
+    const bool grouped = op.point_to_point() && op.group >= 0;
+    if (open && grouped && op.group == open->group) {
+      if (op.comm != open->comm)
+        throw InputError(
+            fmt::format("{}: operation {}: group {} spans communicators '{}' and '{}' (a replayed "
+                        "group is on one communicator)",
+                        name, i, op.group, open->comm, op.comm));
+      continue;
+    }
+    if (open) ended.insert(open->group);
+    open = grouped ? &op : nullptr;
+    if (grouped && ended.contains(op.group))
+      throw InputError(
+          fmt::format("{}: operation {}: group {} was already closed: a group's Send/Recv follow "
+                      "one another, with no other operation between them",
+                      name, i, op.group));
+  }
+}
+
+// A rank's Send/Recv of one issue, per (peer, direction), in order: what its peers must mirror.
+struct Transfers {
+  std::map<int, std::vector<const TraceOperation*>> sends, receives;  // peer -> operations
+};
+Transfers transfers_of(const RankTrace& trace, const TraceIssue& issue) {
+  Transfers t;
+  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
+    const TraceOperation& op = trace.operations[i];
+    (op.function == "Send" ? t.sends : t.receives)[op.peer].push_back(&op);
+  }
+  return t;
 }
 
 // What every member of a communicator must issue alike, in order.
@@ -73,16 +114,19 @@ std::string collective_signature(const TraceOperation& op) {
   return fmt::format("{} of {} x {}{}", op.function, op.count, name_of(op.dtype),
                      op.root >= 0 ? fmt::format(" (root {})", op.root) : std::string());
 }
+std::string issue_signature(const RankTrace& trace, const TraceIssue& issue) {
+  return issue.point_to_point ? std::string("a group of Send/Recv")
+                              : collective_signature(trace.operations[issue.first]);
+}
 
 // Each rank issues its collectives one after the other, each waiting for the communicator's other
 // members: ranks that issued two communicators' collectives in opposite orders would wait on each
 // other for ever. Played through like that, every rank must reach its trace's end.
 template <class Members>
 void check_issue_order(const std::vector<RankTrace>& ranks, const Members& members, const std::string& name) {
-  std::vector<std::vector<const TraceOperation*>> ops(ranks.size());
+  std::vector<std::vector<const TraceOperation*>> ops(ranks.size());  // each issue's first operation
   for (std::size_t r = 0; r < ranks.size(); ++r)
-    for (const TraceOperation& op : ranks[r].operations)
-      if (!op.point_to_point()) ops[r].push_back(&op);
+    for (const TraceIssue& issue : issues_of(ranks[r])) ops[r].push_back(&ranks[r].operations[issue.first]);
   std::vector<std::size_t> next(ranks.size(), 0);
   std::vector<std::size_t> work(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) work[r] = r;
@@ -108,10 +152,11 @@ void check_issue_order(const std::vector<RankTrace>& ranks, const Members& membe
     if (next[r] == ops[r].size()) continue;
     const TraceOperation& waiting = *ops[r][next[r]];
     throw InputError(
-        fmt::format("{}: rank {} waits in its collective {} ({}) on communicator '{}' for ranks that wait "
-                    "elsewhere first: the ranks issued their communicators' collectives in orders that "
+        fmt::format("{}: rank {} waits in its operation {} ({}) on communicator '{}' for ranks that wait "
+                    "elsewhere first: the ranks issued their communicators' operations in orders that "
                     "cannot be replayed one after the other",
-                    name, r, next[r], collective_signature(waiting), waiting.comm));
+                    name, r, next[r], waiting.point_to_point() ? "a group of Send/Recv" : collective_signature(waiting),
+                    waiting.comm));
   }
 }
 
@@ -122,22 +167,68 @@ const TraceCommunicator* RankTrace::communicator(std::string_view hash) const {
   return found == index_.end() ? nullptr : &communicators[found->second];
 }
 
+std::vector<TraceIssue> issues_of(const RankTrace& trace) {
+  std::vector<TraceIssue> issues;
+  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+    const TraceOperation& op = trace.operations[i];
+    if (op.point_to_point() && op.group >= 0 && !issues.empty() && issues.back().point_to_point) {
+      const TraceOperation& first = trace.operations[issues.back().first];
+      if (first.group == op.group && first.comm == op.comm) {
+        ++issues.back().size;
+        continue;
+      }
+    }
+    issues.push_back({i, 1, op.point_to_point()});
+  }
+  return issues;
+}
+
 void RankTrace::add_communicator(TraceCommunicator communicator) {
   index_.emplace(communicator.hash, communicators.size());
   communicators.push_back(std::move(communicator));
 }
 
+namespace {
+
+// Within one group of a communicator: every Send of a member matched, in order, by a Recv of the
+// same count and type at its peer, and no Recv left without its Send.
+void check_matched(const std::vector<RankTrace>& ranks, const std::vector<int>& world_rank,
+                   const std::vector<const TraceIssue*>& at, const std::string& hash, std::size_t index,
+                   const std::string& name) {
+  std::vector<Transfers> t;
+  for (std::size_t member = 0; member < at.size(); ++member)
+    t.push_back(transfers_of(ranks[static_cast<std::size_t>(world_rank[member])], *at[member]));
+  auto where = [&](std::size_t member) {
+    return fmt::format("{}: communicator '{}', operation {} (a group of Send/Recv): rank {}", name, hash, index,
+                       world_rank[member]);
+  };
+  for (std::size_t from = 0; from < t.size(); ++from) {
+    for (const auto& [to, sends] : t[from].sends) {
+      const auto found = t[static_cast<std::size_t>(to)].receives.find(static_cast<int>(from));
+      const std::size_t received = found == t[static_cast<std::size_t>(to)].receives.end() ? 0 : found->second.size();
+      if (received != sends.size())
+        throw InputError(fmt::format("{} sends {} time(s) to its rank {}, which receives {} time(s) from it",
+                                     where(from), sends.size(), to, received));
+      for (std::size_t k = 0; k < sends.size(); ++k)
+        if (sends[k]->count != found->second[k]->count || sends[k]->dtype != found->second[k]->dtype)
+          throw InputError(fmt::format("{} sends {} x {} to its rank {}, which receives {} x {}", where(from),
+                                       sends[k]->count, name_of(sends[k]->dtype), to, found->second[k]->count,
+                                       name_of(found->second[k]->dtype)));
+    }
+    for (const auto& [peer, receives] : t[from].receives)
+      if (!t[static_cast<std::size_t>(peer)].sends.contains(static_cast<int>(from)))
+        throw InputError(fmt::format("{} receives {} time(s) from its rank {}, which sends it nothing", where(from),
+                                     receives.size(), peer));
+  }
+}
+
+}  // namespace
+
 RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
   RankTrace trace;
   bool header = false;
-  std::size_t number = 0, start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  for_each_line(text, [&](std::string_view line, std::size_t number) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
     const std::string where = fmt::format("{} line {}", name, number);
     const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
     if (object.is_discarded() || !object.is_object())
@@ -156,7 +247,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
       trace.clock = f.text("clock", "host");
       if (trace.clock != "gpu" && trace.clock != "host") f.fail("clock", "is neither \"gpu\" nor \"host\"");
       header = true;
-      continue;
+      return;
     }
     if (const auto comm = object.find("comm"); comm != object.end() && comm->is_object()) {
       TraceCommunicator c = communicator_from(JsonFields(*comm, where), trace.ranks);
@@ -171,8 +262,9 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
                                      kMaxTraceOperations));
       trace.operations.push_back(operation_from(JsonFields(*op, where), trace));
     }  // other lines (a later version's additions) are skipped
-  }
+  });
   if (!header) throw InputError(fmt::format("{}: empty: no trace header", name));
+  check_groups(trace, name);
   return trace;
 }
 
@@ -213,30 +305,39 @@ void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) 
       throw InputError(fmt::format("{}: communicator '{}' of {} ranks: no rank's trace is its rank {}", name, hash,
                                    m.size, missing - m.world_rank.begin()));
   }
-  // The same collectives in the same order on every member (what NCCL itself requires): each
-  // communicator's rank 0 sets the order.
-  std::map<std::string, std::vector<const TraceOperation*>> first_member;
-  for (const RankTrace& trace : ranks)
-    for (const TraceOperation& op : trace.operations)
-      if (!op.point_to_point() && members.at(op.comm).world_rank.front() == trace.rank)
-        first_member[op.comm].push_back(&op);
+  // The same collectives in the same order on every member (what NCCL itself requires), and a
+  // group of Send/Recv where one member has one: each communicator's rank 0 sets the order.
+  std::vector<std::vector<TraceIssue>> issues(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) issues[r] = issues_of(ranks[r]);
+  // Per communicator, per issue: the world rank and issue of each member, in member order.
+  std::map<std::string, std::vector<std::vector<const TraceIssue*>>> by_comm;
   for (const RankTrace& trace : ranks) {
     std::map<std::string, std::size_t> index;
-    for (const TraceOperation& op : trace.operations) {
-      if (op.point_to_point()) continue;
+    const std::size_t r = static_cast<std::size_t>(trace.rank);
+    for (const TraceIssue& issue : issues[r]) {
+      const TraceOperation& op = trace.operations[issue.first];
+      const Members& m = members.at(op.comm);
+      const int member = trace.communicator(op.comm)->rank;
       const std::size_t i = index[op.comm]++;
-      const auto& reference = first_member[op.comm];
-      if (i >= reference.size() || collective_signature(*reference[i]) != collective_signature(op))
-        throw InputError(
-            fmt::format("{}: communicator '{}', operation {}: rank {} issues {}, its rank 0 (world rank {}) {}", name,
-                        op.comm, i, trace.rank, collective_signature(op), members.at(op.comm).world_rank.front(),
-                        i < reference.size() ? collective_signature(*reference[i]) : std::string("nothing more")));
+      auto& sequence = by_comm[op.comm];
+      if (sequence.size() <= i) sequence.resize(i + 1, std::vector<const TraceIssue*>(m.world_rank.size(), nullptr));
+      sequence[i][static_cast<std::size_t>(member)] = &issue;
     }
-    for (const TraceCommunicator& c : trace.communicators) {
-      const std::size_t expected = first_member[c.hash].size();
-      if (index[c.hash] < expected)
-        throw InputError(fmt::format("{}: communicator '{}': rank {} issues {} collective(s), its rank 0 {}", name,
-                                     c.hash, trace.rank, index[c.hash], expected));
+  }
+  for (const auto& [hash, sequence] : by_comm) {
+    const Members& m = members.at(hash);
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      const auto& at = sequence[i];
+      auto said = [&](std::size_t member) {
+        return at[member] ? issue_signature(ranks[static_cast<std::size_t>(m.world_rank[member])], *at[member])
+                          : std::string("nothing more");
+      };
+      for (std::size_t member = 0; member < at.size(); ++member)
+        if (said(member) != said(0))
+          throw InputError(
+              fmt::format("{}: communicator '{}', operation {}: rank {} issues {}, its rank 0 (world rank {}) {}", name,
+                          hash, i, m.world_rank[member], said(member), m.world_rank.front(), said(0)));
+      if (at[0]->point_to_point) check_matched(ranks, m.world_rank, at, hash, i, name);
     }
   }
   check_issue_order(ranks, members, name);
@@ -274,24 +375,25 @@ std::string trace_text(const RankTrace& trace) {
   for (const TraceCommunicator& c : trace.communicators)
     out += nlohmann::json{{"comm", {{"hash", c.hash}, {"size", c.size}, {"rank", c.rank}, {"nodes", c.nodes}}}}.dump() +
            "\n";
-  for (const TraceOperation& op : trace.operations)
-    out += nlohmann::json{{"op",
-                           {{"comm", op.comm},
-                            {"function", op.function},
-                            {"count", op.count},
-                            {"type", name_of(op.dtype)},
-                            {"root", op.root},
-                            {"peer", op.peer},
-                            {"reduction", op.reduction},
-                            {"algorithm", op.algorithm},
-                            {"protocol", op.protocol},
-                            {"channels", op.channels},
-                            {"start_us", op.start_us},
-                            {"duration_us", op.duration_us},
-                            {"gap_us", op.gap_us},
-                            {"step", op.step}}}}
-               .dump() +
-           "\n";
+  for (const TraceOperation& op : trace.operations) {
+    nlohmann::json line{{"op",
+                         {{"comm", op.comm},
+                          {"function", op.function},
+                          {"count", op.count},
+                          {"type", name_of(op.dtype)},
+                          {"root", op.root},
+                          {"peer", op.peer},
+                          {"reduction", op.reduction},
+                          {"algorithm", op.algorithm},
+                          {"protocol", op.protocol},
+                          {"channels", op.channels},
+                          {"start_us", op.start_us},
+                          {"duration_us", op.duration_us},
+                          {"gap_us", op.gap_us},
+                          {"step", op.step}}}};
+    if (op.group >= 0) line["op"]["group"] = op.group;
+    out += line.dump() + "\n";
+  }
   return out;
 }
 

@@ -51,8 +51,18 @@ struct TraceOperation {
   double duration_us = 0;  ///< on the clock the header names (GPU kernels, or the host)
   double gap_us = 0;       ///< since the previous operation on this rank ended
   std::int64_t step = -1;  ///< the training step it belongs to; -1 when not known
+  /// Send/Recv issued in one NCCL group (ncclGroupStart..End) share a number and follow one another
+  /// in the rank's order, on one communicator; -1: a group of its own.
+  std::int64_t group = -1;
 
   bool point_to_point() const { return function == "Send" || function == "Recv"; }
+};
+
+/// What a rank issued to a communicator as one operation: a collective, or a group of Send/Recv.
+struct TraceIssue {
+  std::size_t first = 0;  ///< its first operation in RankTrace::operations
+  std::size_t size = 1;   ///< its operations (a collective: 1)
+  bool point_to_point = false;
 };
 
 /// One rank's file.
@@ -72,12 +82,17 @@ struct RankTrace {
   std::map<std::string, std::size_t, std::less<>> index_;  // hash -> its place in communicators
 };
 
+/// The rank's operations as issues: each collective alone, each group of Send/Recv together.
+std::vector<TraceIssue> issues_of(const RankTrace& trace);
+
 /// One rank's file (`name` in messages). Throws InputError naming the line and what is wrong.
 RankTrace parse_rank_trace(std::string_view text, const std::string& name);
 
 /// Checks the ranks' traces against one another: one per rank 0..N-1 of one world, each
-/// communicator's members agree on its size and hold each of its ranks once, and every member
-/// issues the same collectives (function, count, type, root) in the same order on it.
+/// communicator's members agree on its size and hold each of its ranks once, every member issues
+/// the same collectives (function, count, type, root) in the same order on it, and where one
+/// issues a group of Send/Recv every member does, each Send matched by its peer's Recv of the same
+/// count and type in that group.
 void check_traces(const std::vector<RankTrace>& ranks, const std::string& name);
 
 /// Every rank's file of `folder`, parsed and checked. Throws InputError.

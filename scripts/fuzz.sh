@@ -29,6 +29,10 @@ for dump in tests/data/inspector/*/; do
   { printf '\x09'; for file in "$dump"*.log; do cat "$file"; printf '\x1e'; done; } \
     > "$corpus/seed_inspector_$(basename "$dump")"
 done
+# nccl-tests alltoallv traffic matrices: byte 0xAA.
+for matrix in tests/data/alltoallv/*.txt; do
+  { printf '\xaa'; cat "$matrix"; } > "$corpus/seed_alltoallv_$(basename "$matrix")"
+done
 cp tests/data/fuzz-regressions/* "$corpus"/ 2>/dev/null || true  # inputs that once crashed a reader
 echo "fuzz: result readers for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
 # libFuzzer's own failure exit code is 77, which ctest reads as "skipped": make it 1.

@@ -1143,6 +1143,18 @@ SYNTHETIC_TRACE = Path(__file__).resolve().parent / "data" / "replay" / "synthet
 INSPECTOR_DUMP = Path(__file__).resolve().parent / "data" / "inspector" / "two-ranks"
 
 
+def import_and_replay(runner, source, trace, ranks, imported_line):
+    """fb_import SOURCE --trace TRACE, then fb_replay of it on the MPI backend: its rows."""
+    imported = tool(runner, "fb_import", [source, "--trace", trace])
+    expect(imported.returncode == 0 and imported_line in imported.stdout,
+           f"fb_import {source} --trace: exit {imported.returncode}\n{imported.stdout}\n{imported.stderr}")
+    print(imported.stdout.strip())
+    result = Path(f"{trace}.json")
+    replayed = runner.run("replay", ranks, [str(trace), "--backend", "mpi", "-n", "3", "--json", str(result)])
+    expect(replayed.returncode == 0, f"replay of {trace}: exit {replayed.returncode}\n{replayed.stderr}")
+    return json.load(open(result))["rows"]
+
+
 def test_replay(runner, _):
     """fb_replay of the synthetic 4-rank trace on the MPI backend: every recorded communicator made
     again, every operation's data checked, a row per (communicator, operation, size); --gaps; a
@@ -1228,21 +1240,44 @@ def test_replay(runner, _):
         expect(refused.returncode == 2 and len(lines) == 1 and "--algo/--proto" in lines[0],
                f"replay --proto on MPI: exit {refused.returncode}, {lines}")
         # NCCL Inspector's output made a trace by fb_import, replayed with its data checked.
-        imported = tool(runner, "fb_import", [INSPECTOR_DUMP, "--trace", t / "from-inspector"])
-        expect(imported.returncode == 0 and "2 rank(s), 16 operation(s) imported" in imported.stdout,
-               f"fb_import --trace: exit {imported.returncode}\n{imported.stdout}\n{imported.stderr}")
-        print(imported.stdout.strip())
+        rows = import_and_replay(runner, INSPECTOR_DUMP, t / "from-inspector", 2, "2 rank(s), 16 operation(s) imported")
         again = tool(runner, "fb_import", [INSPECTOR_DUMP, "--trace", t / "from-inspector"])
         expect(again.returncode == 2 and "already holds a trace" in again.stderr,
                f"fb_import --trace into a trace: exit {again.returncode}, {again.stderr}")
-        replayed = runner.run("replay", 2, [str(t / "from-inspector"), "--backend", "mpi", "-n", "2", "--json",
-                                            str(t / "inspector.json")])
-        expect(replayed.returncode == 0, f"replay of the Inspector import: exit {replayed.returncode}\n{replayed.stderr}")
-        rows = json.load(open(t / "inspector.json"))["rows"]
         expect(sorted((r["collective"], r["size_bytes"]) for r in rows) ==
                [("all_gather", 131072), ("all_reduce", 1048576), ("all_reduce", 4194304), ("broadcast", 4096)]
                and all(r["wrong"] == 0 and r["dtype"] == "int8" for r in rows),
                f"Inspector import rows: {[(r['collective'], r['size_bytes'], r['wrong']) for r in rows]}")
+        # An nccl-tests alltoallv traffic matrix made a trace: one group of Send/Recv per rank,
+        # skewed sizes, each rank's received bytes checked against what its senders sent.
+        matrix = Path(__file__).resolve().parent / "data" / "alltoallv" / "four-ranks.txt"
+        rows = import_and_replay(runner, matrix, t / "alltoallv", 4, "4 rank(s), 24 operation(s) imported")
+        expect(len(rows) == 1 and rows[0]["collective"] == "send_recv_group" and rows[0]["wrong"] == 0
+               and rows[0]["size_bytes"] == 1024 + 512 + 262144 and rows[0]["call"] == "MPI_Isend+MPI_Irecv",
+               f"alltoallv replay rows: {rows}")
+        bad = t / "bad-matrix.txt"
+        bad.write_text("16 16\n16 nan\n")
+        refused = tool(runner, "fb_import", [bad, "--trace", t / "bad-trace"])
+        lines = own_lines(refused.stderr)
+        expect(refused.returncode == 2 and len(lines) == 1 and "'nan' is not a number" in lines[0]
+               and not (t / "bad-trace").exists(), f"fb_import of a bad matrix: exit {refused.returncode}, {lines}")
+        # fb_sweep over a replay: one launch per setting (Open MPI's all_reduce algorithm here,
+        # NCCL_PROTO on a GPU), the replays' rows merged with the setting beside each communicator.
+        prefix = t / "sweep"
+        swept = subprocess.run([str(runner.bin_dir / "fb_sweep"), "--var", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                                "--var", "OMPI_MCA_coll_tuned_allreduce_algorithm=1,4", "--out", str(prefix),
+                                "--timeout", "120", "--", runner.mpirun, "-np", "4",
+                                str(runner.bin_dir / "fb_replay"), str(SYNTHETIC_TRACE), "--backend", "mpi", "-n", "2"],
+                               env=runner.env, capture_output=True, text=True, timeout=300)
+        expect(swept.returncode == 0, f"fb_sweep over fb_replay: exit {swept.returncode}\n{swept.stdout}\n{swept.stderr}")
+        rows = read_csv(f"{prefix}.csv")
+        per_setting = {}
+        for r in rows:
+            per_setting.setdefault(r["settings"].split("OMPI_MCA_coll_tuned_allreduce_algorithm=")[1], []).append(r)
+        expect(sorted(per_setting) == ["1", "4"] and all(len(v) == 6 for v in per_setting.values())
+               and all("comm=" in r["settings"] and int(r["wrong"]) == 0 for r in rows),
+               f"fb_sweep over fb_replay rows: {[(r['collective'], r['settings'], r['wrong']) for r in rows]}")
+        print(f"fb_sweep over fb_replay: 2 launches, {len(rows)} rows merged")
 
 
 TESTS = {

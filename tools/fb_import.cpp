@@ -2,16 +2,21 @@
 // fb_import FILE --csv OUT.csv --json OUT.json: another tool's output (nccl-tests text/JSON,
 // perftest text/JSON, Google Benchmark JSON) rewritten as a fabricbench run, to store, plot or
 // use as a baseline. fb_import DIR --trace TRACE-DIR: NCCL Inspector's output as a trace that
-// fb_replay replays (docs/replay.md).
+// fb_replay replays; fb_import MATRIX --trace TRACE-DIR: an nccl-tests alltoallv traffic matrix as
+// one (docs/replay.md).
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "common/cli.hpp"
+#include "common/input_file.hpp"
+#include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
+#include "results/alltoallv_import.hpp"
 #include "results/run_file.hpp"
 #include "results/trace_import.hpp"
 
@@ -23,7 +28,7 @@ namespace {
 int run(int argc, char** argv) {
   CLI::App app(
       "fb_import: rewrites nccl-tests, perftest or Google Benchmark output as a fabricbench run, or NCCL "
-      "Inspector output as a trace (--trace).",
+      "Inspector output or an nccl-tests alltoallv traffic matrix as a trace (--trace).",
       "fb_import");
   std::string input, format = "auto", csv_path, json_path;
   app.add_option("input", input, "the file to import")->required();
@@ -32,7 +37,14 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "write context and rows as JSON here");
   std::string trace_folder;
   app.add_option("--trace", trace_folder,
-                 "the input is a folder of NCCL Inspector output: write it here as a trace for fb_replay");
+                 "write the input as a trace for fb_replay here: a folder of NCCL Inspector output, or an "
+                 "nccl-tests alltoallv traffic matrix file");
+  MatrixImport matrix;
+  app.add_option("--scale", matrix.scale,
+                 "an alltoallv matrix's values times this (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE) [1]")
+      ->check(number_in(NumberRange::between(0, 1e12)));
+  app.add_option("--ranks", matrix.ranks, "an alltoallv matrix's first N rows and columns [all]")
+      ->check(number_in(NumberRange::between(1, kMaxMatrixRanks)));
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;
@@ -40,14 +52,21 @@ int run(int argc, char** argv) {
   if (!trace_folder.empty()) {
     if (!csv_path.empty() || !json_path.empty())
       throw UsageError("--trace writes a trace, not a run: drop --csv/--json (or import the run separately)");
-    const std::vector<RankTrace> traces = import_inspector(inspector_files(input));
+    std::error_code ec;
+    const bool inspector = std::filesystem::is_directory(input, ec);
+    const std::vector<RankTrace> traces =
+        inspector
+            ? import_inspector(inspector_files(input))
+            : import_alltoallv_matrix(read_input_file(input, "alltoallv matrix", kMaxTraceFileBytes), input, matrix);
     write_trace(traces, trace_folder);
     std::size_t operations = 0;
     for (const RankTrace& t : traces) operations += t.operations.size();
-    std::printf("%zu rank(s), %zu operation(s) imported from %s (NCCL Inspector) into %s\n", traces.size(), operations,
-                input.c_str(), trace_folder.c_str());
+    std::printf("%zu rank(s), %zu operation(s) imported from %s (%s) into %s\n", traces.size(), operations,
+                input.c_str(), inspector ? "NCCL Inspector" : "nccl-tests alltoallv matrix", trace_folder.c_str());
     return kExitOk;
   }
+  if (app.count("--scale") || app.count("--ranks"))
+    throw UsageError("--scale and --ranks read an alltoallv matrix: give --trace");
   if (csv_path.empty() && json_path.empty()) throw UsageError("give --csv and/or --json: where to write the run");
   if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
   if (!json_path.empty()) check_writable_path(json_path, "--json");

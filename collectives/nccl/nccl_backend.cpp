@@ -547,15 +547,83 @@ double NcclBackend::run(const CallSpec& call, int operations) {
   return between_marks(0) * operations / executed;
 }
 
-void NcclBackend::enqueue_after_gap(double gap_seconds, const CallSpec& call) {
+void NcclBackend::begin_queued(double gap_seconds) {
   for (Lane& lane : lanes_) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     hold_stream_device(gap_seconds, lane.stream.get());
   }
-  const std::size_t index = timeline_calls_++;
-  mark(2 * index);
+  mark(2 * timeline_calls_);
+}
+
+void NcclBackend::enqueue_after_gap(double gap_seconds, const CallSpec& call) {
+  begin_queued(gap_seconds);
   enqueue_all(call);
-  mark(2 * index + 1);
+  mark(2 * timeline_calls_++ + 1);
+}
+
+void NcclBackend::enqueue_after_gap(double gap_seconds, const TransferGroup& group) {
+  begin_queued(gap_seconds);
+  enqueue_transfers(group);
+  mark(2 * timeline_calls_++ + 1);
+}
+
+Lane& NcclBackend::transfers_lane() {
+  if (lanes_.size() != 1) throw Error("a group of Send/Recv is replayed with one GPU per process");
+  Lane& lane = lanes_.front();
+  FB_CUDA_CHECK(cudaSetDevice(lane.device));
+  return lane;
+}
+
+void NcclBackend::enqueue_transfers(const TransferGroup& group) {
+  Lane& lane = transfers_lane();
+  const std::size_t element = size_of(group.dtype);
+  FB_NCCL_CHECK(ncclGroupStart());
+  for (const Transfer& t : group.transfers) {
+    if (t.send)
+      FB_NCCL_CHECK(ncclSend(lane.send.data() + t.offset * element, t.count, nccl_type(group.dtype), t.peer,
+                             lane.comm.get(), lane.stream.get()));
+    else
+      FB_NCCL_CHECK(ncclRecv(lane.recv.data() + t.offset * element, t.count, nccl_type(group.dtype), t.peer,
+                             lane.comm.get(), lane.stream.get()));
+  }
+  FB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclBackend::prepare_transfers(const TransferGroup& group) {
+  Lane& lane = transfers_lane();
+  const std::size_t element = size_of(group.dtype);
+  for (const Transfer& t : group.transfers) {
+    if (t.send)
+      fill_input_device(sent_by(call_rank(lane), group.dtype), lane.send.data() + t.offset * element, t.offset, t.count,
+                        lane.stream.get());
+    else
+      FB_CUDA_CHECK(
+          cudaMemsetAsync(lane.recv.data() + t.offset * element, kPoisonByte, t.count * element, lane.stream.get()));
+  }
+  wait("filling the Send/Recv group's data");
+}
+
+double NcclBackend::run_transfers(const TransferGroup& group) {
+  mark(0);
+  enqueue_transfers(group);
+  mark(1);
+  wait("the Send/Recv group");
+  return between_marks(0);
+}
+
+std::uint64_t NcclBackend::count_wrong_transfers(const TransferGroup& group) {
+  Lane& lane = transfers_lane();
+  const std::size_t element = size_of(group.dtype);
+  auto* counter = reinterpret_cast<unsigned long long*>(lane.wrong_counter.data());
+  FB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, lane.stream.get()));
+  for (const Transfer& t : group.transfers)
+    if (!t.send)
+      count_wrong_device(copied_from(t.peer, t.peer_offset, group.dtype), lane.recv.data() + t.offset * element,
+                         t.count, counter, lane.stream.get());
+  unsigned long long wrong = 0;
+  FB_CUDA_CHECK(cudaMemcpyAsync(&wrong, counter, sizeof wrong, cudaMemcpyDeviceToHost, lane.stream.get()));
+  wait("the Send/Recv group's data check");
+  return wrong;
 }
 
 StreamTimelineBackend::Timeline NcclBackend::finish_timeline() {

@@ -99,7 +99,8 @@ struct Lane {
 class NcclBackend final : public Backend,
                           public TunableBackend,
                           public PathObservingBackend,
-                          public StreamTimelineBackend {
+                          public StreamTimelineBackend,
+                          public PointToPointBackend {
  public:
   /// Selects and checks the GPUs (local work only; connect() builds the communicators).
   NcclBackend(const Topology& topology, const NcclSettings& settings);
@@ -143,7 +144,12 @@ class NcclBackend final : public Backend,
   void begin_path_window() override;
   std::string path_note() const override;
   void enqueue_after_gap(double gap_seconds, const CallSpec& call) override;
+  void enqueue_after_gap(double gap_seconds, const TransferGroup& group) override;
   Timeline finish_timeline() override;
+  void prepare_transfers(const TransferGroup& group) override;
+  double run_transfers(const TransferGroup& group) override;
+  std::uint64_t count_wrong_transfers(const TransferGroup& group) override;
+  std::string transfers_call_name() const override { return std::string(kNcclPointToPointName); }
 
  private:
   struct View {
@@ -160,6 +166,11 @@ class NcclBackend final : public Backend,
   void enqueue(Lane& lane, const CallSpec& call);
   /// Enqueues one call on every lane (a group call when there are several).
   void enqueue_all(const CallSpec& call);
+  /// A group of Send/Recv in one NCCL group, on the one lane (groups are replayed one GPU a process).
+  void enqueue_transfers(const TransferGroup& group);
+  Lane& transfers_lane();
+  /// Holds every lane's stream for `gap_seconds`, then marks the start of a queued operation.
+  void begin_queued(double gap_seconds);
   /// Polls every lane's stream and communicator until done, aborting all after the timeout.
   void wait(const char* what);
   void abort_all() noexcept;

@@ -102,3 +102,21 @@ TEST(HostCheck, FloatToleranceGrowsWithRanksButStaysTight) {
 
 }  // namespace
 }  // namespace fabricbench::collectives
+
+namespace fabricbench::collectives {
+namespace {
+
+// A group of Send/Recv: a Recv holds its sender's input from where the Send sat in the sender's
+// send buffer; the check names a wrong sender or a wrong place.
+TEST(HostCheck, ARecvIsCheckedAgainstItsSendersDataFromTheSendsOffset) {
+  std::vector<std::int8_t> sent(64);
+  fill_input_host(sent_by(2, DataType::kInt8), sent.data(), 48, sent.size());  // rank 2's Send at offset 48
+  EXPECT_EQ(count_wrong_host(copied_from(2, 48, DataType::kInt8), sent.data(), sent.size()), 0u);
+  EXPECT_GT(count_wrong_host(copied_from(2, 49, DataType::kInt8), sent.data(), sent.size()), 40u);
+  EXPECT_GT(count_wrong_host(copied_from(1, 48, DataType::kInt8), sent.data(), sent.size()), 40u);
+  sent[10] = static_cast<std::int8_t>(sent[10] + 1);
+  EXPECT_EQ(count_wrong_host(copied_from(2, 48, DataType::kInt8), sent.data(), sent.size()), 1u);
+}
+
+}  // namespace
+}  // namespace fabricbench::collectives

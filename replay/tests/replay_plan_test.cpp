@@ -4,6 +4,7 @@
 // InputError or UsageError each.
 #include "replay/replay_plan.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "results/alltoallv_import.hpp"
 #include "results/trace_file.hpp"
 
 namespace fabricbench::replay {
@@ -173,17 +175,94 @@ TEST(RecordedJobs, TheFsdpTraceGathersAndScattersEveryLayerAndEachCallIsJudgedBy
 
 TEST(ReplayPlan, WhatCannotBeReplayedIsAUsageError) {
   EXPECT_THROW(make_replay_plan(synthetic(), 0, 2), UsageError);  // recorded on 4 ranks
-  const std::string p2p = header(0, 1) +
-                          R"({"comm": {"hash": "ab", "size": 1, "rank": 0}})"
-                          "\n" +
-                          R"({"op": {"comm": "ab", "function": "Send", "count": 4, "type": "float", "peer": 0}})";
-  const std::vector<results::RankTrace> ranks = {results::parse_rank_trace(p2p, "p2p")};
+  // A group of Send/Recv mixing element types (NCCL allows it; a replayed group has one type).
+  const std::string mixed =
+      header(0, 1) +
+      R"({"comm": {"hash": "ab", "size": 1, "rank": 0}})"
+      "\n" +
+      R"({"op": {"comm": "ab", "function": "Send", "count": 4, "type": "float", "peer": 0, "group": 1}})"
+      "\n" +
+      R"({"op": {"comm": "ab", "function": "Recv", "count": 4, "type": "int32", "peer": 0, "group": 1}})";
+  const std::vector<results::RankTrace> ranks = {results::parse_rank_trace(mixed, "mixed")};
   try {
     make_replay_plan(ranks, 0, 1);
-    FAIL() << "a Send was planned";
+    FAIL() << "a group of two types was planned";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("not replayed yet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mixes float and int32"), std::string::npos) << e.what();
   }
+}
+
+// An nccl-tests alltoallv matrix (cell [i][j]: bytes from rank i to rank j) made a trace: one group
+// of Send/Recv per rank, each Recv knowing where its sender's bytes sit.
+TEST(ReplayPlan, AnAlltoallvMatrixIsOneGroupPerRankWithEachRecvAtItsSendersOffset) {
+  const std::string matrix = "16 48 80\n32 64 112\n\n64 96 128\n";
+  const std::vector<results::RankTrace> ranks = results::import_alltoallv_matrix(matrix, "m", {});
+  ASSERT_EQ(ranks.size(), 3u);
+  ASSERT_EQ(results::issues_of(ranks[1]).size(), 1u);
+  EXPECT_EQ(results::issues_of(ranks[1]).front().size, 6u);
+  const ReplayPlan plan = make_replay_plan(ranks, 1, 3);
+  ASSERT_EQ(plan.operations.size(), 1u);
+  const ReplayOperation& group = plan.operations.front();
+  EXPECT_EQ(group.collective, nullptr);
+  EXPECT_EQ(group.dtype, DataType::kInt8);
+  EXPECT_EQ(group.count, 64u + 96 + 128);  // the busiest member's (rank 2's) bytes sent
+  // Rank 1, as alltoallv_perf issues it: to and from rank 0, itself, rank 2; Sends and Recvs each
+  // laid out one after the other in their own buffer.
+  struct Expected {
+    bool send;
+    int peer;
+    std::uint64_t count, offset, peer_offset;
+  };
+  const std::vector<Expected> expected = {{true, 0, 32, 0, 0},    {false, 0, 48, 0, 16}, {true, 1, 64, 32, 0},
+                                          {false, 1, 64, 48, 32}, {true, 2, 112, 96, 0}, {false, 2, 96, 112, 64}};
+  ASSERT_EQ(group.transfers.transfers.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const collectives::Transfer& t = group.transfers.transfers[i];
+    EXPECT_EQ(t.send, expected[i].send) << i;
+    EXPECT_EQ(t.peer, expected[i].peer) << i;
+    EXPECT_EQ(t.count, expected[i].count) << i;
+    EXPECT_EQ(t.offset, expected[i].offset) << i;
+    if (!t.send) {
+      EXPECT_EQ(t.peer_offset, expected[i].peer_offset) << i;
+    }
+  }
+  EXPECT_EQ(plan.communicators[0].send_bytes, 32u + 64 + 112);
+  EXPECT_EQ(plan.communicators[0].recv_bytes, 48u + 64 + 96);
+  ASSERT_EQ(plan.rows[0].size(), 1u);
+  EXPECT_EQ(plan.rows[0][0].collective, nullptr);
+  // The trace's text reads back to the same groups.
+  const results::RankTrace again = results::parse_rank_trace(results::trace_text(ranks[2]), "again");
+  EXPECT_EQ(results::trace_text(again), results::trace_text(ranks[2]));
+  EXPECT_EQ(again.operations.front().group, 0);
+}
+
+TEST(AlltoallvMatrix, ReadAsNcclTestsReadsItAndEveryBadMatrixIsOneLine) {
+  // Scaled, then down to a multiple of 16 bytes; the first N ranks of a larger matrix.
+  const auto bytes = results::read_alltoallv_matrix("100 200.5 7\n1e3 0 16\n0 0 40\n", "m", {2.0, 2});
+  EXPECT_EQ(bytes, (std::vector<std::vector<std::uint64_t>>{{192, 400}, {2000, 0}}));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "empty"},
+      {"1 2\n3\n", "1 columns where the first row has 2"},
+      {"1 2\n3 4\n5 6\n", "3 rows of 2 columns"},
+      {"16 nan\n16 16\n", "'nan' is not a number"},
+      {"16 inf\n16 16\n", "'inf' is not a number"},
+      {"16 -16\n16 16\n", "is not negative"},
+      {"16 1e30\n16 16\n", "more than the 16 GiB"},
+      {"16 x\n16 16\n", "'x' is not a number"},
+      {"16 0\n0 0\n", "rank 1 neither sends nor receives"},
+  };
+  for (const auto& [text, expected] : bad) {
+    std::string error;
+    try {
+      results::import_alltoallv_matrix(text, "m", {});
+    } catch (const results::InputError& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(expected), std::string::npos)
+        << "'" << text << "': expected '" << expected << "', got '" << error << "'";
+  }
+  EXPECT_THROW(results::read_alltoallv_matrix("16 16\n16 16\n", "m", {1.0, 3}), results::InputError);
+  EXPECT_THROW(results::read_alltoallv_matrix("16 16\n16 16\n", "m", {-1.0, 0}), results::InputError);
 }
 
 TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
@@ -193,6 +272,12 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
                             "\n";
   const auto op = [](const std::string& fields) { return R"({"op": {"comm": "ab", )" + fields + "}}\n"; };
   const std::string all_reduce = op(R"("function": "AllReduce", "count": 8, "type": "float")");
+  const auto p2p = [&](const char* function, int peer, int count, int group) {
+    return op(fmt::format(R"("function": "{}", "count": {}, "type": "int8", "peer": {}, "group": {})", function, count,
+                          peer, group));
+  };
+  const auto send = [&](int peer, int count, int group) { return p2p("Send", peer, count, group); };
+  const auto recv = [&](int peer, int count, int group) { return p2p("Recv", peer, count, group); };
   const std::string cd = std::string(R"({"comm": {"hash": "cd", "size": 2, "rank": 0}})") + "\n";
   const std::string cd1 = std::string(R"({"comm": {"hash": "cd", "size": 2, "rank": 1}})") + "\n";
   const std::string op_cd =
@@ -219,7 +304,8 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
        "has a root"},
       {{header(0, 2) + comm + all_reduce, header(1, 2) + comm}, "both say they are its rank 0"},
       {{header(0, 2) + comm + all_reduce}, "1 rank file(s) for a world of 2"},
-      {{header(0, 2) + comm + all_reduce, header(1, 2) + comm1}, "rank 1 issues 0 collective(s), its rank 0 1"},
+      {{header(0, 2) + comm + all_reduce, header(1, 2) + comm1},
+       "rank 1 issues nothing more, its rank 0 (world rank 0) AllReduce of 8 x float"},
       {{header(0, 2) + comm + all_reduce,
         header(1, 2) + comm1 + op(R"("function": "AllReduce", "count": 9, "type": "float")")},
        "rank 1 issues AllReduce of 9 x float, its rank 0 (world rank 0) AllReduce of 8 x float"},
@@ -231,6 +317,22 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
       // Two communicators of the same two ranks issued in opposite orders: each waits for the other.
       {{header(0, 2) + comm + cd + all_reduce + op_cd, header(1, 2) + comm1 + cd1 + op_cd + all_reduce},
        "cannot be replayed one after the other"},
+      // Groups of Send/Recv: each Send met by its peer's Recv of the same count and type, in one
+      // group on every member, the group's operations one after the other on one communicator.
+      {{header(0, 2) + comm + send(1, 4, 0), header(1, 2) + comm1 + send(0, 4, 0)},
+       "rank 0 sends 1 time(s) to its rank 1, which receives 0 time(s) from it"},
+      {{header(0, 2) + comm + send(1, 4, 0), header(1, 2) + comm1 + recv(0, 5, 0)},
+       "rank 0 sends 4 x int8 to its rank 1, which receives 5 x int8"},
+      {{header(0, 2) + comm + recv(1, 4, 0), header(1, 2) + comm1 + recv(0, 4, 0)},
+       "receives 1 time(s) from its rank 1, which sends it nothing"},
+      {{header(0, 2) + comm + send(1, 4, 3) + all_reduce + send(1, 4, 3), header(1, 2) + comm1},
+       "group 3 was already closed"},
+      {{header(0, 2) + comm + cd + send(1, 4, 3) +
+            R"({"op": {"comm": "cd", "function": "Send", "count": 4, "type": "int8", "peer": 1, "group": 3}})" + "\n",
+        header(1, 2) + comm1 + cd1},
+       "group 3 spans communicators 'ab' and 'cd'"},
+      {{header(0, 2) + comm + send(1, 4, 0), header(1, 2) + comm1 + all_reduce},
+       "rank 1 issues AllReduce of 8 x float, its rank 0 (world rank 0) a group of Send/Recv"},
   };
   for (const auto& [files, expected] : cases) {
     const std::string error = trace_error(files);

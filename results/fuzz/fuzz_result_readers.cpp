@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: every reader of stored results (our CSV and JSON, nccl-tests, perftest and
-// Google Benchmark importers, the replay's trace reader, the NCCL Inspector import) must turn any
-// input into rows or one InputError - never a crash, a hang or another exception. The first byte
-// picks the format (0: detect; one past the last: a trace, two past: Inspector files; the ranks'
-// or processes' files split at \x1e), so each reader is reached even by inputs that detection
-// would send elsewhere.
+// Google Benchmark importers, the replay's trace reader, the NCCL Inspector and alltoallv matrix
+// imports) must turn any input into rows or one InputError - never a crash, a hang or another
+// exception. The first byte picks the format (0: detect; one past the last: a trace, two past:
+// Inspector files, the ranks' or processes' files split at \x1e; 0xAA: an alltoallv matrix), so
+// each reader is reached even by inputs that detection would send elsewhere.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "results/alltoallv_import.hpp"
 #include "results/run_file.hpp"
 #include "results/trace_file.hpp"
 #include "results/trace_import.hpp"
@@ -32,6 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return files;
   };
   try {
+    if (data[0] == 0xAA) {
+      (void)fabricbench::results::import_alltoallv_matrix(text, "fuzz", {});
+      return 0;
+    }
     if (choice == kFormats) {
       std::vector<fabricbench::results::RankTrace> ranks;
       for (const auto& file : split()) ranks.push_back(fabricbench::results::parse_rank_trace(file.text, file.name));

@@ -11,11 +11,12 @@ start=$(date +%s)
 say() { echo "[$(($(date +%s) - start)) s] $*"; }
 pack() { tar -C /tmp -czf "$dest/replay-proof.tgz" replay-proof; }
 
-if ! "$build/bin/fb_replay" --help >/dev/null 2>&1 || ! "$build/bin/fb_compare" --help >/dev/null 2>&1; then
+if ! "$build/bin/fb_replay" --help >/dev/null 2>&1 || ! "$build/bin/fb_compare" --help >/dev/null 2>&1 ||
+  ! "$build/bin/fb_sweep" --help >/dev/null 2>&1 || ! "$build/bin/fb_import" --help >/dev/null 2>&1; then
   say "building $build"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFABRICBENCH_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$out/cmake.log" 2>&1 &&
-    cmake --build "$build" -j16 --target fb_replay fb_compare fabricbench_nccl_profiler >"$out/build.log" 2>&1 ||
+    cmake --build "$build" -j16 --target fb_replay fb_compare fb_sweep fb_import fabricbench_nccl_profiler >"$out/build.log" 2>&1 ||
     {
       tail -40 "$out/cmake.log" "$out/build.log"
       pack
