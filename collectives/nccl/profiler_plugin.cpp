@@ -11,6 +11,7 @@
 //
 // The structures below follow NCCL's documented plugin ABI (ext-profiler/README.md); only the
 // members this plugin reads matter, but the layout must match exactly up to them.
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,7 @@ namespace {
 using ncclResult_t = int;  // ncclSuccess = 0
 using ncclDebugLogger_t = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 constexpr ncclResult_t kSuccess = 0;
+constexpr int kProfileGroup = 1 << 0;      // ncclProfileGroup: the parent of a group's Send/Recv
 constexpr int kProfileColl = 1 << 1;       // ncclProfileColl
 constexpr int kProfileP2p = 1 << 2;        // ncclProfileP2p
 constexpr int kProfileKernelCh = 1 << 6;   // ncclProfileKernelCh
@@ -179,7 +181,8 @@ ncclResult_t init(void** context, std::uint64_t comm_hash, int* activation_mask,
   std::call_once(recording().decided, decide_recording, log);
   if (auto* recorder = recording().recorder.get()) {
     // Kernel channels carry the GPU timestamps; they make NCCL add a proxy operation per channel.
-    *activation_mask = kProfileColl | kProfileP2p | kProfileKernelCh;
+    // Groups number the Send/Recv issued together (the replay issues them together again).
+    *activation_mask = kProfileGroup | kProfileColl | kProfileP2p | kProfileKernelCh;
     *context =
         const_cast<fabricbench::nccl_trace::Communicator*>(recorder->add_communicator(comm_hash, ranks, rank, nodes));
   } else {
@@ -210,6 +213,12 @@ void count_choice(const EventDescriptorV5& event) {
   t.last = t.choices.size() - 1;
 }
 
+// The next group's number: groups of every communicator of the process share one count.
+std::atomic<std::uint64_t>& next_group() {
+  static std::atomic<std::uint64_t> number{0};
+  return number;
+}
+
 // What recording makes of an event: a handle NCCL passes back to stop_event and record_event_state.
 void* record_event(fabricbench::nccl_trace::TraceRecorder& recorder, void* context, const EventDescriptorV5& event) {
   using fabricbench::nccl_trace::OperationCall;
@@ -220,10 +229,12 @@ void* record_event(fabricbench::nccl_trace::TraceRecorder& recorder, void* conte
                                                   text(c.algo), text(c.proto), c.nChannels},
                                     host_now_ns());
   }
+  if (event.type == kProfileGroup) return fabricbench::nccl_trace::group_handle(next_group()++);
   if (event.type == kProfileP2p) {
     const auto& p = event.p2p;
-    return recorder.begin_operation(
-        OperationCall{comm, text(p.func), p.count, text(p.datatype), -1, p.peer, "", "", p.nChannels}, host_now_ns());
+    return recorder.begin_operation(OperationCall{comm, text(p.func), p.count, text(p.datatype), -1, p.peer, "", "",
+                                                  p.nChannels, fabricbench::nccl_trace::group_number(event.parentObj)},
+                                    host_now_ns());
   }
   if (event.type == kProfileKernelCh && event.parentObj) {
     auto* parent = static_cast<fabricbench::nccl_trace::EventHandle*>(event.parentObj);
@@ -243,7 +254,7 @@ ncclResult_t start_event(void* context, void** handle, EventDescriptorV5* event)
 
 ncclResult_t stop_event(void* handle) {
   auto* recorder = recording().recorder.get();
-  if (!handle || !recorder) return kSuccess;
+  if (!handle || !recorder || fabricbench::nccl_trace::group_number(handle) >= 0) return kSuccess;
   auto* event = static_cast<fabricbench::nccl_trace::EventHandle*>(handle);
   if (event->kind == fabricbench::nccl_trace::EventHandle::Kind::kOperation)
     recorder->operation_enqueued(static_cast<fabricbench::nccl_trace::PendingOperation*>(event));
@@ -255,6 +266,7 @@ ncclResult_t stop_event(void* handle) {
 ncclResult_t record_event_state(void* handle, int state, EventStateArgsV5* args) {
   auto* recorder = recording().recorder.get();
   if (!handle || !recorder || state != kKernelChStopState || !args) return kSuccess;
+  if (fabricbench::nccl_trace::group_number(handle) >= 0) return kSuccess;
   auto* event = static_cast<fabricbench::nccl_trace::EventHandle*>(handle);
   if (event->kind == fabricbench::nccl_trace::EventHandle::Kind::kKernelChannel)
     recorder->kernel_stopped(static_cast<fabricbench::nccl_trace::KernelChannelEvent*>(event), args->kernelCh.pTimer);

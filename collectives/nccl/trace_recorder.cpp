@@ -133,6 +133,15 @@ std::string trace_type_name(const std::string& nccl_name) {
   return nccl_name;
 }
 
+void* group_handle(std::uint64_t number) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>((number << 1) | 1));
+}
+
+std::int64_t group_number(const void* handle) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(handle);
+  return bits & 1 ? static_cast<std::int64_t>(bits >> 1) : -1;
+}
+
 std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatures,
                                       const std::vector<double>& gaps_us) {
   const std::size_t n = signatures.size();
@@ -263,7 +272,7 @@ void TraceRecorder::finish_front_locked() {
   const bool gpu_timed = op->complete() && op->channels_stopped > 0 && op->gpu_end_ns >= op->gpu_start_ns &&
                          op->channels_stopped == op->channels_started;
   finished_.push_back({c.communicator, c.function, trace_type_name(c.datatype), c.algorithm, c.protocol, c.count,
-                       c.root, c.peer, c.channels,
+                       c.root, c.peer, c.channels, c.group,
                        gpu_timed ? static_cast<double>(op->gpu_start_ns) : op->host_start_ns,
                        gpu_timed ? static_cast<double>(op->gpu_end_ns - op->gpu_start_ns) : 0.0, gpu_timed});
   if (finished_.size() > settings_.max_operations) {
@@ -338,11 +347,12 @@ std::string TraceRecorder::trace_text_locked() const {
     out += fmt::format(
         "{{\"op\": {{\"comm\": \"{:016x}\", \"function\": {}, \"count\": {}, \"type\": {}, \"root\": {}, \"peer\": {}, "
         "\"reduction\": \"unknown\", \"algorithm\": {}, \"protocol\": {}, \"channels\": {}, \"start_us\": {:.3f}, "
-        "\"duration_us\": {:.3f}, \"gap_us\": {:.3f}, \"step\": {}{}}}}}\n",
+        "\"duration_us\": {:.3f}, \"gap_us\": {:.3f}, \"step\": {}{}{}}}}}\n",
         f.communicator ? f.communicator->hash : 0, json_text(f.function), f.count, json_text(f.datatype), f.root,
         f.peer, json_text(f.algorithm), json_text(f.protocol), f.channels,
         origin_ns < 0 ? 0.0 : std::max(0.0, (f.start_ns - origin_ns) * 1e-3), f.duration_ns * 1e-3, gaps_us[i],
-        steps[i], f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false");
+        steps[i], f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false",
+        f.group >= 0 && f.peer >= 0 ? fmt::format(", \"group\": {}", f.group) : std::string());
   }
   return out;
 }

@@ -65,7 +65,14 @@ struct OperationCall {
   int peer = -1;
   std::string algorithm, protocol;
   int channels = 0;
+  std::int64_t group = -1;  ///< Send/Recv: the NCCL group it was issued in (group_number); -1 unknown
 };
+
+/// A group's handle for NCCL (its Group event, the parent of its Send/Recv events): the group's
+/// number tagged odd, never an EventHandle's (even) address, so nothing is allocated or freed.
+void* group_handle(std::uint64_t number);
+/// The number a group's handle stands for; -1 for any other handle (null, an operation's).
+std::int64_t group_number(const void* handle);
 
 struct PendingOperation;
 
@@ -120,6 +127,7 @@ class TraceRecorder {
     std::string function, datatype, algorithm, protocol;
     std::uint64_t count;
     int root, peer, channels;
+    std::int64_t group;
     double start_ns;     // GPU clock when gpu_timed, host clock otherwise
     double duration_ns;  // 0 when not gpu_timed
     bool gpu_timed;

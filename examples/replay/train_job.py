@@ -4,7 +4,9 @@
 
 Eight Linear(4096, 4096) layers trained with SGD on random data, wrapped in DDP (25 MB gradient
 buckets, all_reduce overlapped with the backward pass) or FSDP (fully_shard per layer: all_gather
-of the parameters forward and backward, reduce_scatter of the gradients). Launched by torchrun:
+of the parameters forward and backward, reduce_scatter of the gradients); `--mode moe` is the DDP
+job with a mixture-of-experts' token exchange added to each step: four all_to_all_single of skewed,
+unequal splits (PyTorch issues them as one NCCL group of Send/Recv each). Launched by torchrun:
 
     torchrun --standalone --nproc_per_node 2 examples/replay/train_job.py --mode ddp --steps 40
 
@@ -41,9 +43,26 @@ def wrap(model, mode):
     return model
 
 
+def exchange_tokens(step, width=1024, rows=512):
+    """A mixture-of-experts' dispatch and combine: all_to_all_single with unequal splits that
+    differ from peer to peer and from call to call, the same on every rank (no exchange of sizes)."""
+    rank, ranks = dist.get_rank(), dist.get_world_size()
+
+    def rows_between(sender, receiver, call):
+        return rows * (1 + (sender + 2 * receiver + call) % 3)
+
+    with torch.no_grad():
+        for call in range(4):
+            sent = [rows_between(rank, peer, call) for peer in range(ranks)]
+            received = [rows_between(peer, rank, call) for peer in range(ranks)]
+            tokens = torch.full((sum(sent), width), float(step % 7), device="cuda")
+            out = torch.empty((sum(received), width), device="cuda")
+            dist.all_to_all_single(out, tokens, output_split_sizes=received, input_split_sizes=sent)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("ddp", "fsdp"), default="ddp")
+    parser.add_argument("--mode", choices=("ddp", "fsdp", "moe"), default="ddp")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=10, help="steps left out of the median")
     parser.add_argument("--layers", type=int, default=8)
@@ -58,16 +77,18 @@ def main():
     torch.manual_seed(1234 + dist.get_rank())
 
     layers = [torch.nn.Linear(4096, 4096) for _ in range(args.layers)]
-    model = wrap(torch.nn.Sequential(*layers).cuda(), args.mode)
+    model = wrap(torch.nn.Sequential(*layers).cuda(), "ddp" if args.mode == "moe" else args.mode)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
     batch = torch.randn(64, 4096, device="cuda")
 
     seconds = []
-    for _ in range(args.steps):
+    for step in range(args.steps):
         torch.cuda.synchronize()
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         loss = model(batch).square().mean()
+        if args.mode == "moe":
+            exchange_tokens(step)
         loss.backward()
         optimizer.step()
         torch.cuda.synchronize()

@@ -122,6 +122,34 @@ TEST(TraceRecorder, PointToPointCallsKeepTheirPeer) {
   EXPECT_TRUE(trace.operations[0].point_to_point());
 }
 
+// NCCL's Group event is the parent of the Send/Recv issued in one group: its handle carries the
+// group's number, written as op.group and read back as one issue.
+TEST(TraceRecorder, SendRecvOfOneNcclGroupShareItsNumber) {
+  EXPECT_EQ(group_number(group_handle(0)), 0);
+  EXPECT_EQ(group_number(group_handle(41)), 41);
+  EXPECT_EQ(group_number(nullptr), -1);
+  Recorded r;
+  const PendingOperation* op = r.recorder.begin_operation({r.world, "AllReduce", 8, "ncclFloat32", -1, -1, "", ""}, 0);
+  EXPECT_EQ(group_number(op), -1);  // an operation's handle is never taken for a group's
+  r.recorder.operation_enqueued(const_cast<PendingOperation*>(op));
+  for (const auto& [function, group] : std::vector<std::pair<std::string, void*>>{
+           {"Send", group_handle(7)}, {"Recv", group_handle(7)}, {"Send", group_handle(8)}}) {
+    PendingOperation* p2p =
+        r.recorder.begin_operation({r.world, function, 64, "ncclInt8", -1, 1, "", "", 1, group_number(group)}, 0);
+    r.recorder.operation_enqueued(p2p);
+  }
+  r.recorder.write();  // untimed: no kernel events came
+  const results::RankTrace trace = r.read_back();
+  ASSERT_EQ(trace.operations.size(), 4U);
+  EXPECT_EQ(trace.operations[0].group, -1);
+  EXPECT_EQ(trace.operations[1].group, 7);
+  EXPECT_EQ(trace.operations[2].group, 7);
+  EXPECT_EQ(trace.operations[3].group, 8);
+  const std::vector<results::TraceIssue> issues = results::issues_of(trace);
+  ASSERT_EQ(issues.size(), 3U);  // the all_reduce, the group of two, the lone Send
+  EXPECT_EQ(issues[1].size, 2U);
+}
+
 // A DDP-like job: per step a small bucket then four large ones, the long pause before the first.
 std::vector<std::uint64_t> steps_of_ddp(int steps, std::vector<double>& gaps) {
   std::vector<std::uint64_t> signatures = {99};  // a setup call before the first step
