@@ -227,15 +227,7 @@ class CollectiveJob final : public Job {
     // "" when `work` succeeded; its error while sweeping settings (any other run stops on it).
     template <class Work>
     std::string attempt(const Work& work) {
-      try {
-        work();
-        return {};
-      } catch (const UsageError&) {
-        throw;
-      } catch (const std::exception& e) {
-        if (!job_.plan_.sweeping) throw;
-        return fabricbench::describe(e);
-      }
+      return error_of(job_.plan_.sweeping, work);
     }
 
     CollectiveJob& job_;

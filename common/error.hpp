@@ -48,6 +48,22 @@ enum ExitCode : int {
 /// "outer: inner: innermost" for an exception and everything nested inside it.
 std::string describe(const std::exception& e);
 
+/// "" when `work` succeeds; when it fails and `tolerated`, its error's description (a setting the
+/// library refuses, in a sweep that goes on past it). A UsageError, or any error not tolerated,
+/// is thrown on.
+template <class Work>
+std::string error_of(bool tolerated, const Work& work) {
+  try {
+    work();
+    return {};
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (!tolerated) throw;
+    return describe(e);
+  }
+}
+
 /// Throws `what` with the exception in flight nested inside it; use in catch blocks to add context.
 [[noreturn]] void rethrow_with_context(const std::string& what);
 

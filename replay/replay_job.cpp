@@ -137,16 +137,21 @@ class ReplayJob final : public Job, private GroupedMeasurement {
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     ReportedRows sink(reporter);
+    sink_ = &sink;
     run_group_rounds(*this, options_.collective.outputs.repeat, world_, watchdog, sink);
+    sink_ = nullptr;
     JobOutcome outcome;
     const std::int64_t wrong = all_reduce(world_, wrong_here_, ControlPlane::Fold::kSum);
     outcome.wrong_total = options_.collective.check > 0 ? wrong : -1;
     outcome.rows = sink.rows.size();
     outcome.summary = summarize_rows(sink.rows);
+    outcome.summary.refused_settings = refused_;
+    outcome.failed = refused_ == tunings_.size();  // NCCL replayed under none of the settings asked for
     if (topology_.rank == 0)
       for (std::size_t round = 0; round < tunings_.size(); ++round)
-        outcome.summary.exhibits.push_back(
-            make_replay_summary(plan_, step_figures_[round], options_.recorded_gaps, setting_name(tunings_[round])));
+        if (!step_figures_[round].empty())
+          outcome.summary.exhibits.push_back(
+              make_replay_summary(plan_, step_figures_[round], options_.recorded_gaps, setting_name(tunings_[round])));
     return outcome;
   }
 
@@ -203,24 +208,77 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   std::string round_name(std::size_t round) const override {
     return tunings_.size() == 1 ? std::string("the replay") : "the replay with " + setting_name(tunings_[round]);
   }
-  // Every rank makes the communicators again in the plan's one order, as connect() did.
+  // Every rank makes the communicators again in the plan's one order, as connect() did. A setting
+  // NCCL refuses (here or in the probe) becomes a refused row with NCCL's reason, and the replay
+  // goes on with the next one.
   void enter_round(std::size_t round, int, ControlPlane*) override {
-    if (round == 0) return;  // connect() set the first setting
-    for (Member& m : members_)
-      if (m.tunable) {
-        m.tunable->set_tuning(tunings_[round].algorithm, tunings_[round].protocol);
-        m.tunable->reconnect();
-      }
+    refusal_ = error_of(sweeping_, [&] {
+      if (round == 0) return;  // connect() set the first setting
+      for (Member& m : members_)
+        if (m.tunable) {
+          m.tunable->set_tuning(tunings_[round].algorithm, tunings_[round].protocol);
+          m.tunable->reconnect();
+        }
+    });
+    if (sweeping_) refusal_ = agree_on_error(world_, refusal_);
   }
   void leave_round(std::size_t) override {}
 
   std::vector<ResultRow> measure_step(std::size_t round, int, std::size_t, ControlPlane&, Watchdog& watchdog) override {
+    if (sweeping_) {
+      if (refusal_.empty()) refusal_ = error_of(true, [&] { probe(watchdog); });
+      refusal_ = agree_on_error(world_, refusal_);
+      if (!refusal_.empty()) {
+        refuse(round);
+        return {};
+      }
+    }
     const std::vector<std::vector<double>> seconds = replay_passes(round, watchdog);
     const std::vector<std::int64_t> wrong = check_operations(watchdog);
     std::vector<ResultRow> rows;
     for (std::size_t c = 0; c < plan_.communicators.size(); ++c)
       if (members_[c].backend) append_rows(c, seconds, wrong, rows, watchdog);
     return rows;
+  }
+
+  // Each communicator's distinct calls once, in the plan's order of communicators and rows (the same
+  // on every member): a setting NCCL refuses for one of them is refused on every member here, not
+  // part-way through a pass where ranks of other communicators would wait for them.
+  void probe(Watchdog& watchdog) {
+    for (std::size_t c = 0; c < members_.size(); ++c) {
+      if (!members_[c].backend) continue;
+      std::set<std::size_t> rows;
+      for (const std::size_t i : operations_of_[c]) {
+        const ReplayOperation& op = plan_.operations[i];
+        if (!rows.insert(op.row).second) continue;
+        watchdog.set_activity(fmt::format("trying {} under the setting", operation_text(op)));
+        members_[c].prepare(op, calls_[i]);
+        members_[c].run(op, calls_[i]);
+      }
+    }
+  }
+
+  // A setting NCCL refused: its communicators given up, and one row (from world rank 0) naming the
+  // setting and NCCL's reason.
+  void refuse(std::size_t round) {
+    ++refused_;
+    for (Member& m : members_)
+      if (m.backend) m.backend->abandon();
+    if (topology_.rank != 0 || !sink_) return;
+    const ReplayCommunicator& comm = plan_.communicators.front();
+    ResultRow row;
+    row.benchmark = program_;
+    row.backend = "nccl";
+    row.collective = row.operation = "replay";
+    row.placement = std::string(name_of(collectives::Placement::kOutOfPlace));
+    row.ranks = topology_.size;
+    row.hosts = static_cast<int>(topology_.ranks_per_host.size());
+    row.settings.set("algo", tunings_[round].algorithm.empty() ? "default" : tunings_[round].algorithm);
+    row.settings.set("proto", tunings_[round].protocol.empty() ? "default" : tunings_[round].protocol);
+    row.settings.set("comm", comm.hash);
+    row.tags = options_.collective.outputs.tags;
+    row.stop_reason = "refused: " + refusal_;
+    sink_->report_only(row);
   }
 
   // Every pass over the trace: this rank's seconds of each operation, per timed pass.
@@ -426,6 +484,10 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   std::vector<CallSpec> calls_;                   // per operation of this rank
   std::int64_t wrong_here_ = 0;                   // wrong elements of the communicators this rank leads
   bool gaps_on_stream_ = options_.recorded_gaps;  // --gaps, and every backend holds them on its stream
+  const bool sweeping_ = !options_.collective.algorithms.empty() || !options_.collective.protocols.empty();
+  std::string refusal_;           // why NCCL refused this round's setting, the same on every rank; "" if it did not
+  std::size_t refused_ = 0;       // settings NCCL refused
+  ReportedRows* sink_ = nullptr;  // measure()'s, while it runs
   std::vector<std::vector<StepFigures>> step_figures_;  // per setting: this rank's steps, per timed pass
 };
 

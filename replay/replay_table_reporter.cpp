@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fabricbench::replay {
 namespace {
 
@@ -21,6 +23,12 @@ class ReplayTable final : public Reporter {
   }
 
   void add(const ResultRow& row) override {
+    if (row.stop_reason.starts_with("refused")) {  // a setting NCCL would not replay: the reason, no numbers
+      fmt::print(out_, "# REFUSED [{}]: {}\n", row.settings.text(),
+                 row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size())));
+      std::fflush(out_);
+      return;
+    }
     const FieldValue* value = row.library.find("recorded_median_s");
     const double* recorded_seconds = value ? std::get_if<double>(value) : nullptr;
     const double recorded = recorded_seconds ? *recorded_seconds : 0;

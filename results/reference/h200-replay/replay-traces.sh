@@ -57,6 +57,11 @@ grep -h '"group"' "$out/trace-moe/trace.rank0.jsonl" | head -3 | cut -c1-260
 replay replay-moe "$out/trace-moe" 60 -n 3 -w 1
 replay replay-moe-gaps "$out/trace-moe" 60 -n 3 -w 1 --gaps
 pack
+# --algo over a replay with a setting NCCL refuses for FSDP's calls (Tree for AllGather): a refused
+# row with NCCL's reason, and the replay goes on with Ring.
+replay replay-fsdp-algos tests/data/replay/h200-fsdp 60 -n 2 -w 1 -c 0 --algo Tree,Ring
+grep -h "REFUSED\|^# Replay with" "$out/replay-fsdp-algos.txt" | cut -c1-300
+pack
 for job in ddp fsdp; do
   replay committed-$job tests/data/replay/h200-$job 40 -n 2 -w 1 --gaps
 done
