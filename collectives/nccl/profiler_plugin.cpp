@@ -232,8 +232,9 @@ void* record_event(fabricbench::nccl_trace::TraceRecorder& recorder, void* conte
   if (event.type == kProfileGroup) return fabricbench::nccl_trace::group_handle(next_group()++);
   if (event.type == kProfileP2p) {
     const auto& p = event.p2p;
+    // v5: parentObj is the P2pApi event; the kernel plan's Group event is p2p.parentGroup.
     return recorder.begin_operation(OperationCall{comm, text(p.func), p.count, text(p.datatype), -1, p.peer, "", "",
-                                                  p.nChannels, fabricbench::nccl_trace::group_number(event.parentObj)},
+                                                  p.nChannels, fabricbench::nccl_trace::group_number(p.parentGroup)},
                                     host_now_ns());
   }
   if (event.type == kProfileKernelCh && event.parentObj) {

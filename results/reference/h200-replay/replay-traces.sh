@@ -5,8 +5,8 @@
 # back, and with the recorded gaps (held on the GPU's streams), twice each; fb_compare of the two
 # back-to-back FSDP replays (A/A). Then the trimmed copies CI's unit tests read
 # (tests/data/replay/h200-*) replayed with gaps, so what is committed is proven to replay; an
-# nccl-tests alltoallv matrix imported and replayed on NCCL, 4 ranks; a mixture-of-experts job
-# (examples/replay/train_job.py --mode moe) recorded and replayed, its groups of Send/Recv included.
+# nccl-tests alltoallv matrix imported and replayed on NCCL, 4 ranks; --algo Tree,Ring over the
+# FSDP replay (Tree refused by NCCL for AllGather).
 # Usage: results/reference/h200-replay/replay-traces.sh OUT_DIR   (from the repository root)
 set -uo pipefail
 dest=${1:?usage: replay-traces.sh OUT_DIR}
@@ -47,15 +47,6 @@ replay_np() {
 }
 replay_np 4 alltoallv-nccl -n 5 -w 1
 replay_np 4 alltoallv-nccl-gaps -n 5 -w 1 --gaps
-pack
-# A mixture-of-experts job (DDP plus four skewed all_to_all_single a step, which PyTorch issues as
-# groups of Send/Recv) recorded with the groups numbered, then replayed back to back and with gaps.
-plugin=$PWD/$build/lib/libfabricbench_nccl_profiler.so
-job moe-recorded moe NCCL_PROFILER_PLUGIN="$plugin" FABRICBENCH_TRACE_DIR="$out/trace-moe" FABRICBENCH_TRACE_STEPS=12:3
-wc -l "$out/trace-moe"/trace.rank*.jsonl
-grep -h '"group"' "$out/trace-moe/trace.rank0.jsonl" | head -3 | cut -c1-260
-replay replay-moe "$out/trace-moe" 60 -n 3 -w 1
-replay replay-moe-gaps "$out/trace-moe" 60 -n 3 -w 1 --gaps
 pack
 # --algo over a replay with a setting NCCL refuses for FSDP's calls (Tree for AllGather): a refused
 # row with NCCL's reason, and the replay goes on with Ring.
