@@ -145,8 +145,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     outcome.wrong_total = options_.collective.check > 0 ? wrong : -1;
     outcome.rows = sink.rows.size();
     outcome.summary = summarize_rows(sink.rows);
-    outcome.summary.refused_settings = refused_;
-    outcome.failed = refused_ == tunings_.size();  // NCCL replayed under none of the settings asked for
+    const auto refused = static_cast<std::size_t>(std::count(refused_round_.begin(), refused_round_.end(), true));
+    outcome.summary.refused_settings = refused;
+    outcome.failed = refused == tunings_.size();  // NCCL replayed under none of the settings asked for
     if (topology_.rank == 0)
       for (std::size_t round = 0; round < tunings_.size(); ++round)
         if (!step_figures_[round].empty())
@@ -226,8 +227,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
 
   std::vector<ResultRow> measure_step(std::size_t round, int, std::size_t, ControlPlane&, Watchdog& watchdog) override {
     if (sweeping_) {
-      if (refusal_.empty()) refusal_ = error_of(true, [&] { probe(watchdog); });
-      refusal_ = agree_on_error(world_, refusal_);
+      if (refused_round_[round]) return {};  // a repeat of a refused setting: said once
+      if (refusal_.empty()) refusal_ = probe(watchdog);
       if (!refusal_.empty()) {
         refuse(round);
         return {};
@@ -242,26 +243,33 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   }
 
   // Each communicator's distinct calls once, in the plan's order of communicators and rows (the same
-  // on every member): a setting NCCL refuses for one of them is refused on every member here, not
-  // part-way through a pass where ranks of other communicators would wait for them.
-  void probe(Watchdog& watchdog) {
+  // on every member): a setting NCCL refuses for one of them is refused on every rank here, not
+  // part-way through a pass where ranks of other communicators would wait for them. The world
+  // agrees after each communicator, so every rank stops probing at the same one. Returns NCCL's
+  // reason, the same on every rank ("" when every call ran).
+  std::string probe(Watchdog& watchdog) {
     for (std::size_t c = 0; c < members_.size(); ++c) {
-      if (!members_[c].backend) continue;
-      std::set<std::size_t> rows;
-      for (const std::size_t i : operations_of_[c]) {
-        const ReplayOperation& op = plan_.operations[i];
-        if (!rows.insert(op.row).second) continue;
-        watchdog.set_activity(fmt::format("trying {} under the setting", operation_text(op)));
-        members_[c].prepare(op, calls_[i]);
-        members_[c].run(op, calls_[i]);
-      }
+      const std::string refusal = error_of(true, [&] {
+        if (!members_[c].backend) return;
+        std::set<std::size_t> rows;
+        for (const std::size_t i : operations_of_[c]) {
+          const ReplayOperation& op = plan_.operations[i];
+          if (!rows.insert(op.row).second) continue;
+          watchdog.set_activity(fmt::format("trying {} under the setting", operation_text(op)));
+          members_[c].prepare(op, calls_[i]);
+          members_[c].run(op, calls_[i]);
+        }
+      });
+      const std::string agreed = agree_on_error(world_, refusal);
+      if (!agreed.empty()) return agreed;
     }
+    return {};
   }
 
   // A setting NCCL refused: its communicators given up, and one row (from world rank 0) naming the
   // setting and NCCL's reason.
   void refuse(std::size_t round) {
-    ++refused_;
+    refused_round_[round] = true;
     for (Member& m : members_)
       if (m.backend) m.backend->abandon();
     if (topology_.rank != 0 || !sink_) return;
@@ -485,9 +493,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   std::int64_t wrong_here_ = 0;                   // wrong elements of the communicators this rank leads
   bool gaps_on_stream_ = options_.recorded_gaps;  // --gaps, and every backend holds them on its stream
   const bool sweeping_ = !options_.collective.algorithms.empty() || !options_.collective.protocols.empty();
-  std::string refusal_;           // why NCCL refused this round's setting, the same on every rank; "" if it did not
-  std::size_t refused_ = 0;       // settings NCCL refused
-  ReportedRows* sink_ = nullptr;  // measure()'s, while it runs
+  std::string refusal_;  // why NCCL refused this round's setting, the same on every rank; "" if it did not
+  std::vector<bool> refused_round_ = std::vector<bool>(tunings_.size(), false);  // settings NCCL refused
+  ReportedRows* sink_ = nullptr;                                                 // measure()'s, while it runs
   std::vector<std::vector<StepFigures>> step_figures_;  // per setting: this rank's steps, per timed pass
 };
 
@@ -510,7 +518,12 @@ std::unique_ptr<Job> make_replay_job(const std::string& program, ReplayOptions o
     if (why.empty() && !op.collective && !collectives::capability<PointToPointBackend>(*capabilities))
       why = "no groups of Send/Recv";
     if (why.empty() && op.collective && op.collective->reduces) why = capabilities->pair_unsupported(op.dtype, op.op);
-    if (why.empty() && op.count > capabilities->max_count())
+    std::uint64_t largest = op.count;  // a group's: its largest Send or Recv
+    if (!op.collective) {
+      largest = 0;
+      for (const collectives::Transfer& t : op.transfers.transfers) largest = std::max(largest, t.count);
+    }
+    if (why.empty() && largest > capabilities->max_count())
       why = fmt::format("a count above {}", capabilities->max_count());
     if (!why.empty())
       throw UsageError(

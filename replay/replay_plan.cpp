@@ -105,26 +105,32 @@ collectives::TransferGroup transfer_group(const std::vector<results::RankTrace>&
   return group;
 }
 
-// The elements the busiest member of group `index` sends, and the pattern of every member's
-// transfers (what makes two groups one row).
-std::pair<std::uint64_t, std::string> group_pattern(const std::vector<results::RankTrace>& traces,
-                                                    const std::vector<IssuesByComm>& issues,
-                                                    const ReplayCommunicator& comm, std::size_t index) {
+// The elements the busiest member of group `index` sends, and a hash of every member's transfers
+// (what makes two groups one row; a hash keeps the key small at thousands of ranks).
+std::pair<std::uint64_t, std::uint64_t> group_pattern(const std::vector<results::RankTrace>& traces,
+                                                      const std::vector<IssuesByComm>& issues,
+                                                      const ReplayCommunicator& comm, std::size_t index) {
   std::uint64_t busiest = 0;
-  std::string pattern;
-  for (const int w : comm.world_ranks) {
-    const auto r = static_cast<std::size_t>(w);
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over (member, direction, peer, count)
+  const auto mix = [&hash](std::uint64_t value) {
+    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((value >> (8 * byte)) & 0xff)) * 1099511628211ULL;
+  };
+  for (std::size_t member = 0; member < comm.world_ranks.size(); ++member) {
+    const auto r = static_cast<std::size_t>(comm.world_ranks[member]);
     const results::TraceIssue& issue = issues[r].at(comm.hash).at(index);
     std::uint64_t sent = 0;
+    mix(member);
     for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
       const results::TraceOperation& op = traces[r].operations[i];
-      if (op.function == "Send") sent += op.count;
-      pattern += fmt::format("{}{}:{};", op.function == "Send" ? 's' : 'r', op.peer, op.count);
+      const bool send = op.function == "Send";
+      if (send) sent += op.count;
+      mix(send ? 1 : 2);
+      mix(static_cast<std::uint64_t>(op.peer));
+      mix(op.count);
     }
     busiest = std::max(busiest, sent);
-    pattern += '|';
   }
-  return {busiest, pattern};
+  return {busiest, hash};
 }
 
 }  // namespace
@@ -159,7 +165,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
 
   std::vector<std::size_t> issued(plan.communicators.size(), 0);
   // (communicator, function, type, root, count, group pattern) -> its row
-  std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t, std::string>,
+  std::map<std::tuple<std::size_t, const collectives::Collective*, DataType, int, std::uint64_t, std::uint64_t>,
            std::size_t>
       row_of;
   std::set<std::int64_t> steps;
@@ -178,7 +184,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
     op.gap_seconds = recorded.gap_us * 1e-6;
     op.step = recorded.step;
     if (op.step >= 0) steps.insert(op.step);
-    std::string pattern;
+    std::uint64_t pattern = 0;
     std::uint64_t send_elements = 0, recv_elements = 0;
     if (issue.point_to_point) {
       op.transfers = transfer_group(traces, issues, comm, op.index_in_comm, rank);

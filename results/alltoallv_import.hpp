@@ -14,8 +14,9 @@
 
 namespace fabricbench::results {
 
-/// The largest matrix read: 4096 ranks (16.7 million cells).
-inline constexpr int kMaxMatrixRanks = 4096;
+/// The largest matrix read: 1024 ranks (a million cells; every rank of the replay reads every
+/// rank's Send/Recv, two million operations).
+inline constexpr int kMaxMatrixRanks = 1024;
 
 /// How nccl-tests reads the matrix: values scaled by `scale` (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE),
 /// rounded down to a multiple of 16 bytes; `ranks` > 0 takes the first `ranks` rows and columns

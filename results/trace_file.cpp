@@ -65,6 +65,10 @@ TraceOperation operation_from(const JsonFields& f, const RankTrace& trace) {
   op.start_us = f.seconds_us("start_us");
   op.duration_us = f.seconds_us("duration_us");
   op.gap_us = f.seconds_us("gap_us");
+  // A replay holds each gap and times each call: a day is beyond any step's.
+  constexpr double kDayUs = 86400e6;
+  if (op.duration_us > kDayUs) f.fail("duration_us", "is more than a day");
+  if (op.gap_us > kDayUs) f.fail("gap_us", "is more than a day");
   op.step = f.whole("step", -1, std::numeric_limits<std::int32_t>::max(), -1);
   op.group = f.whole("group", -1, std::numeric_limits<std::int64_t>::max(), -1);
   return op;

@@ -497,34 +497,44 @@ def wait_gone(pids, deadline):
     raise Failure(f"processes {pids} still alive")
 
 
+def interrupt_once(runner, sig):
+    """One sweep stopped by `sig` mid-run: a parseable CSV and JSON of the finished sizes, no final
+    files, no rank left. Returns whether rank 0's notice reached the launcher's stderr."""
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path = Path(f"{tmp}/run.csv")
+        partial = Path(f"{tmp}/run.csv.partial")
+        process = runner.start("all_reduce", 2, ["-b", "8", "-e", "256M", "-n", "500", "--csv", str(csv_path),
+                                                 "--json", f"{tmp}/run.json"])
+        try:
+            wait_for_rows(partial, 6, time.monotonic() + 60)
+            ranks = descendants(process.pid)
+            signal_job(process, sig)
+            _, stderr = process.communicate(timeout=60)
+            wait_gone(ranks, time.monotonic() + 30)
+        finally:
+            if process.poll() is None:
+                signal_job(process, signal.SIGKILL)
+        expect(process.returncode != 0, f"{sig.name}: exit 0")
+        expect(not csv_path.exists(), f"{sig.name}: final CSV exists after an interrupted run")
+        rows = read_csv(partial)
+        expect(len(rows) >= 6, f"{sig.name}: only {len(rows)} rows kept")
+        expect(all(int(r["wrong"]) == 0 for r in rows), f"{sig.name}: kept rows are not whole")
+        with open(f"{tmp}/run.json.partial") as f:
+            document = json.load(f)
+        expect(document["complete"] is False and len(document["rows"]) >= 6, f"{sig.name}: partial JSON")
+        print(f"{sig.name}: {len(rows)} finished rows kept, parseable, in {partial.name}")
+        return "finished rows are kept in" in stderr
+
+
 def test_interrupted(runner, _):
-    """SIGTERM and SIGKILL mid-sweep leave a parseable CSV of the finished sizes."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with tempfile.TemporaryDirectory() as tmp:
-            csv_path = Path(f"{tmp}/run.csv")
-            partial = Path(f"{tmp}/run.csv.partial")
-            process = runner.start("all_reduce", 2, ["-b", "8", "-e", "256M", "-n", "500", "--csv", str(csv_path),
-                                                     "--json", f"{tmp}/run.json"])
-            try:
-                wait_for_rows(partial, 6, time.monotonic() + 60)
-                ranks = descendants(process.pid)
-                signal_job(process, sig)
-                _, stderr = process.communicate(timeout=60)
-                wait_gone(ranks, time.monotonic() + 30)
-            finally:
-                if process.poll() is None:
-                    signal_job(process, signal.SIGKILL)
-            expect(process.returncode != 0, f"{sig.name}: exit 0")
-            expect(not csv_path.exists(), f"{sig.name}: final CSV exists after an interrupted run")
-            rows = read_csv(partial)
-            expect(len(rows) >= 6, f"{sig.name}: only {len(rows)} rows kept")
-            expect(all(int(r["wrong"]) == 0 for r in rows), f"{sig.name}: kept rows are not whole")
-            with open(f"{tmp}/run.json.partial") as f:
-                document = json.load(f)
-            expect(document["complete"] is False and len(document["rows"]) >= 6, f"{sig.name}: partial JSON")
-            if sig == signal.SIGTERM:
-                expect("finished rows are kept in" in stderr, f"SIGTERM: no notice\n{stderr}")
-            print(f"{sig.name}: {len(rows)} finished rows kept, parseable, in {partial.name}")
+    """SIGTERM and SIGKILL mid-sweep leave a parseable CSV of the finished sizes; SIGTERM's notice
+    says where. Once, on a loaded machine (a CI run of 2026-12-05), mpirun's stderr came back empty:
+    mpirun ends the ranks and its own output forwarding together, so the notice may not make it. A
+    run without it is tried once more, and the second must show it."""
+    if not interrupt_once(runner, signal.SIGTERM):
+        print("SIGTERM: no notice in mpirun's stderr; once more")
+        expect(interrupt_once(runner, signal.SIGTERM), "SIGTERM: no notice, twice")
+    interrupt_once(runner, signal.SIGKILL)
 
 
 def test_adaptive(runner, _):

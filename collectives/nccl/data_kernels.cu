@@ -96,7 +96,7 @@ void with_device_type(DataType dtype, F&& f) {
   }
 }
 
-// Enough blocks to fill the GPU; the grid-stride loops cover any size.
+// The GPU's global timer (ns), which the hold spins on.
 __device__ unsigned long long global_nanoseconds() {
   unsigned long long now = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
@@ -109,6 +109,7 @@ __global__ void hold_kernel(unsigned long long nanoseconds) {
   }
 }
 
+// Enough blocks to fill the GPU; the grid-stride loops cover any size.
 constexpr unsigned kThreads = 256;
 unsigned blocks_for(std::uint64_t elements) {
   const std::uint64_t wanted = (elements + kThreads - 1) / kThreads;

@@ -424,7 +424,7 @@ void NcclBackend::abort_all() noexcept {
   for (Lane& lane : lanes_) lane.comm.abort();
 }
 
-void NcclBackend::wait(const char* what) {
+void NcclBackend::wait(const char* what, double held_seconds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   std::size_t done = 0;  // lanes finish in order of checking; a finished lane stays finished
@@ -453,7 +453,7 @@ void NcclBackend::wait(const char* what) {
       }
     }
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-    if (settings_.timeout_seconds > 0 && waited > settings_.timeout_seconds) {
+    if (settings_.timeout_seconds > 0 && waited > settings_.timeout_seconds + held_seconds) {
       abort_all();
       throw TimeoutError(fmt::format(
           "{} did not finish within {:g} s on GPU {} (stream still busy); NCCL communicators aborted. A peer rank is "
@@ -548,6 +548,7 @@ double NcclBackend::run(const CallSpec& call, int operations) {
 }
 
 void NcclBackend::begin_queued(double gap_seconds) {
+  timeline_held_seconds_ += gap_seconds;
   for (Lane& lane : lanes_) {
     FB_CUDA_CHECK(cudaSetDevice(lane.device));
     hold_stream_device(gap_seconds, lane.stream.get());
@@ -630,7 +631,7 @@ StreamTimelineBackend::Timeline NcclBackend::finish_timeline() {
   Timeline timeline;
   if (timeline_calls_ == 0) return timeline;
   const std::size_t calls = std::exchange(timeline_calls_, 0);
-  wait("the queued operations");
+  wait("the queued operations", std::exchange(timeline_held_seconds_, 0.0));
   for (std::size_t i = 0; i < calls; ++i) timeline.call_seconds.push_back(between_marks(2 * i));
   timeline.span_seconds = between_marks(0, 2 * calls - 1);
   return timeline;

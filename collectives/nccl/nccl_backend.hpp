@@ -171,8 +171,9 @@ class NcclBackend final : public Backend,
   Lane& transfers_lane();
   /// Holds every lane's stream for `gap_seconds`, then marks the start of a queued operation.
   void begin_queued(double gap_seconds);
-  /// Polls every lane's stream and communicator until done, aborting all after the timeout.
-  void wait(const char* what);
+  /// Polls every lane's stream and communicator until done, aborting all after the timeout (plus
+  /// `held_seconds`: holds queued on the streams, which are not waiting for a peer).
+  void wait(const char* what, double held_seconds = 0);
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
   /// Enqueues `operations` calls (whole CUDA graphs with -G); returns how many were enqueued.
@@ -203,8 +204,9 @@ class NcclBackend final : public Backend,
   int library_version_ = 0;   // ncclGetVersion of the library loaded
   std::vector<int> members_;  // communicator ranks of the group the calls run on; empty: all
   BufferWindows windows_;
-  std::uint64_t window_offset_ = 0;  // bytes: the window the views are made in now
-  std::size_t timeline_calls_ = 0;   // queued by enqueue_after_gap since the last finish_timeline
+  std::uint64_t window_offset_ = 0;   // bytes: the window the views are made in now
+  std::size_t timeline_calls_ = 0;    // queued by enqueue_after_gap since the last finish_timeline
+  double timeline_held_seconds_ = 0;  // the holds queued with them
 };
 
 /// fabricbench's NCCL profiler plugin next to the running executable (../lib or the same folder);
