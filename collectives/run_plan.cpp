@@ -67,6 +67,8 @@ std::vector<std::uint64_t> sweep_counts(const Collective& c, const SweepSpec& sw
   return counts;
 }
 
+bool sweeps_settings(const CollectiveOptions& o) { return !o.algorithms.empty() || !o.protocols.empty(); }
+
 std::vector<Tuning> tuning_grid(const CollectiveOptions& o) {
   const std::vector<std::string> algorithms = o.algorithms.empty() ? std::vector<std::string>{""} : o.algorithms;
   const std::vector<std::string> protocols = o.protocols.empty() ? std::vector<std::string>{""} : o.protocols;
@@ -115,7 +117,7 @@ RunPlan make_run_plan(const Collective& c, CollectiveOptions options, const Back
   }
   plan.forms = call_forms(c, options.nccl_calls, backend);
   plan.tunings = tuning_grid(options);
-  plan.sweeping = !options.algorithms.empty() || !options.protocols.empty();
+  plan.sweeping = sweeps_settings(options);
   plan.sampling = sampling_plan(options, backend);
   plan.options = std::move(options);
   return plan;

@@ -54,6 +54,10 @@ struct RunPlan {
 /// --algo x --proto, or the one "leave NCCL alone" setting.
 std::vector<Tuning> tuning_grid(const CollectiveOptions& options);
 
+/// Whether --algo or --proto asks for NCCL settings: a setting NCCL refuses is then a refused row
+/// and the run goes on with the next one.
+bool sweeps_settings(const CollectiveOptions& options);
+
 /// Resolves `options` against `collective` and `backend`. Throws UsageError naming the flag.
 RunPlan make_run_plan(const Collective& collective, CollectiveOptions options, const Backend& backend);
 

@@ -169,7 +169,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     StreamTimelineBackend* timeline = nullptr;  // queueing behind holds on its stream, where it can
     PointToPointBackend* transfers = nullptr;   // groups of Send/Recv, where it can (make_replay_job checks)
 
-    // Operation `op` (call `call` of the plan) once, waited for: this rank's seconds.
+    // Operation `op` (call `call` of the plan; its transfers for a group of Send/Recv) on this
+    // member's backend: its buffers prepared; run once and waited for (this rank's seconds); its
+    // wrong elements; queued behind its gap.
     void prepare(const ReplayOperation& op, const CallSpec& call) {
       if (op.collective)
         backend->prepare(call);
@@ -492,7 +494,7 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   std::vector<CallSpec> calls_;                   // per operation of this rank
   std::int64_t wrong_here_ = 0;                   // wrong elements of the communicators this rank leads
   bool gaps_on_stream_ = options_.recorded_gaps;  // --gaps, and every backend holds them on its stream
-  const bool sweeping_ = !options_.collective.algorithms.empty() || !options_.collective.protocols.empty();
+  const bool sweeping_ = collectives::sweeps_settings(options_.collective);
   std::string refusal_;  // why NCCL refused this round's setting, the same on every rank; "" if it did not
   std::vector<bool> refused_round_ = std::vector<bool>(tunings_.size(), false);  // settings NCCL refused
   ReportedRows* sink_ = nullptr;                                                 // measure()'s, while it runs

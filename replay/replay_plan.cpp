@@ -11,6 +11,7 @@
 
 #include "collectives/catalog.hpp"
 #include "common/error.hpp"
+#include "common/fnv1a.hpp"
 
 namespace fabricbench::replay {
 namespace {
@@ -111,26 +112,21 @@ std::pair<std::uint64_t, std::uint64_t> group_pattern(const std::vector<results:
                                                       const std::vector<IssuesByComm>& issues,
                                                       const ReplayCommunicator& comm, std::size_t index) {
   std::uint64_t busiest = 0;
-  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over (member, direction, peer, count)
-  const auto mix = [&hash](std::uint64_t value) {
-    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((value >> (8 * byte)) & 0xff)) * 1099511628211ULL;
-  };
+  Fnv1a pattern;  // over (member, direction, peer, count)
   for (std::size_t member = 0; member < comm.world_ranks.size(); ++member) {
     const auto r = static_cast<std::size_t>(comm.world_ranks[member]);
     const results::TraceIssue& issue = issues[r].at(comm.hash).at(index);
     std::uint64_t sent = 0;
-    mix(member);
+    pattern.add(member);
     for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
       const results::TraceOperation& op = traces[r].operations[i];
       const bool send = op.function == "Send";
       if (send) sent += op.count;
-      mix(send ? 1 : 2);
-      mix(static_cast<std::uint64_t>(op.peer));
-      mix(op.count);
+      pattern.add(send ? 1 : 2).add(static_cast<std::uint64_t>(op.peer)).add(op.count);
     }
     busiest = std::max(busiest, sent);
   }
-  return {busiest, hash};
+  return {busiest, pattern.value()};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/fnv1a.hpp"
 #include "common/text_lines.hpp"
 
 namespace fabricbench::results {
@@ -28,12 +29,8 @@ std::uint64_t cell_bytes(const std::string& token, double scale, const std::stri
   return static_cast<std::uint64_t>(scaled) & ~std::uint64_t{15};
 }
 
-// FNV-1a of the matrix's text: the communicator's name, the same for the same matrix.
-std::string matrix_hash(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  return fmt::format("{:016x}", h);
-}
+// The communicator's name: the same for the same matrix.
+std::string matrix_hash(std::string_view text) { return fmt::format("{:016x}", Fnv1a().add(text).value()); }
 
 }  // namespace
 

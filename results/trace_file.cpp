@@ -113,87 +113,6 @@ Transfers transfers_of(const RankTrace& trace, const TraceIssue& issue) {
   return t;
 }
 
-// What every member of a communicator must issue alike, in order.
-std::string collective_signature(const TraceOperation& op) {
-  return fmt::format("{} of {} x {}{}", op.function, op.count, name_of(op.dtype),
-                     op.root >= 0 ? fmt::format(" (root {})", op.root) : std::string());
-}
-std::string issue_signature(const RankTrace& trace, const TraceIssue& issue) {
-  return issue.point_to_point ? std::string("a group of Send/Recv")
-                              : collective_signature(trace.operations[issue.first]);
-}
-
-// Each rank issues its collectives one after the other, each waiting for the communicator's other
-// members: ranks that issued two communicators' collectives in opposite orders would wait on each
-// other for ever. Played through like that, every rank must reach its trace's end.
-template <class Members>
-void check_issue_order(const std::vector<RankTrace>& ranks, const Members& members, const std::string& name) {
-  std::vector<std::vector<const TraceOperation*>> ops(ranks.size());  // each issue's first operation
-  for (std::size_t r = 0; r < ranks.size(); ++r)
-    for (const TraceIssue& issue : issues_of(ranks[r])) ops[r].push_back(&ranks[r].operations[issue.first]);
-  std::vector<std::size_t> next(ranks.size(), 0);
-  std::vector<std::size_t> work(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) work[r] = r;
-  // A collective completes when its last member reaches it: only a rank that just moved on can
-  // complete one, so only those are looked at again.
-  while (!work.empty()) {
-    const std::size_t r = work.back();
-    work.pop_back();
-    if (next[r] == ops[r].size()) continue;
-    const std::string& comm = ops[r][next[r]]->comm;
-    const std::vector<int>& group = members.at(comm).world_rank;
-    const bool all_there = std::all_of(group.begin(), group.end(), [&](int m) {
-      const auto mu = static_cast<std::size_t>(m);
-      return next[mu] < ops[mu].size() && ops[mu][next[mu]]->comm == comm;
-    });
-    if (!all_there) continue;
-    for (const int m : group) {
-      ++next[static_cast<std::size_t>(m)];
-      work.push_back(static_cast<std::size_t>(m));
-    }
-  }
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    if (next[r] == ops[r].size()) continue;
-    const TraceOperation& waiting = *ops[r][next[r]];
-    throw InputError(
-        fmt::format("{}: rank {} waits in its operation {} ({}) on communicator '{}' for ranks that wait "
-                    "elsewhere first: the ranks issued their communicators' operations in orders that "
-                    "cannot be replayed one after the other",
-                    name, r, next[r], waiting.point_to_point() ? "a group of Send/Recv" : collective_signature(waiting),
-                    waiting.comm));
-  }
-}
-
-}  // namespace
-
-const TraceCommunicator* RankTrace::communicator(std::string_view hash) const {
-  const auto found = index_.find(hash);
-  return found == index_.end() ? nullptr : &communicators[found->second];
-}
-
-std::vector<TraceIssue> issues_of(const RankTrace& trace) {
-  std::vector<TraceIssue> issues;
-  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
-    const TraceOperation& op = trace.operations[i];
-    if (op.point_to_point() && op.group >= 0 && !issues.empty() && issues.back().point_to_point) {
-      const TraceOperation& first = trace.operations[issues.back().first];
-      if (first.group == op.group && first.comm == op.comm) {
-        ++issues.back().size;
-        continue;
-      }
-    }
-    issues.push_back({i, 1, op.point_to_point()});
-  }
-  return issues;
-}
-
-void RankTrace::add_communicator(TraceCommunicator communicator) {
-  index_.emplace(communicator.hash, communicators.size());
-  communicators.push_back(std::move(communicator));
-}
-
-namespace {
-
 // Within one group of a communicator: every Send of a member matched, in order, by a Recv of the
 // same count and type at its peer, and no Recv left without its Send.
 void check_matched(const std::vector<RankTrace>& ranks, const std::vector<int>& world_rank,
@@ -226,7 +145,84 @@ void check_matched(const std::vector<RankTrace>& ranks, const std::vector<int>& 
   }
 }
 
+// What every member of a communicator must issue alike, in order.
+std::string collective_signature(const TraceOperation& op) {
+  return fmt::format("{} of {} x {}{}", op.function, op.count, name_of(op.dtype),
+                     op.root >= 0 ? fmt::format(" (root {})", op.root) : std::string());
+}
+std::string issue_signature(const RankTrace& trace, const TraceIssue& issue) {
+  return issue.point_to_point ? std::string("a group of Send/Recv")
+                              : collective_signature(trace.operations[issue.first]);
+}
+
+// Each rank issues its operations one after the other, each waiting for the communicator's other
+// members: ranks that issued two communicators' operations in opposite orders would wait on each
+// other for ever. Played through like that, every rank must reach its trace's end. `issues`: each
+// rank's issues_of().
+template <class Members>
+void check_issue_order(const std::vector<RankTrace>& ranks, const std::vector<std::vector<TraceIssue>>& issues,
+                       const Members& members, const std::string& name) {
+  const auto comm_of = [&](std::size_t r, std::size_t i) -> const std::string& {
+    return ranks[r].operations[issues[r][i].first].comm;
+  };
+  std::vector<std::size_t> next(ranks.size(), 0);
+  std::vector<std::size_t> work(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) work[r] = r;
+  // A collective completes when its last member reaches it: only a rank that just moved on can
+  // complete one, so only those are looked at again.
+  while (!work.empty()) {
+    const std::size_t r = work.back();
+    work.pop_back();
+    if (next[r] == issues[r].size()) continue;
+    const std::string& comm = comm_of(r, next[r]);
+    const std::vector<int>& group = members.at(comm).world_rank;
+    const bool all_there = std::all_of(group.begin(), group.end(), [&](int m) {
+      const auto mu = static_cast<std::size_t>(m);
+      return next[mu] < issues[mu].size() && comm_of(mu, next[mu]) == comm;
+    });
+    if (!all_there) continue;
+    for (const int m : group) {
+      ++next[static_cast<std::size_t>(m)];
+      work.push_back(static_cast<std::size_t>(m));
+    }
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (next[r] == issues[r].size()) continue;
+    throw InputError(
+        fmt::format("{}: rank {} waits in its operation {} ({}) on communicator '{}' for ranks that wait "
+                    "elsewhere first: the ranks issued their communicators' operations in orders that "
+                    "cannot be replayed one after the other",
+                    name, r, next[r], issue_signature(ranks[r], issues[r][next[r]]), comm_of(r, next[r])));
+  }
+}
+
 }  // namespace
+
+const TraceCommunicator* RankTrace::communicator(std::string_view hash) const {
+  const auto found = index_.find(hash);
+  return found == index_.end() ? nullptr : &communicators[found->second];
+}
+
+std::vector<TraceIssue> issues_of(const RankTrace& trace) {
+  std::vector<TraceIssue> issues;
+  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+    const TraceOperation& op = trace.operations[i];
+    if (op.point_to_point() && op.group >= 0 && !issues.empty() && issues.back().point_to_point) {
+      const TraceOperation& first = trace.operations[issues.back().first];
+      if (first.group == op.group && first.comm == op.comm) {
+        ++issues.back().size;
+        continue;
+      }
+    }
+    issues.push_back({i, 1, op.point_to_point()});
+  }
+  return issues;
+}
+
+void RankTrace::add_communicator(TraceCommunicator communicator) {
+  index_.emplace(communicator.hash, communicators.size());
+  communicators.push_back(std::move(communicator));
+}
 
 RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
   RankTrace trace;
@@ -344,7 +340,7 @@ void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) 
       if (at[0]->point_to_point) check_matched(ranks, m.world_rank, at, hash, i, name);
     }
   }
-  check_issue_order(ranks, members, name);
+  check_issue_order(ranks, issues, members, name);
 }
 
 std::vector<RankTrace> load_trace(const std::string& folder) {

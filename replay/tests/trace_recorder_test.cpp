@@ -26,6 +26,13 @@ struct ScratchFolder {
   std::filesystem::path path;
 };
 
+// A recorder's settings that write into `folder`.
+RecorderSettings writing_to(const ScratchFolder& folder) {
+  RecorderSettings s;
+  s.folder = folder.path.string();
+  return s;
+}
+
 struct Recorded {
   TraceRecorder recorder;
   const Communicator* world;
@@ -228,10 +235,7 @@ TEST(TraceRecorder, TheStepWindowWritesOnlyTheStepsAskedFor) {
 
 TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHoldsNothingBack) {
   const ScratchFolder scratch("fb-recorder-untimed-test");
-  const std::filesystem::path& folder = scratch.path;
-  RecorderSettings s;
-  s.folder = folder.string();
-  Recorded r(s);
+  Recorded r(writing_to(scratch));
   PendingOperation* stuck = r.recorder.begin_operation({r.world, "AllReduce", 8, "ncclFloat32", -1, -1, "", "", 2}, 0);
   r.recorder.operation_enqueued(stuck);
   r.run("AllGather", 16, 1000, 500);
@@ -248,9 +252,7 @@ TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHold
 TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
   const ScratchFolder scratch("fb-recorder-test");
   const std::filesystem::path& folder = scratch.path;
-  RecorderSettings s;
-  s.folder = folder.string();
-  Recorded r(s);
+  Recorded r(writing_to(scratch));
   r.run("AllReduce", 1024, 0, 1000);
   EXPECT_EQ(r.recorder.write(), (folder / "trace.rank0.jsonl").string());
   EXPECT_EQ(r.recorder.write(), "");  // nothing new since
