@@ -309,8 +309,10 @@ class ReplayJob final : public Job, private GroupedMeasurement {
         step.operations += 1;
         step.replayed_seconds += issued[i].seconds;
         step.span_seconds += issued[i].span_seconds;
-        step.recorded_seconds += op.recorded_seconds;
-        step.recorded_span_seconds += op.recorded_seconds + op.gap_seconds;
+        const bool recorded = op.recorded_seconds != kNotRecorded;
+        step.untimed += recorded ? 0 : 1;
+        step.recorded_seconds += recorded ? op.recorded_seconds : 0;
+        step.recorded_span_seconds += (recorded ? op.recorded_seconds : 0) + op.gap_seconds;
         step.replayed_by_function[op.collective ? std::string(op.collective->function_name) : "Send/Recv"] +=
             issued[i].seconds;
       }
@@ -478,6 +480,9 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       row.library.set("call", op ? backend.call_name(*op, calls_[mine.front()].form)
                                  : members_[c].transfers->transfers_call_name());
       row.library.set("occurrences", static_cast<std::int64_t>(key.occurrences));
+      // Over the occurrences the recording timed (a dump's last calls may still be running); 0,
+      // printed "-": none was.
+      std::erase(recorded, kNotRecorded);
       row.library.set("recorded_median_s", median_of(recorded));
       rows.push_back(std::move(row));
     }

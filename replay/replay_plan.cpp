@@ -34,11 +34,14 @@ std::vector<IssuesByComm> issues_by_comm(const std::vector<results::RankTrace>& 
   return all;
 }
 
-// An issue's recorded duration: its longest operation's (a group's Send/Recv run together).
+// An issue's recorded duration: its longest operation's (a group's Send/Recv run together);
+// kNotRecorded when any of them was not timed.
 double recorded_seconds(const results::RankTrace& trace, const results::TraceIssue& issue) {
   double longest = 0;
-  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i)
+  for (std::size_t i = issue.first; i < issue.first + issue.size; ++i) {
+    if (!trace.operations[i].timed) return kNotRecorded;
     longest = std::max(longest, trace.operations[i].duration_us * 1e-6);
+  }
   return longest;
 }
 
@@ -48,7 +51,9 @@ double slowest_recorded(const std::vector<results::RankTrace>& traces, const std
   double slowest = 0;
   for (const int w : comm.world_ranks) {
     const auto r = static_cast<std::size_t>(w);
-    slowest = std::max(slowest, recorded_seconds(traces[r], issues[r].at(comm.hash).at(index)));
+    const double recorded = recorded_seconds(traces[r], issues[r].at(comm.hash).at(index));
+    if (recorded == kNotRecorded) return kNotRecorded;
+    slowest = std::max(slowest, recorded);
   }
   return slowest;
 }

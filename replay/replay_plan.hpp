@@ -25,6 +25,9 @@ struct ReplayCommunicator {
   std::uint64_t recv_bytes = 0;
 };
 
+/// A recorded duration the recording does not know ("timed": false).
+inline constexpr double kNotRecorded = -1;
+
 /// One operation of this rank's trace, in issue order: a collective, or a group of Send/Recv.
 struct ReplayOperation {
   std::size_t communicator = 0;   ///< index into ReplayPlan::communicators
@@ -36,11 +39,13 @@ struct ReplayOperation {
   ReduceOp op = ReduceOp::kSum;  ///< the trace does not say: sum
   int root = 0;
   std::uint64_t count = 0;
-  double recorded_seconds = 0;  ///< this rank's recorded duration (a group's: its longest Send/Recv)
+  /// This rank's recorded duration (a group's: its longest Send/Recv); kNotRecorded where the
+  /// recording holds an operation of it untimed.
+  double recorded_seconds = 0;
   /// The slowest member's recorded duration of the same operation: what its replayed time (the
   /// slowest member's) is compared with. Ranks that enter back-to-back operations at different
   /// times split one collective's time unevenly between them, so one rank's figure alone misleads.
-  double recorded_slowest_seconds = 0;
+  double recorded_slowest_seconds = 0;  ///< kNotRecorded where any member's is
   double gap_seconds = 0;
   std::int64_t step = -1;
 };

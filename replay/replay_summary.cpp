@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/stats.hpp"
@@ -13,7 +14,7 @@ namespace {
 // One step over the timed passes: medians of what varies, the recorded figures as they are.
 struct StepSummary {
   std::int64_t step = -1;
-  std::size_t operations = 0;
+  std::size_t operations = 0, untimed = 0;  // untimed: recorded without a duration
   double replayed = 0, span = 0, recorded = 0, recorded_span = 0;
 };
 
@@ -25,8 +26,13 @@ class ReplaySummary final : public SummaryExhibit {
     for (const StepFigures& figures : passes) by_step[figures.step].push_back(&figures);
     double total = 0;
     for (const auto& [step, figures] : by_step) {
-      StepSummary s{step, figures.front()->operations,       0,
-                    0,    figures.front()->recorded_seconds, figures.front()->recorded_span_seconds};
+      StepSummary s{step,
+                    figures.front()->operations,
+                    figures.front()->untimed,
+                    0,
+                    0,
+                    figures.front()->recorded_seconds,
+                    figures.front()->recorded_span_seconds};
       std::vector<double> replayed, span;
       for (const StepFigures* f : figures) {
         replayed.push_back(f->replayed_seconds);
@@ -49,9 +55,10 @@ class ReplaySummary final : public SummaryExhibit {
       steps.push_back({{"step", s.step},
                        {"operations", s.operations},
                        {"replayed_s", s.replayed},
-                       {"recorded_s", s.recorded},
+                       {"untimed_in_recording", s.untimed},
+                       {"recorded_s", s.untimed > 0 ? nlohmann::json() : nlohmann::json(s.recorded)},
                        {"span_s", s.span},
-                       {"recorded_span_s", s.recorded_span}});
+                       {"recorded_span_s", s.untimed > 0 ? nlohmann::json() : nlohmann::json(s.recorded_span)}});
     return {{"mode", gaps_ ? "recorded-gaps" : "back-to-back"},
             {"recorded_clock", clock_},
             {"steps", steps},
@@ -66,23 +73,40 @@ class ReplaySummary final : public SummaryExhibit {
     for (const auto& [function, share] : share_)
       shares += fmt::format("{}{} {:.1f} %", shares.empty() ? "" : ", ", function, 100 * share);
     if (!setting_.empty()) fmt::print(out, "# Replay with           : {}\n", setting_);
-    fmt::print(out,
-               "# Replay                : {} step(s) of rank 0, {}: {} per step {:.3f} ms replayed against {:.3f} ms "
-               "recorded ({:.2f}x, the recording's {} clock)\n",
-               steps_.size(), gaps_ ? "with the recorded gaps" : "back to back",
-               gaps_ ? "a step spans" : "communication", replayed * 1e3, recorded * 1e3, ratio(), clock_);
+    if (recorded > 0)
+      fmt::print(out,
+                 "# Replay                : {} step(s) of rank 0, {}: {} per step {:.3f} ms replayed against {:.3f} ms "
+                 "recorded ({:.2f}x, the recording's {} clock{})\n",
+                 steps_.size(), gaps_ ? "with the recorded gaps" : "back to back",
+                 gaps_ ? "a step spans" : "communication", replayed * 1e3, recorded * 1e3, ratio(), clock_,
+                 timed_steps() < steps_.size() ? fmt::format("; {} step(s) fully timed", timed_steps()) : "");
+    else
+      fmt::print(out,
+                 "# Replay                : {} step(s) of rank 0, {}: {} per step {:.3f} ms replayed; no step's "
+                 "recorded time is known (operations recorded untimed)\n",
+                 steps_.size(), gaps_ ? "with the recorded gaps" : "back to back",
+                 gaps_ ? "a step spans" : "communication", replayed * 1e3);
     fmt::print(out, "# Replayed time by call : {}\n", shares);
   }
 
  private:
-  // The median step's replayed and recorded figures: communication, or the span with gaps.
+  // The median step's replayed and recorded figures (communication, or the span with gaps), over
+  // the steps the recording timed whole; both 0 when it timed none.
   std::pair<double, double> per_step() const {
-    std::vector<double> replayed, recorded;
+    std::vector<double> replayed, recorded, all_replayed;
     for (const StepSummary& s : steps_) {
+      all_replayed.push_back(gaps_ ? s.span : s.replayed);
+      if (s.untimed > 0) continue;
       replayed.push_back(gaps_ ? s.span : s.replayed);
       recorded.push_back(gaps_ ? s.recorded_span : s.recorded);
     }
+    if (recorded.empty()) return {median_of(all_replayed), 0};
     return {median_of(replayed), median_of(recorded)};
+  }
+
+  std::size_t timed_steps() const {
+    return static_cast<std::size_t>(
+        std::count_if(steps_.begin(), steps_.end(), [](const StepSummary& s) { return s.untimed == 0; }));
   }
 
   double ratio() const {

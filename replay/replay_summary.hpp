@@ -22,6 +22,7 @@ struct StepFigures {
   double span_seconds = 0;                             ///< the same with the gaps waited (--gaps), host clock
   double recorded_seconds = 0;                         ///< its operations' recorded durations, summed
   double recorded_span_seconds = 0;                    ///< the same with the recorded gaps
+  std::size_t untimed = 0;                             ///< operations the recording holds no duration of
   std::map<std::string, double> replayed_by_function;  ///< NCCL's function name -> its replayed seconds
 };
 

@@ -40,6 +40,13 @@ class JsonFields {
     return v;
   }
 
+  bool flag(const char* key, bool fallback) const {
+    const nlohmann::json* value = find(key, false);
+    if (!value) return fallback;
+    if (!value->is_boolean()) fail(key, "is neither true nor false");
+    return value->get<bool>();
+  }
+
   double seconds_us(const char* key) const {
     const nlohmann::json* value = find(key, false);
     if (!value) return 0;

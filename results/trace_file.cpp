@@ -65,6 +65,8 @@ TraceOperation operation_from(const JsonFields& f, const RankTrace& trace) {
   op.start_us = f.seconds_us("start_us");
   op.duration_us = f.seconds_us("duration_us");
   op.gap_us = f.seconds_us("gap_us");
+  op.timed = f.flag("timed", true);
+  if (!op.timed) op.duration_us = 0;
   // A replay holds each gap and times each call: a day is beyond any step's.
   constexpr double kDayUs = 86400e6;
   if (op.duration_us > kDayUs) f.fail("duration_us", "is more than a day");
@@ -392,6 +394,7 @@ std::string trace_text(const RankTrace& trace) {
                           {"gap_us", op.gap_us},
                           {"step", op.step}}}};
     if (op.group >= 0) line["op"]["group"] = op.group;
+    if (!op.timed) line["op"]["timed"] = false;
     out += line.dump() + "\n";
   }
   return out;

@@ -49,6 +49,9 @@ struct TraceOperation {
   int channels = 0;
   double start_us = 0;     ///< since the trace's first operation on this rank
   double duration_us = 0;  ///< on the clock the header names (GPU kernels, or the host)
+  /// false: its duration is not known ("timed": false in the file; duration_us then 0), e.g. the
+  /// recorder could not trust NCCL's kernel timestamps for it. Its start and gap are still given.
+  bool timed = true;
   double gap_us = 0;       ///< since the previous operation on this rank ended
   std::int64_t step = -1;  ///< the training step it belongs to; -1 when not known
   /// Send/Recv issued in one NCCL group (ncclGroupStart..End) share a number and follow one another

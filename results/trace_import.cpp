@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,14 @@
 
 namespace fabricbench::results {
 namespace {
+
+// Inspector's names only (<host>-pid<digits>.log): NCCL's own debug log may sit beside them.
+bool inspector_name(const std::string& name) {
+  const std::size_t pid = name.rfind("-pid");
+  if (pid == std::string::npos || !name.ends_with(".log")) return false;
+  const std::string digits = name.substr(pid + 4, name.size() - pid - 8);
+  return !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+}
 
 // One completed operation as Inspector wrote it.
 struct InspectorRecord {
@@ -209,32 +218,31 @@ std::vector<RankTrace> import_inspector(const std::vector<NamedText>& files) {
   return traces;
 }
 
-std::vector<NamedText> inspector_files(const std::string& folder) {
+bool holds_inspector_files(const std::string& folder) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec))
-    throw InputError(fmt::format("{}: not a folder of NCCL Inspector files (<host>-pid<P>.log)", folder));
-  // Inspector's names only (<host>-pid<digits>.log): NCCL's own debug log may sit beside them.
-  const auto inspector_name = [](const std::string& name) {
-    const std::size_t pid = name.rfind("-pid");
-    if (pid == std::string::npos || !name.ends_with(".log")) return false;
-    const std::string digits = name.substr(pid + 4, name.size() - pid - 8);
-    return !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-  };
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (inspector_name(it->path().filename().string())) return true;
+  return false;
+}
+
+std::vector<NamedText> dump_files(const std::string& folder, const std::string& what,
+                                  const std::function<bool(const std::string&)>& wanted) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) throw InputError(fmt::format("{}: not a folder of {}", folder, what));
   std::vector<std::string> names;
   std::filesystem::directory_iterator it(folder, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     std::error_code kind;  // a dangling link is skipped, not a failure to list the folder
-    if (inspector_name(it->path().filename().string()) && it->is_regular_file(kind))
-      names.push_back(it->path().string());
+    if (wanted(it->path().filename().string()) && it->is_regular_file(kind)) names.push_back(it->path().string());
   }
   if (ec) throw InputError(fmt::format("{}: cannot list it ({})", folder, ec.message()));
-  if (names.empty()) throw InputError(fmt::format("{}: no NCCL Inspector files (<host>-pid<P>.log) in it", folder));
+  if (names.empty()) throw InputError(fmt::format("{}: no {} in it", folder, what));
   if (names.size() > (std::size_t{1} << 16)) throw InputError(fmt::format("{}: more than 65536 files", folder));
   std::sort(names.begin(), names.end());
   std::vector<NamedText> files;
   for (const std::string& name : names) {
     try {
-      files.push_back({name, read_input_file(name, "Inspector file", kMaxTraceFileBytes)});
+      files.push_back({name, read_input_file(name, what, kMaxTraceFileBytes)});
     } catch (const InputError&) {
       throw;
     } catch (const UsageError& e) {
@@ -242,6 +250,10 @@ std::vector<NamedText> inspector_files(const std::string& folder) {
     }
   }
   return files;
+}
+
+std::vector<NamedText> inspector_files(const std::string& folder) {
+  return dump_files(folder, "NCCL Inspector files (<host>-pid<P>.log)", inspector_name);
 }
 
 void write_trace(const std::vector<RankTrace>& ranks, const std::string& folder) {

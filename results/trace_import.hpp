@@ -5,6 +5,7 @@
 // trace written into a folder. What Inspector does not record is said in docs/replay.md.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ struct NamedText {
 /// the files' order). Every rank's trace is read back and checked as load_trace() checks a
 /// folder. Throws InputError naming the file and what is wrong.
 std::vector<RankTrace> import_inspector(const std::vector<NamedText>& files);
+
+/// Whether `folder` holds an Inspector file (`<host>-pid<P>.log`).
+bool holds_inspector_files(const std::string& folder);
+
+/// The regular files of `folder` whose name `wanted` accepts, read in name order (`what` names
+/// them in messages): at most 65,536, each at most kMaxTraceFileBytes. Throws InputError.
+std::vector<NamedText> dump_files(const std::string& folder, const std::string& what,
+                                  const std::function<bool(const std::string&)>& wanted);
 
 /// Every regular `*.log` file of an Inspector dump folder, in name order. Throws InputError.
 std::vector<NamedText> inspector_files(const std::string& folder);

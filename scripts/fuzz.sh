@@ -33,6 +33,11 @@ done
 for matrix in tests/data/alltoallv/*.txt; do
   { printf '\xaa'; cat "$matrix"; } > "$corpus/seed_alltoallv_$(basename "$matrix")"
 done
+# PyTorch Flight Recorder dumps: byte 0xAB, the ranks' dumps split at \x1e.
+for dump in tests/data/flight-recorder/*/; do
+  { printf '\xab'; for file in "$dump"fr.rank*.json; do cat "$file"; printf '\x1e'; done; } \
+    > "$corpus/seed_flight_recorder_$(basename "$dump")"
+done
 cp tests/data/fuzz-regressions/* "$corpus"/ 2>/dev/null || true  # inputs that once crashed a reader
 echo "fuzz: result readers for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
 # libFuzzer's own failure exit code is 77, which ctest reads as "skipped": make it 1.

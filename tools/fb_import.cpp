@@ -2,8 +2,8 @@
 // fb_import FILE --csv OUT.csv --json OUT.json: another tool's output (nccl-tests text/JSON,
 // perftest text/JSON, Google Benchmark JSON) rewritten as a fabricbench run, to store, plot or
 // use as a baseline. fb_import DIR --trace TRACE-DIR: NCCL Inspector's output as a trace that
-// fb_replay replays; fb_import MATRIX --trace TRACE-DIR: an nccl-tests alltoallv traffic matrix as
-// one (docs/replay.md).
+// fb_replay replays, or PyTorch Flight Recorder dumps; fb_import MATRIX --trace TRACE-DIR: an
+// nccl-tests alltoallv traffic matrix as one (docs/replay.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -17,6 +17,7 @@
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "results/alltoallv_import.hpp"
+#include "results/flight_recorder_import.hpp"
 #include "results/run_file.hpp"
 #include "results/trace_import.hpp"
 
@@ -28,7 +29,8 @@ namespace {
 int run(int argc, char** argv) {
   CLI::App app(
       "fb_import: rewrites nccl-tests, perftest or Google Benchmark output as a fabricbench run, or NCCL "
-      "Inspector output or an nccl-tests alltoallv traffic matrix as a trace (--trace).",
+      "Inspector output, PyTorch Flight Recorder dumps or an nccl-tests alltoallv traffic matrix as a trace "
+      "(--trace).",
       "fb_import");
   std::string input, format = "auto", csv_path, json_path;
   app.add_option("input", input, "the file to import")->required();
@@ -37,8 +39,8 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "write context and rows as JSON here");
   std::string trace_folder;
   app.add_option("--trace", trace_folder,
-                 "write the input as a trace for fb_replay here: a folder of NCCL Inspector output, or an "
-                 "nccl-tests alltoallv traffic matrix file");
+                 "write the input as a trace for fb_replay here: a folder of NCCL Inspector output or of "
+                 "PyTorch Flight Recorder dumps (JSON, one per rank), or an nccl-tests alltoallv traffic matrix file");
   MatrixImport matrix;
   app.add_option("--scale", matrix.scale,
                  "an alltoallv matrix's values times this (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE) [1]")
@@ -53,16 +55,26 @@ int run(int argc, char** argv) {
     if (!csv_path.empty() || !json_path.empty())
       throw UsageError("--trace writes a trace, not a run: drop --csv/--json (or import the run separately)");
     std::error_code ec;
-    const bool inspector = std::filesystem::is_directory(input, ec);
+    const bool folder = std::filesystem::is_directory(input, ec);
+    const bool inspector = folder && holds_inspector_files(input);
+    SkippedCalls skipped;
     const std::vector<RankTrace> traces =
-        inspector
-            ? import_inspector(inspector_files(input))
+        inspector ? import_inspector(inspector_files(input))
+        : folder
+            ? import_flight_recorder(flight_recorder_files(input), &skipped)
             : import_alltoallv_matrix(read_input_file(input, "alltoallv matrix", kMaxTraceFileBytes), input, matrix);
     write_trace(traces, trace_folder);
     std::size_t operations = 0;
     for (const RankTrace& t : traces) operations += t.operations.size();
     std::printf("%zu rank(s), %zu operation(s) imported from %s (%s) into %s\n", traces.size(), operations,
-                input.c_str(), inspector ? "NCCL Inspector" : "nccl-tests alltoallv matrix", trace_folder.c_str());
+                input.c_str(),
+                inspector ? "NCCL Inspector"
+                : folder  ? "PyTorch Flight Recorder"
+                          : "nccl-tests alltoallv matrix",
+                trace_folder.c_str());
+    for (const auto& [call, entries] : skipped)
+      std::printf("# not imported: %zu entr%s of %s (no NCCL call to replay it as)\n", entries,
+                  entries == 1 ? "y" : "ies", call.c_str());
     return kExitOk;
   }
   if (app.count("--scale") || app.count("--ranks"))

@@ -225,9 +225,10 @@ void* record_event(fabricbench::nccl_trace::TraceRecorder& recorder, void* conte
   const auto* comm = static_cast<const fabricbench::nccl_trace::Communicator*>(context);
   if (event.type == kProfileColl) {
     const auto& c = event.coll;
-    return recorder.begin_operation(OperationCall{comm, text(c.func), c.count, text(c.datatype), c.root, -1,
-                                                  text(c.algo), text(c.proto), c.nChannels},
-                                    host_now_ns());
+    return recorder.begin_operation(
+        OperationCall{comm, text(c.func), c.count, text(c.datatype), c.root, -1, text(c.algo), text(c.proto),
+                      c.nChannels, fabricbench::nccl_trace::group_number(c.parentGroup)},
+        host_now_ns());
   }
   if (event.type == kProfileGroup) return fabricbench::nccl_trace::group_handle(next_group()++);
   if (event.type == kProfileP2p) {

@@ -12,7 +12,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "collectives/nccl/kernel_timing_check.hpp"
 #include "common/output_file.hpp"
+#include "common/step_inference.hpp"
 
 namespace fabricbench::nccl_trace {
 namespace {
@@ -22,11 +24,6 @@ namespace {
 constexpr std::size_t kMaxPending = 8192;
 // Written operations kept alive for late events before they are freed.
 constexpr std::size_t kRetiredKept = 8192;
-// Step inference looks at the last operations only, for periods up to a bound.
-constexpr std::size_t kStepWindow = 16384;
-constexpr std::size_t kMaxStepPeriod = 1024;
-constexpr std::size_t kStepRepeats = 3;
-constexpr std::size_t kStepTail = 8;
 
 const char* environment(const char* name) {
   const char* value = std::getenv(name);
@@ -93,11 +90,6 @@ std::uint64_t signature_of(const Communicator* comm, const std::string& function
 
 // The pause most of a phase's calls exceed: its lower quartile (a phase whose calls pause long
 // only every other time, half a step, scores low).
-double lower_quartile(std::vector<double>& values) {
-  const auto quartile = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 4);
-  std::nth_element(values.begin(), quartile, values.end());
-  return *quartile;
-}
 
 }  // namespace
 
@@ -140,65 +132,6 @@ void* group_handle(std::uint64_t number) {
 std::int64_t group_number(const void* handle) {
   const auto bits = reinterpret_cast<std::uintptr_t>(handle);
   return bits & 1 ? static_cast<std::int64_t>(bits >> 1) : -1;
-}
-
-std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatures,
-                                      const std::vector<double>& gaps_us) {
-  const std::size_t n = signatures.size();
-  std::vector<std::int64_t> steps(n, -1);
-  const std::size_t base = n > kStepWindow ? n - kStepWindow : 0;
-
-  // The period that repeats over the longest stretch at the end of the sequence (the shortest
-  // such period), and where that stretch begins: a run of identical buckets at a step's end is a
-  // shorter period over a shorter stretch.
-  // A few calls after the last whole step (a final barrier, an evaluation) may end the sequence:
-  // the stretch may end up to kStepTail calls before it.
-  std::size_t period = 0, region = n, region_end = n;
-  for (std::size_t tail = 0; tail <= kStepTail && tail < n; ++tail) {
-    const std::size_t last = n - tail;  // the stretch is [start, last)
-    for (std::size_t p = 1; p <= kMaxStepPeriod && base + p * kStepRepeats <= last; ++p) {
-      std::size_t j = last - 1;
-      while (j >= base + p && signatures[j] == signatures[j - p]) --j;
-      const std::size_t start = j >= base + p ? j + 1 - p : base;
-      if ((last - start) / p >= kStepRepeats && last - start > region_end - region) {
-        period = p;
-        region = start;
-        region_end = last;
-      }
-    }
-  }
-  if (period == 0) return steps;
-
-  // A step may be several periods of identical calls: take the shortest multiple whose most
-  // paused phase pauses at least half as long as the longest such pause of any multiple.
-  struct Candidate {
-    std::size_t period, phase;
-    double pause_us;
-  };
-  std::vector<Candidate> candidates;
-  std::vector<double> pauses;
-  for (std::size_t p = period; p <= kMaxStepPeriod && (region_end - region) / p >= kStepRepeats; p += period) {
-    Candidate best{p, 0, -1};
-    for (std::size_t phase = 0; phase < p; ++phase) {
-      pauses.clear();
-      for (std::size_t i = region + phase; i < region_end; i += p) pauses.push_back(gaps_us[i]);
-      const double pause = lower_quartile(pauses);
-      if (pause > best.pause_us) best = {p, phase, pause};
-    }
-    candidates.push_back(best);
-  }
-  double longest = 0;
-  for (const Candidate& c : candidates) longest = std::max(longest, c.pause_us);
-  Candidate chosen = candidates.front();
-  for (const Candidate& c : candidates)
-    if (c.pause_us >= 0.5 * longest) {
-      chosen = c;
-      break;
-    }
-  const std::size_t boundary = region + chosen.phase;
-  for (std::size_t i = 0; i < n; ++i)
-    steps[i] = i < boundary ? 0 : 1 + static_cast<std::int64_t>((i - boundary) / chosen.period);
-  return steps;
 }
 
 bool PendingOperation::complete() const {
@@ -271,10 +204,10 @@ void TraceRecorder::finish_front_locked() {
   const OperationCall& c = op->call;
   const bool gpu_timed = op->complete() && op->channels_stopped > 0 && op->gpu_end_ns >= op->gpu_start_ns &&
                          op->channels_stopped == op->channels_started;
-  finished_.push_back({c.communicator, c.function, trace_type_name(c.datatype), c.algorithm, c.protocol, c.count,
-                       c.root, c.peer, c.channels, c.group,
-                       gpu_timed ? static_cast<double>(op->gpu_start_ns) : op->host_start_ns,
-                       gpu_timed ? static_cast<double>(op->gpu_end_ns - op->gpu_start_ns) : 0.0, gpu_timed});
+  finished_.push_back(
+      {c.communicator, c.function, trace_type_name(c.datatype), c.algorithm, c.protocol, c.count, c.root, c.peer,
+       c.channels, c.group, gpu_timed ? static_cast<double>(op->gpu_start_ns) : op->host_start_ns,
+       gpu_timed ? static_cast<double>(op->gpu_end_ns - op->gpu_start_ns) : 0.0, gpu_timed, op->host_start_ns});
   if (finished_.size() > settings_.max_operations) {
     finished_.pop_front();
     ++dropped_;
@@ -299,17 +232,37 @@ std::string TraceRecorder::trace_text() {
 
 std::string TraceRecorder::trace_text_locked() const {
   const std::size_t n = finished_.size();
+  // Kernel times that are another operation's are dropped: those operations are written untimed,
+  // on the host's clock like any other whose kernel events never came.
+  std::vector<KernelTiming> timings(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Finished& f = finished_[i];
+    timings[i] = {f.communicator ? f.communicator->hash : 0,
+                  f.group,
+                  f.peer >= 0 && f.communicator && f.peer == f.communicator->rank,
+                  f.gpu_timed,
+                  f.start_ns,
+                  f.duration_ns};
+  }
+  const TimingVerdict timing = check_kernel_timings(timings);
+  std::deque<Finished> finished = finished_;
+  for (std::size_t i = 0; i < n; ++i)
+    if (timing.distrusted[i] && finished[i].gpu_timed) {
+      finished[i].gpu_timed = false;
+      finished[i].start_ns = finished[i].host_start_ns;
+      finished[i].duration_ns = 0;
+    }
   // Gaps in issue order, on the clock each operation was timed by (never negative: operations on
   // other streams may overlap).
   std::vector<double> gaps_us(n, 0.0);
   std::vector<std::uint64_t> signatures(n);
   bool gpu_clock = false;
   for (std::size_t i = 0; i < n; ++i) {
-    const Finished& f = finished_[i];
+    const Finished& f = finished[i];
     gpu_clock = gpu_clock || f.gpu_timed;
     signatures[i] = signature_of(f.communicator, f.function, f.count, f.datatype, f.root, f.peer);
-    if (i > 0 && f.gpu_timed == finished_[i - 1].gpu_timed)
-      gaps_us[i] = std::max(0.0, (f.start_ns - finished_[i - 1].start_ns - finished_[i - 1].duration_ns) * 1e-3);
+    if (i > 0 && f.gpu_timed == finished[i - 1].gpu_timed)
+      gaps_us[i] = std::max(0.0, (f.start_ns - finished[i - 1].start_ns - finished[i - 1].duration_ns) * 1e-3);
   }
   const std::vector<std::int64_t> steps = infer_steps(signatures, gaps_us);
   const bool steps_found = n > 0 && steps.front() >= 0;
@@ -324,9 +277,10 @@ std::string TraceRecorder::trace_text_locked() const {
   for (const auto& c : communicators_) world_size = std::max(world_size, c->size);
   std::string out = fmt::format(
       "{{\"fabricbench_trace\": 1, \"rank\": {}, \"ranks\": {}, \"host\": {}, \"clock\": \"{}\", "
-      "\"recorder\": \"fabricbench NCCL profiler plugin (v5)\", \"dropped\": {}, \"steps\": \"{}\"}}\n",
+      "\"recorder\": \"fabricbench NCCL profiler plugin (v5)\", \"dropped\": {}, \"steps\": \"{}\"{}}}\n",
       world_rank_locked(), world_size, json_text(settings_.host), gpu_clock ? "gpu" : "host", dropped_,
-      steps_found ? "inferred" : "unknown");
+      steps_found ? "inferred" : "unknown",
+      timing.reason.empty() ? std::string() : fmt::format(", \"kernel_timing\": {}", json_text(timing.reason)));
   // A communicator NCCL made twice with one hash (a split that repeats) is declared once.
   std::vector<std::uint64_t> declared;
   for (const auto& c : communicators_) {
@@ -340,7 +294,7 @@ std::string TraceRecorder::trace_text_locked() const {
   double origin_ns = -1, last_end_ns = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!kept(i)) continue;
-    Finished f = finished_[i];
+    Finished f = finished[i];
     if (f.gpu_timed != gpu_clock) f.start_ns = last_end_ns;
     if (origin_ns < 0 && f.gpu_timed == gpu_clock) origin_ns = f.start_ns;
     if (f.gpu_timed == gpu_clock) last_end_ns = f.start_ns + f.duration_ns;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/step_inference.hpp"
+
 namespace fabricbench::nccl_trace {
 
 /// What FABRICBENCH_TRACE_* asks for (docs/replay.md, "Recording a job").
@@ -34,14 +36,6 @@ std::optional<RecorderSettings> settings_from_environment();
 
 /// nccl-tests' name of an NCCL datatype name ("ncclFloat32" -> "float"); the name itself if unknown.
 std::string trace_type_name(const std::string& nccl_name);
-
-/// Which recorded operation begins each training step, found from the sequence alone: the
-/// repeating pattern of calls that covers the longest stretch at the end of the sequence (at
-/// least three repeats; the shortest such pattern), grown to the multiple whose boundary gap stands out (a step's long
-/// pause: forward pass, optimizer), phased at that pause. `signatures` identify a call (communicator, function, count,
-/// type, root, peer); `gaps_us` the pause before each. Returns each operation's step: 0 before the first boundary, then
-/// 1, 2, ...; every step -1 when no pattern repeats three times.
-std::vector<std::int64_t> infer_steps(const std::vector<std::uint64_t>& signatures, const std::vector<double>& gaps_us);
 
 /// A handle NCCL holds between startEvent and stopEvent: an operation or one of its kernel channels.
 struct EventHandle {
@@ -65,7 +59,7 @@ struct OperationCall {
   int peer = -1;
   std::string algorithm, protocol;
   int channels = 0;
-  std::int64_t group = -1;  ///< Send/Recv: the NCCL group it was issued in (group_number); -1 unknown
+  std::int64_t group = -1;  ///< the NCCL group (one launch plan) it was issued in (group_number); -1 unknown
 };
 
 /// A group's handle for NCCL (its Group event, the parent of its Send/Recv events): the group's
@@ -131,6 +125,7 @@ class TraceRecorder {
     double start_ns;     // GPU clock when gpu_timed, host clock otherwise
     double duration_ns;  // 0 when not gpu_timed
     bool gpu_timed;
+    double host_start_ns;
   };
 
   void flush_completed_locked();

@@ -13,7 +13,10 @@ unequal splits (PyTorch issues them as one NCCL group of Send/Recv each). Launch
 With NCCL_PROFILER_PLUGIN=<build>/lib/libfabricbench_nccl_profiler.so and FABRICBENCH_TRACE_DIR set,
 the job's communication is recorded, one trace.rank<R>.jsonl per rank. Rank 0 prints the median
 step time over the steps after --warmup (each step timed with the GPU synchronised at its ends),
-and writes it to --json.
+and writes it to --json. With --flight-recorder DIR (and TORCH_NCCL_TRACE_BUFFER_SIZE set, so
+PyTorch keeps one), each rank writes PyTorch's Flight Recorder record of the job at its end, as the
+JSON dump (fr.rank<R>.json, what `fb_import --flight-recorder` reads) and the pickle a hang's dump
+writes (fr.rank<R>.pkl).
 """
 import argparse
 import json
@@ -60,6 +63,25 @@ def exchange_tokens(step, width=1024, rows=512):
             dist.all_to_all_single(out, tokens, output_split_sizes=received, input_split_sizes=sent)
 
 
+def dump_flight_recorder(folder):
+    """PyTorch's own record of this rank's collectives (TORCH_NCCL_TRACE_BUFFER_SIZE entries kept)."""
+    torch.cuda.synchronize()
+    c10d = torch._C._distributed_c10d
+    os.makedirs(folder, exist_ok=True)
+    rank = dist.get_rank()
+    dumps = (("json", lambda: c10d._dump_nccl_trace_json(includeCollectives=True, onlyActive=False)),
+             ("pkl", lambda: c10d._dump_nccl_trace(includeCollectives=True, includeStackTraces=False,
+                                                         onlyActive=False)))
+    for suffix, dump in dumps:
+        try:
+            text = dump()
+        except Exception as error:  # a PyTorch without this dump: say so, the job goes on
+            print(f"train_job.py: rank {rank}: no Flight Recorder {suffix} dump: {error}", file=sys.stderr)
+            continue
+        with open(os.path.join(folder, f"fr.rank{rank}.{suffix}"), "wb") as out:
+            out.write(text.encode() if isinstance(text, str) else text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("ddp", "fsdp", "moe"), default="ddp")
@@ -67,6 +89,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=10, help="steps left out of the median")
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--json", help="write rank 0's step times here")
+    parser.add_argument("--flight-recorder", metavar="DIR", help="write each rank's Flight Recorder dump here")
     args = parser.parse_args()
     if args.steps <= args.warmup:
         sys.exit("train_job.py: --steps must be larger than --warmup")
@@ -94,6 +117,8 @@ def main():
         torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
 
+    if args.flight_recorder:
+        dump_flight_recorder(args.flight_recorder)
     timed = seconds[args.warmup:]
     if dist.get_rank() == 0:
         result = {

@@ -173,6 +173,29 @@ TEST(RecordedJobs, TheFsdpTraceGathersAndScattersEveryLayerAndEachCallIsJudgedBy
   EXPECT_GT(uneven, 60);
 }
 
+TEST(RecordedJobs, AGroupRecordedUntimedHasNoRecordedDurationToCompareWith) {
+  // The MoE recording's all_to_all groups each hold a Send/Recv to the rank itself, which NCCL
+  // gives no kernel events ("timed": false): the group's recorded duration is not known, and no
+  // ratio is made of it; the calls timed before it keep theirs.
+  const std::vector<results::RankTrace> ranks = recorded_job("h200-moe");
+  for (int me = 0; me < 2; ++me) {
+    const ReplayPlan plan = make_replay_plan(ranks, me, 2);
+    std::size_t groups = 0;
+    for (const ReplayOperation& op : plan.operations) {
+      if (op.collective) {
+        if (op.index_in_comm == 0) {
+          EXPECT_GT(op.recorded_slowest_seconds, 0);  // the first AllGather
+        }
+        continue;
+      }
+      ++groups;
+      EXPECT_EQ(op.recorded_seconds, kNotRecorded);
+      EXPECT_EQ(op.recorded_slowest_seconds, kNotRecorded);
+    }
+    EXPECT_EQ(groups, 8u);  // eight all_to_all_single, one group each, in the 40 operations kept
+  }
+}
+
 TEST(ReplayPlan, WhatCannotBeReplayedIsAUsageError) {
   EXPECT_THROW(make_replay_plan(synthetic(), 0, 2), UsageError);  // recorded on 4 ranks
   // A group of Send/Recv mixing element types (NCCL allows it; a replayed group has one type).

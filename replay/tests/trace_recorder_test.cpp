@@ -249,6 +249,38 @@ TEST(TraceRecorder, AnOperationWhoseKernelEventsNeverCameIsWrittenUntimedAndHold
   EXPECT_NE(r.recorder.trace_text().find("\"timed\": false"), std::string::npos);
 }
 
+// NCCL's kernel timestamps shift after a Send/Recv to the rank itself (kernel_timing_check.hpp):
+// what follows on that communicator is written untimed, the header says why, the reader keeps it.
+TEST(TraceRecorder, TimesThatAreAnotherOperationsAreWrittenUntimed) {
+  Recorded r;
+  r.run("AllReduce", 1024, 1'000'000, 50'000);
+  for (const int peer : {0, 1}) {  // one all_to_all: to itself (no kernel events), then to its peer
+    PendingOperation* send =
+        r.recorder.begin_operation({r.world, "Send", 64, "ncclFloat32", -1, peer, "", "", 1, 9}, 2'000'000);
+    r.recorder.operation_enqueued(send);
+    if (peer == 0) continue;
+    KernelChannelEvent* ch = r.recorder.kernel_started(send, 1'100'000);
+    r.recorder.kernel_stopped(ch, 1'100'032);
+    r.recorder.kernel_closed(ch);
+  }
+  r.run("AllReduce", 1024, 1'200'000, 50'000);
+  r.recorder.write();
+  const results::RankTrace trace = r.read_back();
+  ASSERT_EQ(trace.operations.size(), 4U);
+  EXPECT_TRUE(trace.operations[0].timed);
+  EXPECT_DOUBLE_EQ(trace.operations[0].duration_us, 50.0);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_FALSE(trace.operations[i].timed) << "operation " << i;
+    EXPECT_DOUBLE_EQ(trace.operations[i].duration_us, 0.0);
+  }
+  EXPECT_EQ(trace.clock, "gpu");
+  EXPECT_NE(r.recorder.trace_text().find("\"kernel_timing\": \"NCCL's kernel timestamps shift after a Send/Recv to "
+                                         "the rank itself"),
+            std::string::npos);
+  // Written back by the trace writer (fb_import's), "timed": false survives.
+  EXPECT_FALSE(results::parse_rank_trace(results::trace_text(trace), "again").operations[2].timed);
+}
+
 TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
   const ScratchFolder scratch("fb-recorder-test");
   const std::filesystem::path& folder = scratch.path;

@@ -3,15 +3,18 @@
 // Google Benchmark importers, the replay's trace reader, the NCCL Inspector and alltoallv matrix
 // imports) must turn any input into rows or one InputError - never a crash, a hang or another
 // exception. The first byte picks the format (0: detect; one past the last: a trace, two past:
-// Inspector files, the ranks' or processes' files split at \x1e; 0xAA: an alltoallv matrix), so
+// Inspector files, the ranks' or processes' files split at \x1e; 0xAA: an alltoallv matrix; 0xAB:
+// Flight Recorder dumps, split likewise), so
 // each reader is reached even by inputs that detection would send elsewhere.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "results/alltoallv_import.hpp"
+#include "results/flight_recorder_import.hpp"
 #include "results/run_file.hpp"
 #include "results/trace_file.hpp"
 #include "results/trace_import.hpp"
@@ -35,6 +38,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     if (data[0] == 0xAA) {
       (void)fabricbench::results::import_alltoallv_matrix(text, "fuzz", {});
+      return 0;
+    }
+    if (data[0] == 0xAB) {
+      std::vector<fabricbench::results::NamedText> files = split();
+      for (std::size_t r = 0; r < files.size(); ++r) files[r].name = "fr.rank" + std::to_string(r) + ".json";
+      fabricbench::results::SkippedCalls skipped;
+      (void)fabricbench::results::import_flight_recorder(files, &skipped);
       return 0;
     }
     if (choice == kFormats) {

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "results/flight_recorder_import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "common/dtype.hpp"
+#include "common/error.hpp"
+#include "common/fnv1a.hpp"
+#include "common/input_file.hpp"
+#include "common/step_inference.hpp"
+#include "results/json_fields.hpp"
+
+namespace fabricbench::results {
+namespace {
+
+// Ranks of a job: a process group's member list is checked against this.
+constexpr int kMaxRanks = 1 << 20;
+
+// One Flight Recorder entry, as much of it as a replay needs.
+struct Entry {
+  std::string where;  // file and entry, for messages
+  std::string group;  // the process group's name
+  std::int64_t sequence = 0;
+  bool point_to_point = false;
+  std::string profiling_name;                  // "nccl:all_reduce", "nccl:send 0->1"
+  std::string call;                            // "all_reduce", "send"
+  std::vector<std::uint64_t> inputs, outputs;  // each tensor's elements
+  DataType dtype = DataType::kFloat32;
+  std::optional<double> duration_us;
+  double created_ns = 0;
+  int peer = -1;  // send/recv: the other end's global rank
+};
+
+struct Dump {
+  std::string name;
+  int rank = 0;
+  std::map<std::string, std::vector<int>> groups;  // name -> global ranks, in group-rank order
+  std::vector<Entry> entries;
+};
+
+// PyTorch's ScalarType names as the trace's element types.
+DataType dtype_of(const std::string& scalar_type, const JsonFields& f) {
+  static const std::map<std::string, DataType> kTypes = {{"Float", DataType::kFloat32},
+                                                         {"Half", DataType::kFloat16},
+                                                         {"BFloat16", DataType::kBfloat16},
+                                                         {"Double", DataType::kFloat64},
+                                                         {"Long", DataType::kInt64},
+                                                         {"Int", DataType::kInt32},
+                                                         {"Char", DataType::kInt8},
+                                                         {"Byte", DataType::kUint8},
+                                                         {"Bool", DataType::kUint8},
+                                                         {"UInt32", DataType::kUint32},
+                                                         {"UInt64", DataType::kUint64},
+                                                         {"Float8_e4m3fn", DataType::kFloat8e4m3},
+                                                         {"Float8_e5m2", DataType::kFloat8e5m2}};
+  const auto found = kTypes.find(scalar_type);
+  if (found == kTypes.end())
+    f.fail("input_dtypes", fmt::format("holds '{}', an element type NCCL has no call for", scalar_type));
+  return found->second;
+}
+
+// Each tensor's elements from a list of shapes ([[2048, 1024], [16]]).
+std::vector<std::uint64_t> elements_of(const nlohmann::json& shapes, const char* key, const JsonFields& f) {
+  std::vector<std::uint64_t> tensors;
+  if (shapes.is_null()) return tensors;
+  if (!shapes.is_array()) f.fail(key, "is not a list of shapes");
+  for (const nlohmann::json& shape : shapes) {
+    if (!shape.is_array()) f.fail(key, "holds a shape that is not a list");
+    std::uint64_t n = 1;
+    for (const nlohmann::json& dim : shape) {
+      if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0)
+        f.fail(key, "holds a dimension that is not a whole number");
+      const auto d = dim.get<std::uint64_t>();
+      if (d != 0 && n > kMaxTraceOperationBytes / d) f.fail(key, "holds a tensor of more than 16 GiB");
+      n *= d;
+    }
+    tensors.push_back(n);
+  }
+  return tensors;
+}
+
+// A member list as PyTorch writes it: "[0, 1, 2]" (JSON dump) or a list.
+std::vector<int> ranks_of(const nlohmann::json& value, const std::string& where) {
+  std::vector<int> ranks;
+  const auto add = [&](long long r) {
+    if (r < 0 || r >= kMaxRanks) throw InputError(fmt::format("{}: rank {} outside 0..{}", where, r, kMaxRanks - 1));
+    ranks.push_back(static_cast<int>(r));
+  };
+  if (value.is_array()) {
+    for (const nlohmann::json& r : value) {
+      if (!r.is_number_integer()) throw InputError(fmt::format("{}: 'ranks' holds something not a rank", where));
+      add(r.get<long long>());
+    }
+  } else if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    std::size_t i = 0;
+    while (i < text.size()) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+        if (text[i] != '[' && text[i] != ']' && text[i] != ',' && text[i] != ' ')
+          throw InputError(fmt::format("{}: 'ranks' is '{}', not a list of ranks", where, text));
+        ++i;
+        continue;
+      }
+      std::size_t end = i;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) && end - i < 9) ++end;
+      add(std::stoll(text.substr(i, end - i)));
+      i = end;
+    }
+  } else {
+    throw InputError(fmt::format("{}: 'ranks' is not a list of ranks", where));
+  }
+  std::set<int> unique(ranks.begin(), ranks.end());
+  if (ranks.empty() || unique.size() != ranks.size())
+    throw InputError(fmt::format("{}: 'ranks' is empty or names a rank twice", where));
+  return ranks;
+}
+
+// "send 0->1" / "recv 1<-0": the call and the other end's global rank.
+void split_point_to_point(Entry& e) {
+  const std::size_t space = e.call.find(' ');
+  if (space == std::string::npos) return;
+  const std::string ends = e.call.substr(space + 1);
+  e.call.resize(space);
+  const std::size_t arrow = ends.find(e.call == "send" ? "->" : "<-");
+  if (arrow == std::string::npos) return;
+  try {
+    e.peer = std::stoi(ends.substr(arrow + 2));
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: '{}' names no peer rank", e.where, e.profiling_name));
+  }
+}
+
+Entry entry_from(const nlohmann::json& object, const std::string& where) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: not a JSON object", where));
+  const JsonFields f(object, where);
+  Entry e;
+  e.where = where;
+  const auto group = object.find("process_group");
+  if (group != object.end() && group->is_array() && !group->empty() && (*group)[0].is_string())
+    e.group = (*group)[0].get<std::string>();
+  else
+    e.group = std::to_string(f.whole("pg_id", 0, std::numeric_limits<std::int32_t>::max(), 0, true));
+  e.point_to_point = f.flag("is_p2p", false);
+  e.sequence = f.whole(e.point_to_point ? "p2p_seq_id" : "collective_seq_id", 0,
+                       std::numeric_limits<std::int64_t>::max(), 0, true);
+  e.profiling_name = f.text("profiling_name", "", true);
+  const std::size_t colon = e.profiling_name.find(':');
+  e.call = colon == std::string::npos ? e.profiling_name : e.profiling_name.substr(colon + 1);
+  if (e.call.starts_with("send ") || e.call.starts_with("recv ")) split_point_to_point(e);
+  e.inputs = elements_of(object.value("input_sizes", nlohmann::json()), "input_sizes", f);
+  e.outputs = elements_of(object.value("output_sizes", nlohmann::json()), "output_sizes", f);
+  const nlohmann::json types = object.value("input_dtypes", nlohmann::json());
+  const nlohmann::json out_types = object.value("output_dtypes", nlohmann::json());
+  const nlohmann::json& named = types.is_array() && !types.empty() ? types : out_types;
+  if (named.is_array() && !named.empty()) {
+    if (!named[0].is_string()) f.fail("input_dtypes", "holds something that is not a type's name");
+    e.dtype = dtype_of(named[0].get<std::string>(), f);
+  }
+  const auto duration = object.find("duration_ms");
+  if (duration != object.end() && !duration->is_null()) {
+    if (!duration->is_number() || !std::isfinite(duration->get<double>()) || duration->get<double>() < 0 ||
+        duration->get<double>() > 86400e3)
+      f.fail("duration_ms", fmt::format("is {}: not a duration", duration->dump()));
+    e.duration_us = duration->get<double>() * 1e3;
+  }
+  e.created_ns = static_cast<double>(f.whole("time_created_ns", 0, std::numeric_limits<std::int64_t>::max(), 0));
+  return e;
+}
+
+// The number a dump's name ends with (less .json): PyTorch's writer appends the rank.
+std::optional<int> rank_in_name(std::string name) {
+  if (name.ends_with(".json")) name.resize(name.size() - 5);
+  std::size_t digits = name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+  if (digits == name.size() || name.size() - digits > 7) return std::nullopt;
+  return std::stoi(name.substr(digits));
+}
+
+Dump dump_from(const NamedText& file) {
+  Dump d;
+  d.name = file.name;
+  const std::optional<int> rank = rank_in_name(std::filesystem::path(file.name).filename().string());
+  if (!rank)
+    throw InputError(
+        fmt::format("{}: its name does not end with the rank (fr.rank3.json, nccl_trace_rank_3)", file.name));
+  d.rank = *rank;
+  if (!file.text.empty() && static_cast<unsigned char>(file.text[0]) == 0x80)
+    throw InputError(fmt::format("{}: a pickle; convert it first: scripts/flight-recorder-to-json.py", file.name));
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(file.text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: not JSON (a truncated or damaged Flight Recorder dump?)", file.name));
+  }
+  if (!document.is_object() || !document.contains("entries") || !document.contains("pg_config"))
+    throw InputError(fmt::format("{}: not a Flight Recorder dump (no 'entries' and 'pg_config')", file.name));
+  const nlohmann::json& config = document["pg_config"];
+  if (!config.is_object()) throw InputError(fmt::format("{}: 'pg_config' is not an object", file.name));
+  for (const auto& [key, group] : config.items()) {
+    const std::string where = fmt::format("{} pg_config '{}'", file.name, key);
+    if (!group.is_object() || !group.contains("ranks")) throw InputError(fmt::format("{}: lacks 'ranks'", where));
+    const std::string name = JsonFields(group, where).text("name", key);
+    d.groups[name] = ranks_of(group["ranks"], where);
+  }
+  const nlohmann::json& entries = document["entries"];
+  if (!entries.is_array()) throw InputError(fmt::format("{}: 'entries' is not a list", file.name));
+  if (entries.size() > kMaxTraceOperations)
+    throw InputError(fmt::format("{}: more than {} entries", file.name, kMaxTraceOperations));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Entry e = entry_from(entries[i], fmt::format("{} entry {}", file.name, i));
+    if (!d.groups.contains(e.group))
+      throw InputError(fmt::format("{}: process group '{}' is not in pg_config", e.where, e.group));
+    d.entries.push_back(std::move(e));
+  }
+  return d;
+}
+
+// The trace's function of a Flight Recorder call; "" for calls imported otherwise or not at all.
+std::string function_of(const std::string& call) {
+  static const std::map<std::string, std::string> kFunctions = {{"all_reduce", "AllReduce"},
+                                                                {"allreduce", "AllReduce"},
+                                                                {"all_reduce_barrier", "AllReduce"},
+                                                                {"barrier", "AllReduce"},
+                                                                {"broadcast", "Broadcast"},
+                                                                {"reduce", "Reduce"},
+                                                                {"all_gather", "AllGather"},
+                                                                {"_all_gather_base", "AllGather"},
+                                                                {"all_gather_into_tensor", "AllGather"},
+                                                                {"allgather", "AllGather"},
+                                                                {"reduce_scatter", "ReduceScatter"},
+                                                                {"_reduce_scatter_base", "ReduceScatter"},
+                                                                {"reduce_scatter_tensor", "ReduceScatter"},
+                                                                {"gather", "Gather"},
+                                                                {"scatter", "Scatter"}};
+  const auto found = kFunctions.find(call);
+  return found == kFunctions.end() ? "" : found->second;
+}
+
+bool is_all_to_all(const std::string& call) {
+  return call == "all_to_all" || call == "alltoall" || call == "alltoall_base" || call == "all_to_all_single";
+}
+
+std::uint64_t sum_of(const std::vector<std::uint64_t>& v) {
+  std::uint64_t s = 0;
+  for (const std::uint64_t x : v) s += x;
+  return s;
+}
+
+// The elements group rank `from` sends group rank `to` in one all_to_all, from every member's
+// entry of it (group rank order): its own split where it recorded one tensor per member (the list
+// form); else (all_to_all_single: the Flight Recorder keeps no split) in proportion to what each
+// receiver took in, so every member sends exactly its recorded total and receives about its own,
+// the last receiver taking what rounding leaves.
+std::uint64_t all_to_all_part(const std::vector<const Entry*>& members, std::size_t from, std::size_t to) {
+  const Entry& sender = *members[from];
+  if (sender.inputs.size() == members.size()) return sender.inputs[to];
+  std::uint64_t received_by_all = 0;
+  for (const Entry* m : members) received_by_all += sum_of(m->outputs);
+  const std::uint64_t sent = sum_of(sender.inputs);
+  const auto share = [&](std::size_t q) -> std::uint64_t {
+    if (received_by_all == 0) return sent / members.size();
+    const long double part = static_cast<long double>(sent) * static_cast<long double>(sum_of(members[q]->outputs)) /
+                             static_cast<long double>(received_by_all);
+    return std::min(sent, static_cast<std::uint64_t>(part));
+  };
+  if (to + 1 < members.size()) return share(to);
+  std::uint64_t others = 0;
+  for (std::size_t q = 0; q + 1 < members.size(); ++q) others += share(q);
+  return sent - std::min(sent, others);
+}
+
+std::string hash_of(const std::string& group) {
+  return fmt::format("{:016x}", Fnv1a().add("flight-recorder process group ").add(group).value());
+}
+
+}  // namespace
+
+std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& files, SkippedCalls* skipped) {
+  if (files.empty()) throw InputError("Flight Recorder: no dumps (one per rank)");
+  std::vector<Dump> dumps;
+  for (const NamedText& file : files) dumps.push_back(dump_from(file));
+  std::sort(dumps.begin(), dumps.end(), [](const Dump& a, const Dump& b) { return a.rank < b.rank; });
+  const auto ranks = static_cast<int>(dumps.size());
+  for (int r = 0; r < ranks; ++r)
+    if (dumps[static_cast<std::size_t>(r)].rank != r)
+      throw InputError(fmt::format("{}: rank {} where rank {} was expected: give every rank 0..{}'s dump once",
+                                   dumps[static_cast<std::size_t>(r)].name, dumps[static_cast<std::size_t>(r)].rank, r,
+                                   ranks - 1));
+  for (const Dump& d : dumps)
+    for (const auto& [name, members] : d.groups)
+      for (const int m : members)
+        if (m >= ranks)
+          throw InputError(fmt::format("{}: process group '{}' names rank {}, but only {} dump(s) were given", d.name,
+                                       name, m, ranks));
+
+  // Each group's collectives every member's ring still holds: from the latest first call to the
+  // earliest last one.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> kept;                    // group -> sequence range
+  std::map<std::pair<std::string, std::int64_t>, std::map<int, const Entry*>> by_call;  // (group, seq) -> rank's
+  for (const Dump& d : dumps) {
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> mine;
+    for (const Entry& e : d.entries) {
+      if (e.point_to_point) continue;
+      auto [it, added] = mine.emplace(e.group, std::make_pair(e.sequence, e.sequence));
+      it->second.first = std::min(it->second.first, e.sequence);
+      it->second.second = std::max(it->second.second, e.sequence);
+      by_call[{e.group, e.sequence}][d.rank] = &e;
+    }
+    for (const auto& [group, range] : mine) {
+      auto [it, added] = kept.emplace(group, range);
+      it->second = {std::max(it->second.first, range.first), std::min(it->second.second, range.second)};
+    }
+  }
+  const auto held_by_all = [&](const Dump& d, const Entry& e) {
+    if (e.point_to_point) return true;
+    const auto range = kept.at(e.group);
+    if (e.sequence < range.first || e.sequence > range.second) return false;
+    for (const int m : d.groups.at(e.group))
+      if (!by_call[{e.group, e.sequence}].contains(m)) return false;
+    return true;
+  };
+
+  std::vector<RankTrace> traces;
+  for (const Dump& d : dumps) {
+    RankTrace t;
+    t.rank = d.rank;
+    t.ranks = ranks;
+    t.clock = "host";
+    std::map<std::string, int> my_rank_in;  // group -> this rank's place in it
+    for (const auto& [name, members] : d.groups) {
+      const auto me = std::find(members.begin(), members.end(), d.rank);
+      if (me == members.end()) continue;
+      my_rank_in[name] = static_cast<int>(me - members.begin());
+      t.add_communicator({hash_of(name), static_cast<int>(members.size()), my_rank_in[name], 0});
+    }
+    // Starts estimated from the host: a call starts once issued and once the one before ended.
+    double previous_end_ns = -1, origin_ns = -1;
+    std::int64_t next_group = 0;
+    std::vector<std::uint64_t> signatures;
+    std::vector<double> gaps_us;
+    std::vector<std::size_t> calls_of;  // each call's operations
+    for (const Entry& e : d.entries) {
+      if (!held_by_all(d, e)) continue;
+      const auto in_group = my_rank_in.find(e.group);
+      if (in_group == my_rank_in.end())
+        throw InputError(fmt::format("{}: a call of process group '{}', which rank {} is not a member of", e.where,
+                                     e.group, d.rank));
+      const std::vector<int>& members = d.groups.at(e.group);
+      const int size = static_cast<int>(members.size());
+      TraceOperation base;
+      base.comm = hash_of(e.group);
+      base.dtype = e.dtype;
+      base.timed = e.duration_us.has_value();
+      base.duration_us = e.duration_us.value_or(0);
+      const double start_ns = std::max(e.created_ns, previous_end_ns);
+      if (origin_ns < 0) origin_ns = start_ns;
+      base.start_us = (start_ns - origin_ns) * 1e-3;
+      base.gap_us = previous_end_ns < 0 ? 0 : (start_ns - previous_end_ns) * 1e-3;
+      previous_end_ns = start_ns + base.duration_us * 1e3;
+      if (base.timed) t.clock = "gpu";
+
+      std::vector<TraceOperation> ops;
+      const std::string function = function_of(e.call);
+      if (!function.empty()) {
+        TraceOperation op = base;
+        op.function = function;
+        const bool receives = function == "ReduceScatter" || function == "Scatter";
+        const std::vector<std::uint64_t>& tensors = receives ? e.outputs : e.inputs;
+        op.count = tensors.empty() ? 0 : tensors.front();
+        if (function == "Broadcast" || function == "Reduce" || function == "Gather" || function == "Scatter")
+          op.root = 0;
+        ops.push_back(op);
+      } else if (is_all_to_all(e.call)) {
+        const std::map<int, const Entry*>& members_calls = by_call[{e.group, e.sequence}];
+        std::vector<const Entry*> calls;  // every member's entry of this call, in group rank order
+        for (const int m : members) calls.push_back(members_calls.at(m));
+        const std::int64_t group = next_group++;
+        const auto me = static_cast<std::size_t>(in_group->second);
+        for (int q = 0; q < size; ++q) {
+          const auto peer = static_cast<std::size_t>(q);
+          const std::uint64_t sent = all_to_all_part(calls, me, peer), received = all_to_all_part(calls, peer, me);
+          for (const auto& [function_name, count] : {std::pair{"Send", sent}, std::pair{"Recv", received}}) {
+            if (count == 0) continue;
+            TraceOperation op = base;
+            op.function = function_name;
+            op.count = count;
+            op.peer = q;
+            op.group = group;
+            ops.push_back(op);
+          }
+        }
+      } else if ((e.call == "send" || e.call == "recv") && e.peer >= 0) {
+        const auto peer = std::find(members.begin(), members.end(), e.peer);
+        if (peer == members.end())
+          throw InputError(fmt::format("{}: '{}' names rank {}, not a member of its process group", e.where,
+                                       e.profiling_name, e.peer));
+        TraceOperation op = base;
+        op.function = e.call == "send" ? "Send" : "Recv";
+        op.count = e.inputs.empty() ? 0 : e.inputs.front();
+        op.peer = static_cast<int>(peer - members.begin());
+        ops.push_back(op);
+      } else {
+        if (skipped) ++(*skipped)[e.profiling_name.substr(0, e.profiling_name.find(' '))];
+        continue;
+      }
+      // One signature per call (a group of Send/Recv is one), for the steps found below.
+      Fnv1a signature;
+      signature.add(e.group).add(e.profiling_name.substr(0, e.profiling_name.find(' ')));
+      for (const TraceOperation& op : ops) signature.add(op.count).add(static_cast<std::uint64_t>(op.peer + 1));
+      signatures.push_back(signature.value());
+      gaps_us.push_back(base.gap_us);
+      calls_of.push_back(ops.size());
+      for (TraceOperation& op : ops) t.operations.push_back(std::move(op));
+    }
+    // Steps as the recorder finds them: the repeating pattern of calls, phased at its long pause.
+    const std::vector<std::int64_t> steps = infer_steps(signatures, gaps_us);
+    std::size_t op_index = 0;
+    for (std::size_t call = 0; call < calls_of.size(); ++call)
+      for (std::size_t k = 0; k < calls_of[call]; ++k) t.operations[op_index++].step = steps[call];
+    // Read back by the trace reader: every check a recorded trace gets.
+    traces.push_back(parse_rank_trace(trace_text(t), d.name));
+  }
+  check_traces(traces, "Flight Recorder dumps");
+  return traces;
+}
+
+std::vector<NamedText> flight_recorder_files(const std::string& folder) {
+  // The folder held no Inspector file either (fb_import looks for those first): both are named.
+  return dump_files(folder, "Flight Recorder dumps (named with their rank: fr.rank0.json) or NCCL Inspector files",
+                    [](const std::string& name) { return rank_in_name(name) && !name.ends_with(".pkl"); });
+}
+
+}  // namespace fabricbench::results
