@@ -74,10 +74,13 @@ CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world) {
 
 nlohmann::json to_json(const CpuContention& c) {
   if (!c.known) return nullptr;
-  return {{"runqueue_wait", c.runqueue_wait},
-          {"runqueue_wait_rank", c.runqueue_wait_rank},
-          {"steal", c.steal},
-          {"slowdown", c.slowdown}};
+  nlohmann::json j{{"runqueue_wait", c.runqueue_wait},
+                   {"runqueue_wait_rank", c.runqueue_wait_rank},
+                   {"steal", c.steal},
+                   {"slowdown", c.slowdown}};
+  if (c.handoff_before_ns > 0 && c.handoff_after_ns > 0)
+    j["core_handoff_ns"] = nlohmann::json::array({c.handoff_before_ns, c.handoff_after_ns});
+  return j;
 }
 
 CpuContention contention_from_json(const nlohmann::json& value) {
@@ -102,6 +105,16 @@ CpuContention contention_from_json(const nlohmann::json& value) {
   if (const auto s = value.find("slowdown"); s != value.end() && s->is_number()) {
     const double v = s->get<double>();
     if (std::isfinite(v) && v >= 1 && v <= 1e6) c.slowdown = v;
+  }
+  // Both figures or neither: a handoff of more than a second is no handoff.
+  if (const auto h = value.find("core_handoff_ns");
+      h != value.end() && h->is_array() && h->size() == 2 && (*h)[0].is_number() && (*h)[1].is_number()) {
+    const double before = (*h)[0].get<double>(), after = (*h)[1].get<double>();
+    const auto valid = [](double ns) { return std::isfinite(ns) && ns > 0 && ns <= 1e9; };
+    if (valid(before) && valid(after)) {
+      c.handoff_before_ns = before;
+      c.handoff_after_ns = after;
+    }
   }
   return c;
 }

@@ -27,6 +27,9 @@ struct CpuContention {
   /// times 1 / (1 - steal). Two ranks each waiting half the time: 4x (a 4.6x slower run was seen).
   double slowdown = 1;
   bool known = false;  ///< false where /proc does not say (slowdown then 1)
+  /// Ranks 0 and 1's cores handing each other 256 KiB (common/core_handoff.hpp) before and after
+  /// measuring, in ns; 0 where not measured. Not CPU time: where the host placed the ranks' cores.
+  double handoff_before_ns = 0, handoff_after_ns = 0;
 };
 
 /// Counts from construction on, on the thread that constructs it (the one that measures).
@@ -51,7 +54,8 @@ class ContentionMeter {
 /// Collective.
 CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world);
 
-/// {"runqueue_wait", "runqueue_wait_rank", "steal", "slowdown"}; null when not known.
+/// {"runqueue_wait", "runqueue_wait_rank", "steal", "slowdown"} and, where measured,
+/// "core_handoff_ns": [before, after]; null when not known.
 nlohmann::json to_json(const CpuContention& contention);
 /// Reads to_json()'s object back; not known for anything else.
 CpuContention contention_from_json(const nlohmann::json& value);

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/context.hpp"
+#include "common/core_handoff.hpp"
 #include "common/cpu_contention.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
@@ -77,11 +78,18 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
     reporters = make_reporters(job);
     reporters->begin(header);
   }
+  double handoff_before_ns = 0;
+  {
+    Watchdog::Scope wait(watchdog);
+    handoff_before_ns = measure_core_handoff_ns(world, topology);
+  }
   const ContentionMeter contention;
   JobOutcome outcome = job.measure(reporters.get(), watchdog);
   {
     Watchdog::Scope wait(watchdog);
     outcome.summary.contention = fold_over_ranks(contention.local(), world);
+    outcome.summary.contention.handoff_before_ns = handoff_before_ns;
+    outcome.summary.contention.handoff_after_ns = measure_core_handoff_ns(world, topology);
   }
   // The verdicts are rank 0's; every rank exits alike.
   const bool verdict_failed = world.broadcast(outcome.summary.failed() ? "1" : "0", 0) == "1";

@@ -57,9 +57,12 @@ std::string model_line(const ReportInput& in) {
         kinds[Uncertainty::kAssumedBetweenRun], kMinimumRunSpread * 100);
   if (c.contention.base > 0 || c.contention.fresh > 0)
     text += fmt::format(
-        "; CPU contention while measuring (ranks waiting for a CPU, or hypervisor steal) may have lowered the "
+        "; CPU contention while measuring (ranks waiting for a CPU, or hypervisor steal{}) may have lowered the "
         "baseline's figures by up to {:.1f} % and the new run's by up to {:.1f} %: a change it alone could explain "
         "is UNSURE, not SLOWER/FASTER",
+        c.contention.handoff_base > 0 || c.contention.handoff_fresh > 0
+            ? ", or the ranks' cores placed apart: their 256 KiB handoff slower in one run than in the other"
+            : "",
         c.contention.base * 100, c.contention.fresh * 100);
   if (kinds[Uncertainty::kWithinRun] > 0)
     text +=

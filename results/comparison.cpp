@@ -323,6 +323,17 @@ void sum_up(Comparison& c, const CompareOptions& options) {
   c.worst = order;
 }
 
+// How much lower `slower`'s figures may read than `faster`'s from its cores' slower handoff: 1 -
+// the ratio of the two runs' quicker handoffs (a placement holds before and after measuring; one
+// slow handoff is a moment's contention, which the contention meter counts), where that moved
+// notably; 0 where either run did not measure it.
+double handoff_allowance(const CpuContention& faster, const CpuContention& slower) {
+  if (faster.handoff_before_ns <= 0 || slower.handoff_before_ns <= 0) return 0;
+  const double quick = std::min(faster.handoff_before_ns, faster.handoff_after_ns);
+  const double slow = std::min(slower.handoff_before_ns, slower.handoff_after_ns);
+  return slow > quick * kNotableHandoffChange ? 1 - quick / slow : 0;
+}
+
 }  // namespace
 
 Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
@@ -333,6 +344,12 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   // (A file that does not say keeps the default slowdown, 1.)
   const double base_slowdown = base.contention.slowdown, fresh_slowdown = fresh.contention.slowdown;
   c.contention = {std::max(0.0, 1 - fresh_slowdown / base_slowdown), std::max(0.0, 1 - base_slowdown / fresh_slowdown)};
+  // Where the ranks' cores handed each other data more slowly in one run than at any point of the
+  // other (the host placed them apart), figures up to that much lower are explained the same way.
+  c.contention.handoff_fresh = handoff_allowance(base.contention, fresh.contention);
+  c.contention.handoff_base = handoff_allowance(fresh.contention, base.contention);
+  c.contention.fresh = std::max(c.contention.fresh, c.contention.handoff_fresh);
+  c.contention.base = std::max(c.contention.base, c.contention.handoff_base);
   match_rows(c, base, fresh, options);
   if (c.rows.empty())
     throw InputError(fmt::format(

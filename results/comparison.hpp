@@ -26,7 +26,14 @@ const char* verdict_name(Verdict verdict);
 struct ContentionAllowance {
   double base = 0;
   double fresh = 0;
+  /// The part of each that the ranks' cores handing each other data more slowly explains
+  /// (common/core_handoff.hpp: the host moved them apart), beside CPU time.
+  double handoff_base = 0, handoff_fresh = 0;
 };
+
+/// A core handoff that moved less than this between two runs is the handoff's own noise (within
+/// one placement of the 2-core CI machine's vCPUs it moved by 2 %; between placements by 2-3x).
+inline constexpr double kNotableHandoffChange = 1.15;
 
 /// `percent` (a --threshold or --confidence) as a fraction; throws UsageError naming `flag` unless
 /// it lies strictly between 0 and 100.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -24,6 +25,11 @@ namespace {
 
 // Ranks of a job: a process group's member list is checked against this.
 constexpr int kMaxRanks = 1 << 20;
+// A call's tensors (a coalesced call's list); more is not a call a replay makes.
+constexpr std::size_t kMaxTensorsPerCall = 4096;
+// A dump of more is refused before it is parsed: its JSON tree takes ~20x the file in memory. A
+// dump of PyTorch's default ring (2,000 calls) is under a megabyte.
+constexpr std::size_t kMaxDumpBytes = std::size_t{64} << 20;
 
 // One Flight Recorder entry, as much of it as a replay needs.
 struct Entry {
@@ -36,8 +42,8 @@ struct Entry {
   std::vector<std::uint64_t> inputs, outputs;  // each tensor's elements
   DataType dtype = DataType::kFloat32;
   std::optional<double> duration_us;
-  double created_ns = 0;
-  int peer = -1;  // send/recv: the other end's global rank
+  std::optional<double> created_ns;  // when the call was enqueued (host clock); absent: unknown
+  int peer = -1;                     // send/recv: the other end's rank in the process group
 };
 
 struct Dump {
@@ -73,14 +79,16 @@ std::vector<std::uint64_t> elements_of(const nlohmann::json& shapes, const char*
   std::vector<std::uint64_t> tensors;
   if (shapes.is_null()) return tensors;
   if (!shapes.is_array()) f.fail(key, "is not a list of shapes");
+  if (shapes.size() > kMaxTensorsPerCall) f.fail(key, fmt::format("holds more than {} tensors", kMaxTensorsPerCall));
   for (const nlohmann::json& shape : shapes) {
     if (!shape.is_array()) f.fail(key, "holds a shape that is not a list");
+    if (shape.size() > 64) f.fail(key, "holds a shape of more than 64 dimensions");
     std::uint64_t n = 1;
     for (const nlohmann::json& dim : shape) {
       if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0)
         f.fail(key, "holds a dimension that is not a whole number");
       const auto d = dim.get<std::uint64_t>();
-      if (d != 0 && n > kMaxTraceOperationBytes / d) f.fail(key, "holds a tensor of more than 16 GiB");
+      if (d != 0 && n > kMaxTraceOperationBytes / d) f.fail(key, "holds a tensor of more than 16 Gi elements");
       n *= d;
     }
     tensors.push_back(n);
@@ -124,19 +132,17 @@ std::vector<int> ranks_of(const nlohmann::json& value, const std::string& where)
   return ranks;
 }
 
-// "send 0->1" / "recv 1<-0": the call and the other end's global rank.
+// "send 0->1" / "recv 1<-0": the call and the other end's rank in the process group (PyTorch
+// names both ends by their group ranks).
 void split_point_to_point(Entry& e) {
   const std::size_t space = e.call.find(' ');
-  if (space == std::string::npos) return;
   const std::string ends = e.call.substr(space + 1);
   e.call.resize(space);
   const std::size_t arrow = ends.find(e.call == "send" ? "->" : "<-");
-  if (arrow == std::string::npos) return;
-  try {
-    e.peer = std::stoi(ends.substr(arrow + 2));
-  } catch (const std::exception&) {
+  const std::string peer = arrow == std::string::npos ? "" : ends.substr(arrow + 2);
+  if (peer.empty() || peer.size() > 7 || peer.find_first_not_of("0123456789") != std::string::npos)
     throw InputError(fmt::format("{}: '{}' names no peer rank", e.where, e.profiling_name));
-  }
+  e.peer = std::stoi(peer);
 }
 
 Entry entry_from(const nlohmann::json& object, const std::string& where) {
@@ -156,11 +162,15 @@ Entry entry_from(const nlohmann::json& object, const std::string& where) {
   const std::size_t colon = e.profiling_name.find(':');
   e.call = colon == std::string::npos ? e.profiling_name : e.profiling_name.substr(colon + 1);
   if (e.call.starts_with("send ") || e.call.starts_with("recv ")) split_point_to_point(e);
-  e.inputs = elements_of(object.value("input_sizes", nlohmann::json()), "input_sizes", f);
-  e.outputs = elements_of(object.value("output_sizes", nlohmann::json()), "output_sizes", f);
-  const nlohmann::json types = object.value("input_dtypes", nlohmann::json());
-  const nlohmann::json out_types = object.value("output_dtypes", nlohmann::json());
-  const nlohmann::json& named = types.is_array() && !types.empty() ? types : out_types;
+  static const nlohmann::json kNone;
+  const auto member = [&object](const char* key) -> const nlohmann::json& {
+    const auto found = object.find(key);
+    return found == object.end() ? kNone : *found;
+  };
+  e.inputs = elements_of(member("input_sizes"), "input_sizes", f);
+  e.outputs = elements_of(member("output_sizes"), "output_sizes", f);
+  const nlohmann::json& types = member("input_dtypes");
+  const nlohmann::json& named = types.is_array() && !types.empty() ? types : member("output_dtypes");
   if (named.is_array() && !named.empty()) {
     if (!named[0].is_string()) f.fail("input_dtypes", "holds something that is not a type's name");
     e.dtype = dtype_of(named[0].get<std::string>(), f);
@@ -172,7 +182,9 @@ Entry entry_from(const nlohmann::json& object, const std::string& where) {
       f.fail("duration_ms", fmt::format("is {}: not a duration", duration->dump()));
     e.duration_us = duration->get<double>() * 1e3;
   }
-  e.created_ns = static_cast<double>(f.whole("time_created_ns", 0, std::numeric_limits<std::int64_t>::max(), 0));
+  if (const std::int64_t created = f.whole("time_created_ns", -1, std::numeric_limits<std::int64_t>::max(), -1);
+      created >= 0)
+    e.created_ns = static_cast<double>(created);
   return e;
 }
 
@@ -256,13 +268,15 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& v) {
 }
 
 // The elements group rank `from` sends group rank `to` in one all_to_all, from every member's
-// entry of it (group rank order): its own split where it recorded one tensor per member (the list
-// form); else (all_to_all_single: the Flight Recorder keeps no split) in proportion to what each
+// entry of it (group rank order): its own split where every member recorded one tensor per member
+// (the list form); else (all_to_all_single: the Flight Recorder keeps no split) in proportion to what each
 // receiver took in, so every member sends exactly its recorded total and receives about its own,
 // the last receiver taking what rounding leaves.
 std::uint64_t all_to_all_part(const std::vector<const Entry*>& members, std::size_t from, std::size_t to) {
   const Entry& sender = *members[from];
-  if (sender.inputs.size() == members.size()) return sender.inputs[to];
+  const bool lists =
+      std::all_of(members.begin(), members.end(), [&](const Entry* m) { return m->inputs.size() == members.size(); });
+  if (lists) return sender.inputs[to];
   std::uint64_t received_by_all = 0;
   for (const Entry* m : members) received_by_all += sum_of(m->outputs);
   const std::uint64_t sent = sum_of(sender.inputs);
@@ -289,6 +303,10 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
   std::vector<Dump> dumps;
   for (const NamedText& file : files) dumps.push_back(dump_from(file));
   std::sort(dumps.begin(), dumps.end(), [](const Dump& a, const Dump& b) { return a.rank < b.rank; });
+  for (std::size_t i = 1; i < dumps.size(); ++i)
+    if (dumps[i].rank == dumps[i - 1].rank)
+      throw InputError(fmt::format("{} and {} are both rank {}: give each rank's dump once", dumps[i - 1].name,
+                                   dumps[i].name, dumps[i].rank));
   const auto ranks = static_cast<int>(dumps.size());
   for (int r = 0; r < ranks; ++r)
     if (dumps[static_cast<std::size_t>(r)].rank != r)
@@ -343,7 +361,12 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
       t.add_communicator({hash_of(name), static_cast<int>(members.size()), my_rank_in[name], 0});
     }
     // Starts estimated from the host: a call starts once issued and once the one before ended.
-    double previous_end_ns = -1, origin_ns = -1;
+    // The rank's clock starts at its earliest enqueue time among the calls kept.
+    double origin_ns = std::numeric_limits<double>::infinity();
+    for (const Entry& e : d.entries)
+      if (e.created_ns && held_by_all(d, e)) origin_ns = std::min(origin_ns, *e.created_ns);
+    if (!std::isfinite(origin_ns)) origin_ns = 0;
+    double previous_end_ns = origin_ns;
     std::int64_t next_group = 0;
     std::vector<std::uint64_t> signatures;
     std::vector<double> gaps_us;
@@ -361,10 +384,10 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
       base.dtype = e.dtype;
       base.timed = e.duration_us.has_value();
       base.duration_us = e.duration_us.value_or(0);
-      const double start_ns = std::max(e.created_ns, previous_end_ns);
-      if (origin_ns < 0) origin_ns = start_ns;
+      // A call without its enqueue time starts where the one before it ended.
+      const double start_ns = std::max(e.created_ns.value_or(previous_end_ns), previous_end_ns);
       base.start_us = (start_ns - origin_ns) * 1e-3;
-      base.gap_us = previous_end_ns < 0 ? 0 : (start_ns - previous_end_ns) * 1e-3;
+      base.gap_us = (start_ns - previous_end_ns) * 1e-3;
       previous_end_ns = start_ns + base.duration_us * 1e3;
       if (base.timed) t.clock = "gpu";
 
@@ -383,6 +406,15 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
         const std::map<int, const Entry*>& members_calls = by_call[{e.group, e.sequence}];
         std::vector<const Entry*> calls;  // every member's entry of this call, in group rank order
         for (const int m : members) calls.push_back(members_calls.at(m));
+        std::uint64_t sent_by_all = 0, received_by_all = 0;
+        for (const Entry* c : calls) {
+          sent_by_all += sum_of(c->inputs);
+          received_by_all += sum_of(c->outputs);
+        }
+        if (sent_by_all != received_by_all)
+          throw InputError(
+              fmt::format("{}: {} of process group '{}': its members sent {} elements in all and took in {}", e.where,
+                          e.profiling_name, e.group, sent_by_all, received_by_all));
         const std::int64_t group = next_group++;
         const auto me = static_cast<std::size_t>(in_group->second);
         for (int q = 0; q < size; ++q) {
@@ -398,15 +430,14 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
             ops.push_back(op);
           }
         }
-      } else if ((e.call == "send" || e.call == "recv") && e.peer >= 0) {
-        const auto peer = std::find(members.begin(), members.end(), e.peer);
-        if (peer == members.end())
-          throw InputError(fmt::format("{}: '{}' names rank {}, not a member of its process group", e.where,
-                                       e.profiling_name, e.peer));
+      } else if (e.call == "send" || e.call == "recv") {
+        if (e.peer >= size)
+          throw InputError(fmt::format("{}: '{}' names group rank {}, but its process group has {} rank(s)", e.where,
+                                       e.profiling_name, e.peer, size));
         TraceOperation op = base;
         op.function = e.call == "send" ? "Send" : "Recv";
         op.count = e.inputs.empty() ? 0 : e.inputs.front();
-        op.peer = static_cast<int>(peer - members.begin());
+        op.peer = e.peer;
         ops.push_back(op);
       } else {
         if (skipped) ++(*skipped)[e.profiling_name.substr(0, e.profiling_name.find(' '))];
@@ -433,10 +464,14 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
   return traces;
 }
 
+bool flight_recorder_name(const std::string& name) {
+  return name.find("rank") != std::string::npos && rank_in_name(name) && !name.ends_with(".pkl");
+}
+
 std::vector<NamedText> flight_recorder_files(const std::string& folder) {
   // The folder held no Inspector file either (fb_import looks for those first): both are named.
   return dump_files(folder, "Flight Recorder dumps (named with their rank: fr.rank0.json) or NCCL Inspector files",
-                    [](const std::string& name) { return rank_in_name(name) && !name.ends_with(".pkl"); });
+                    flight_recorder_name, kMaxDumpBytes);
 }
 
 }  // namespace fabricbench::results

@@ -28,8 +28,12 @@ using SkippedCalls = std::map<std::string, std::size_t>;
 /// checked as load_trace() checks a folder. Throws InputError naming the file, entry and problem.
 std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& files, SkippedCalls* skipped);
 
-/// The dumps of a folder: its regular files whose name (less a .json) ends with the rank, in rank
-/// order. A pickle is refused with the converter to run. Throws InputError.
+/// Whether a file's name is a dump's: it holds "rank" and (less a .json) ends with the rank.
+bool flight_recorder_name(const std::string& name);
+inline bool holds_flight_recorder_dumps(const std::string& folder) { return holds_named(folder, flight_recorder_name); }
+
+/// The dumps of a folder (flight_recorder_name), each at most 64 MiB, in name order; one that is
+/// not a regular file is refused, as is a pickle (with the converter to run). Throws InputError.
 std::vector<NamedText> flight_recorder_files(const std::string& folder);
 
 }  // namespace fabricbench::results

@@ -218,22 +218,24 @@ std::vector<RankTrace> import_inspector(const std::vector<NamedText>& files) {
   return traces;
 }
 
-bool holds_inspector_files(const std::string& folder) {
+bool holds_named(const std::string& folder, const std::function<bool(const std::string&)>& wanted) {
   std::error_code ec;
   for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-    if (inspector_name(it->path().filename().string())) return true;
+    if (wanted(it->path().filename().string())) return true;
   return false;
 }
 
+bool holds_inspector_files(const std::string& folder) { return holds_named(folder, inspector_name); }
+
 std::vector<NamedText> dump_files(const std::string& folder, const std::string& what,
-                                  const std::function<bool(const std::string&)>& wanted) {
+                                  const std::function<bool(const std::string&)>& wanted, std::size_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec)) throw InputError(fmt::format("{}: not a folder of {}", folder, what));
   std::vector<std::string> names;
   std::filesystem::directory_iterator it(folder, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    std::error_code kind;  // a dangling link is skipped, not a failure to list the folder
-    if (wanted(it->path().filename().string()) && it->is_regular_file(kind)) names.push_back(it->path().string());
+    std::error_code kind;  // anything named like a dump but a folder is read, and refused unless regular
+    if (wanted(it->path().filename().string()) && !it->is_directory(kind)) names.push_back(it->path().string());
   }
   if (ec) throw InputError(fmt::format("{}: cannot list it ({})", folder, ec.message()));
   if (names.empty()) throw InputError(fmt::format("{}: no {} in it", folder, what));
@@ -242,7 +244,7 @@ std::vector<NamedText> dump_files(const std::string& folder, const std::string& 
   std::vector<NamedText> files;
   for (const std::string& name : names) {
     try {
-      files.push_back({name, read_input_file(name, what, kMaxTraceFileBytes)});
+      files.push_back({name, read_input_file(name, what, max_bytes)});
     } catch (const InputError&) {
       throw;
     } catch (const UsageError& e) {

@@ -24,13 +24,16 @@ struct NamedText {
 /// folder. Throws InputError naming the file and what is wrong.
 std::vector<RankTrace> import_inspector(const std::vector<NamedText>& files);
 
-/// Whether `folder` holds an Inspector file (`<host>-pid<P>.log`).
+/// Whether `folder` holds an entry whose name `wanted` accepts; an Inspector file (`<host>-pid<P>.log`).
+bool holds_named(const std::string& folder, const std::function<bool(const std::string&)>& wanted);
 bool holds_inspector_files(const std::string& folder);
 
-/// The regular files of `folder` whose name `wanted` accepts, read in name order (`what` names
-/// them in messages): at most 65,536, each at most kMaxTraceFileBytes. Throws InputError.
+/// The files of `folder` whose name `wanted` accepts, read in name order (`what` names them in
+/// messages): at most 65,536, each at most `max_bytes`; one that is not a regular file (a FIFO, a
+/// device, a dangling link) is refused, never read. Throws InputError.
 std::vector<NamedText> dump_files(const std::string& folder, const std::string& what,
-                                  const std::function<bool(const std::string&)>& wanted);
+                                  const std::function<bool(const std::string&)>& wanted,
+                                  std::size_t max_bytes = kMaxTraceFileBytes);
 
 /// Every regular `*.log` file of an Inspector dump folder, in name order. Throws InputError.
 std::vector<NamedText> inspector_files(const std::string& folder);

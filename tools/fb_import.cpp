@@ -57,6 +57,11 @@ int run(int argc, char** argv) {
     std::error_code ec;
     const bool folder = std::filesystem::is_directory(input, ec);
     const bool inspector = folder && holds_inspector_files(input);
+    if (inspector && holds_flight_recorder_dumps(input))
+      throw UsageError(
+          fmt::format("{}: holds both NCCL Inspector files and Flight Recorder dumps: import each from a "
+                      "folder of its own",
+                      input));
     SkippedCalls skipped;
     const std::vector<RankTrace> traces =
         inspector ? import_inspector(inspector_files(input))

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 
 namespace fabricbench::nccl_trace {
 namespace {
@@ -14,7 +15,8 @@ constexpr double kOverlapToleranceNs = 1000;
 
 struct CommunicatorState {
   bool shifted = false;
-  std::size_t last_timed = SIZE_MAX;  // the last operation of the plan before the current one, if timed
+  std::size_t latest_timed = SIZE_MAX;  // the communicator's latest timed operation so far
+  std::size_t compare_with = SIZE_MAX;  // the latest timed one before the current plan
 };
 
 bool same_plan(const KernelTiming& a, const KernelTiming& b) {
@@ -23,7 +25,8 @@ bool same_plan(const KernelTiming& a, const KernelTiming& b) {
 
 }  // namespace
 
-TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations) {
+TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations,
+                                   const std::set<std::uint64_t>& shifted_before) {
   TimingVerdict verdict;
   verdict.distrusted.assign(operations.size(), false);
   std::map<std::uint64_t, CommunicatorState> states;
@@ -41,11 +44,17 @@ TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations) 
   };
   for (std::size_t i = 0; i < operations.size(); ++i) {
     const KernelTiming& op = operations[i];
-    CommunicatorState& state = states[op.communicator];
+    const auto [found, first] = states.try_emplace(op.communicator);
+    CommunicatorState& state = found->second;
+    if (first && shifted_before.contains(op.communicator)) {
+      state.shifted = true;
+      note(
+          fmt::format("NCCL's kernel timestamps of communicator {:016x} shifted before the operations kept (a "
+                      "Send/Recv to the rank itself the ring let go): they are written untimed",
+                      op.communicator));
+    }
     const auto before = previous.find(op.communicator);
-    const bool new_plan = before == previous.end() || !same_plan(operations[before->second], op);
-    if (new_plan && before != previous.end())
-      state.last_timed = operations[before->second].gpu_timed ? before->second : SIZE_MAX;
+    if (before == previous.end() || !same_plan(operations[before->second], op)) state.compare_with = state.latest_timed;
     previous[op.communicator] = i;
     if (state.shifted) {
       verdict.distrusted[i] = true;
@@ -60,17 +69,21 @@ TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations) 
                       op.communicator));
       continue;
     }
-    if (!op.gpu_timed || state.last_timed == SIZE_MAX) continue;
-    const KernelTiming& last = operations[state.last_timed];
-    if (op.start_ns + kOverlapToleranceNs < last.start_ns + last.duration_ns) {
-      state.shifted = true;
-      distrust_plan(i);
-      distrust_plan(state.last_timed);
-      note(
-          fmt::format("NCCL's kernel timestamps overlap on one communicator ({:016x}), which runs its kernels one "
-                      "after the other: they are another operation's, and later ones are written untimed",
-                      op.communicator));
+    if (!op.gpu_timed) continue;
+    if (state.compare_with != SIZE_MAX) {
+      const KernelTiming& last = operations[state.compare_with];
+      if (op.start_ns + kOverlapToleranceNs < last.start_ns + last.duration_ns) {
+        state.shifted = true;
+        distrust_plan(i);
+        distrust_plan(state.compare_with);
+        note(
+            fmt::format("NCCL's kernel timestamps overlap on one communicator ({:016x}), which runs its kernels one "
+                        "after the other: they are another operation's, and later ones are written untimed",
+                        op.communicator));
+        continue;
+      }
     }
+    state.latest_timed = i;
   }
   return verdict;
 }

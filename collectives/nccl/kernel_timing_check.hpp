@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct TimingVerdict {
 /// the rank itself, and a plan that starts before the previous plan of the same communicator ended
 /// (kernels of one communicator run one after the other). Everything timed after it on that
 /// communicator is distrusted too: a shift, once there, stays.
-TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations);
+/// `shifted_before`: communicators whose times shifted before the first of `operations` (the
+/// recorder's ring let the cause go): all of theirs are distrusted.
+TimingVerdict check_kernel_timings(const std::vector<KernelTiming>& operations,
+                                   const std::set<std::uint64_t>& shifted_before = {});
 
 }  // namespace fabricbench::nccl_trace

@@ -209,6 +209,9 @@ void TraceRecorder::finish_front_locked() {
        c.channels, c.group, gpu_timed ? static_cast<double>(op->gpu_start_ns) : op->host_start_ns,
        gpu_timed ? static_cast<double>(op->gpu_end_ns - op->gpu_start_ns) : 0.0, gpu_timed, op->host_start_ns});
   if (finished_.size() > settings_.max_operations) {
+    const Finished& gone = finished_.front();
+    if (gone.communicator && gone.peer >= 0 && gone.peer == gone.communicator->rank)
+      shifted_before_ring_.insert(gone.communicator->hash);
     finished_.pop_front();
     ++dropped_;
   }
@@ -244,7 +247,7 @@ std::string TraceRecorder::trace_text_locked() const {
                   f.start_ns,
                   f.duration_ns};
   }
-  const TimingVerdict timing = check_kernel_timings(timings);
+  const TimingVerdict timing = check_kernel_timings(timings, shifted_before_ring_);
   std::deque<Finished> finished = finished_;
   for (std::size_t i = 0; i < n; ++i)
     if (timing.distrusted[i] && finished[i].gpu_timed) {
@@ -305,7 +308,7 @@ std::string TraceRecorder::trace_text_locked() const {
         f.communicator ? f.communicator->hash : 0, json_text(f.function), f.count, json_text(f.datatype), f.root,
         f.peer, json_text(f.algorithm), json_text(f.protocol), f.channels,
         origin_ns < 0 ? 0.0 : std::max(0.0, (f.start_ns - origin_ns) * 1e-3), f.duration_ns * 1e-3, gaps_us[i],
-        steps[i], f.gpu_timed || !gpu_clock ? "" : ", \"timed\": false",
+        steps[i], f.gpu_timed ? "" : ", \"timed\": false",
         f.group >= 0 && f.peer >= 0 ? fmt::format(", \"group\": {}", f.group) : std::string());
   }
   return out;

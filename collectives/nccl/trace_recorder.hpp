@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,9 @@ class TraceRecorder {
   std::deque<std::unique_ptr<PendingOperation>> retired_;
   std::deque<Finished> finished_;  // the ring, issue order
   std::uint64_t dropped_ = 0;
+  // Communicators whose kernel timestamps shifted on a Send/Recv to the rank itself that the ring
+  // has let go: what the ring keeps of them is still shifted.
+  std::set<std::uint64_t> shifted_before_ring_;
   std::uint64_t changes_since_write_ = 0;
 };
 

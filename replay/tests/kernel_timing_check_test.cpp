@@ -44,10 +44,16 @@ TEST(KernelTimingCheck, APlanStartingBeforeThePreviousEndedDistrustsBothAndWhatF
   EXPECT_EQ(distrusted({timed(kA, 0, 100), timed(kA, 10, 100, 3), timed(kA, 10, 100, 3), timed(kA, 500, 10),
                         timed(kB, 20, 5)}),
             (std::vector<bool>{true, true, true, true, false}));
-  // Two plans with one start (the same slot read twice), and an untimed plan between them.
+  // Two plans with one start (the same slot read twice), with or without an untimed plan between.
   EXPECT_EQ(distrusted({timed(kA, 0, 30), KernelTiming{kA, -1, false, false, 0, 0}, timed(kA, 0, 30)}),
-            (std::vector<bool>{false, false, false}));  // nothing timed just before: no evidence
+            (std::vector<bool>{true, false, true}));
   EXPECT_EQ(distrusted({timed(kA, 0, 30), timed(kA, 0, 30)}), (std::vector<bool>{true, true}));
+}
+
+TEST(KernelTimingCheck, ACommunicatorShiftedBeforeTheRingsFirstOperationIsDistrustedThroughout) {
+  const TimingVerdict v = check_kernel_timings({timed(kA, 0, 10), timed(kB, 5, 10), timed(kA, 20, 10)}, {kA});
+  EXPECT_EQ(v.distrusted, (std::vector<bool>{true, false, true}));
+  EXPECT_NE(v.reason.find("before the operations kept"), std::string::npos);
 }
 
 // The check over a real trace read back: each operation as the recorder held it.

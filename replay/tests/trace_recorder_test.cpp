@@ -281,6 +281,21 @@ TEST(TraceRecorder, TimesThatAreAnotherOperationsAreWrittenUntimed) {
   EXPECT_FALSE(results::parse_rank_trace(results::trace_text(trace), "again").operations[2].timed);
 }
 
+TEST(TraceRecorder, AShiftStaysWhenTheRingLetsItsCauseGo) {
+  RecorderSettings s;
+  s.max_operations = 2;
+  Recorded r(s);
+  PendingOperation* self = r.recorder.begin_operation({r.world, "Send", 64, "ncclFloat32", -1, 0, "", "", 1, 3}, 0);
+  r.recorder.operation_enqueued(self);
+  r.recorder.write();  // the Send to itself, untimed (no kernel events)
+  r.run("AllReduce", 1024, 1'000'000, 50'000);
+  r.run("AllReduce", 1024, 2'000'000, 50'000);  // the ring (2) lets the Send go
+  const results::RankTrace trace = r.read_back();
+  ASSERT_EQ(trace.operations.size(), 2U);
+  EXPECT_FALSE(trace.operations[0].timed);
+  EXPECT_FALSE(trace.operations[1].timed);
+}
+
 TEST(TraceRecorder, WritesOneFilePerRankIntoTheFolder) {
   const ScratchFolder scratch("fb-recorder-test");
   const std::filesystem::path& folder = scratch.path;

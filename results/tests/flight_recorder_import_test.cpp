@@ -143,6 +143,63 @@ TEST(FlightRecorder, DamagedOrInconsistentDumpsAreOneLineEach) {
             "");
 }
 
+// A dump written by hand in the Flight Recorder's format: `entries` on a process group "2" of
+// world ranks 2 and 3 (a pipeline stage's pair), beside the world's group "0".
+NamedText pipeline_rank(int rank, const nlohmann::json& entries) {
+  nlohmann::json d{{"version", "2.10"},
+                   {"pg_config",
+                    {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1, 2, 3]"}}},
+                     {"2", {{"name", "2"}, {"desc", "stage"}, {"ranks", "[2, 3]"}}}}},
+                   {"entries", entries}};
+  return {"fr.rank" + std::to_string(rank) + ".json", d.dump()};
+}
+
+nlohmann::json p2p_entry(const std::string& name, std::int64_t seq) {
+  return {{"pg_id", 2},
+          {"process_group", {"2", "stage"}},
+          {"is_p2p", true},
+          {"p2p_seq_id", seq},
+          {"collective_seq_id", 0},
+          {"profiling_name", name},
+          {"input_sizes", {{256}}},
+          {"input_dtypes", {"Float"}},
+          {"time_created_ns", 1000 + seq}};
+}
+
+TEST(FlightRecorder, SendRecvPeersAreRanksOfTheirProcessGroup) {
+  const std::vector<RankTrace> ranks =
+      import_flight_recorder({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+                              pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send 0->1", 1)})),
+                              pipeline_rank(3, nlohmann::json::array({p2p_entry("nccl:recv 1<-0", 1)}))},
+                             nullptr);
+  ASSERT_EQ(ranks[2].operations.size(), 1U);
+  EXPECT_EQ(ranks[2].operations[0].function, "Send");
+  EXPECT_EQ(ranks[2].operations[0].peer, 1);  // group rank 1: world rank 3
+  EXPECT_EQ(ranks[3].operations[0].peer, 0);
+  EXPECT_FALSE(ranks[2].operations[0].timed);  // no duration_ms: TORCH_NCCL_ENABLE_TIMING was off
+  EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+                      pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send 0->2", 1)})),
+                      pipeline_rank(3, nlohmann::json::array())})
+                .find("names group rank 2, but its process group has 2 rank(s)"),
+            std::string::npos);
+  EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+                      pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send 0->1x", 1)})),
+                      pipeline_rank(3, nlohmann::json::array())})
+                .find("names no peer rank"),
+            std::string::npos);
+  EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()),
+                      {"fr.rank00.json", pipeline_rank(0, nlohmann::json::array()).text},
+                      pipeline_rank(1, nlohmann::json::array())})
+                .find("are both rank 0"),
+            std::string::npos);
+}
+
+TEST(FlightRecorder, AnAllToAllWhoseMembersTotalsDisagreeIsRefused) {
+  std::vector<NamedText> files = dumps("h100-moe");
+  files[0] = edited(files[0], [](nlohmann::json& d) { d["entries"][5]["output_sizes"] = {{7}}; });
+  EXPECT_NE(error_of(files).find("entry 5: nccl:all_to_all of process group '0': its members sent"), std::string::npos);
+}
+
 TEST(FlightRecorder, CallsWithNoNcclCallToReplayAreCountedNotImported) {
   std::vector<NamedText> files = dumps("h100-ddp");
   for (NamedText& f : files)
