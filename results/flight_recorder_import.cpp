@@ -296,6 +296,16 @@ std::string hash_of(const std::string& group) {
   return fmt::format("{:016x}", Fnv1a().add("flight-recorder process group ").add(group).value());
 }
 
+// The two-rank communicator of group ranks `low` and `high` of `group`.
+std::string pair_communicator(const std::string& group, int low, int high) {
+  return fmt::format("{:016x}", Fnv1a()
+                                    .add("flight-recorder pair ")
+                                    .add(group)
+                                    .add(static_cast<std::uint64_t>(low))
+                                    .add(static_cast<std::uint64_t>(high))
+                                    .value());
+}
+
 }  // namespace
 
 std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& files, SkippedCalls* skipped) {
@@ -434,10 +444,18 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
         if (e.peer >= size)
           throw InputError(fmt::format("{}: '{}' names group rank {}, but its process group has {} rank(s)", e.where,
                                        e.profiling_name, e.peer, size));
+        // PyTorch runs a lone send/recv on a communicator of its two ends (its key "low:high"),
+        // not on the group's: so does the replay, and the group's other ranks take no part.
+        const int me = in_group->second;
+        if (e.peer == me)
+          throw InputError(fmt::format("{}: '{}' sends to or receives from its own rank", e.where, e.profiling_name));
+        const std::string pair = pair_communicator(e.group, std::min(me, e.peer), std::max(me, e.peer));
+        if (!t.communicator(pair)) t.add_communicator({pair, 2, me < e.peer ? 0 : 1, 0});
         TraceOperation op = base;
+        op.comm = pair;
         op.function = e.call == "send" ? "Send" : "Recv";
         op.count = e.inputs.empty() ? 0 : e.inputs.front();
-        op.peer = e.peer;
+        op.peer = me < e.peer ? 1 : 0;
         ops.push_back(op);
       } else {
         if (skipped) ++(*skipped)[e.profiling_name.substr(0, e.profiling_name.find(' '))];

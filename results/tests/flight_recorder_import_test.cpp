@@ -176,6 +176,12 @@ TEST(FlightRecorder, SendRecvPeersAreRanksOfTheirProcessGroup) {
   EXPECT_EQ(ranks[2].operations[0].function, "Send");
   EXPECT_EQ(ranks[2].operations[0].peer, 1);  // group rank 1: world rank 3
   EXPECT_EQ(ranks[3].operations[0].peer, 0);
+  // On a communicator of the two ends, as PyTorch runs a lone send/recv.
+  const TraceCommunicator* pair = ranks[2].communicator(ranks[2].operations[0].comm);
+  ASSERT_NE(pair, nullptr);
+  EXPECT_EQ(pair->size, 2);
+  EXPECT_EQ(pair->rank, 0);
+  EXPECT_EQ(ranks[3].operations[0].comm, ranks[2].operations[0].comm);
   EXPECT_FALSE(ranks[2].operations[0].timed);  // no duration_ms: TORCH_NCCL_ENABLE_TIMING was off
   EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
                       pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send 0->2", 1)})),
@@ -192,6 +198,26 @@ TEST(FlightRecorder, SendRecvPeersAreRanksOfTheirProcessGroup) {
                       pipeline_rank(1, nlohmann::json::array())})
                 .find("are both rank 0"),
             std::string::npos);
+}
+
+TEST(FlightRecorder, ASendRecvOnTheWholeWorldInvolvesOnlyItsTwoEnds) {
+  // A pipeline's send 2->3 on the default group of 4: ranks 0 and 1 issue nothing, and the replay
+  // must not wait for them.
+  const auto on_world = [](const std::string& name) {
+    nlohmann::json e = p2p_entry(name, 1);
+    e["pg_id"] = 0;
+    e["process_group"] = {"0", "default_pg"};
+    return nlohmann::json::array({e});
+  };
+  const std::vector<RankTrace> ranks = import_flight_recorder(
+      {pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+       pipeline_rank(2, on_world("nccl:send 2->3")), pipeline_rank(3, on_world("nccl:recv 3<-2"))},
+      nullptr);
+  EXPECT_TRUE(ranks[0].operations.empty());
+  ASSERT_EQ(ranks[2].operations.size(), 1U);
+  EXPECT_EQ(ranks[2].communicator(ranks[2].operations[0].comm)->size, 2);
+  EXPECT_EQ(ranks[2].operations[0].peer, 1);
+  EXPECT_EQ(ranks[3].operations[0].peer, 0);
 }
 
 TEST(FlightRecorder, AnAllToAllWhoseMembersTotalsDisagreeIsRefused) {
