@@ -17,14 +17,15 @@ for job in ddp fsdp moe; do
   [[ $job == moe ]] && input=$out/fr-moe-converted
   "$build/bin/fb_import" "$input" --trace "$out/t-$job" | tee "$out/import-$job.txt"
 done
-replay fr-ddp "$out/t-ddp" 150 -n 2 -w 1
-pack
-replay fr-ddp-gaps "$out/t-ddp" 150 -n 2 -w 1 --gaps
-pack
-replay fr-fsdp "$out/t-fsdp" 200 -n 2 -w 1
-pack
-replay fr-fsdp-gaps "$out/t-fsdp" 200 -n 1 -w 1 --gaps
-pack
-replay fr-moe "$out/t-moe" 150 -n 2 -w 1
-pack
+# FR_REPLAYS picks stages (default: all of them).
+for stage in ${FR_REPLAYS:-ddp ddp-gaps fsdp fsdp-gaps moe}; do
+  case $stage in
+    ddp) replay fr-ddp "$out/t-ddp" 150 -n 2 -w 1 ;;
+    ddp-gaps) replay fr-ddp-gaps "$out/t-ddp" 150 -n 2 -w 1 --gaps ;;
+    fsdp) replay fr-fsdp "$out/t-fsdp" 200 -n 2 -w 1 ;;
+    fsdp-gaps) replay fr-fsdp-gaps "$out/t-fsdp" 200 -n 1 -w 1 --gaps ;;
+    moe) replay fr-moe "$out/t-moe" 150 -n 2 -w 1 ;;
+  esac
+  pack
+done
 say "done"
