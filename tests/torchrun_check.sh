@@ -141,7 +141,25 @@ expect() {  # NAME CODE FRAGMENT ENV... -- COMMAND...
     echo "ok: $name: exit $rc after $took s: $text"
   fi
 }
-port=$((20000 + RANDOM % 20000))
+# A free port and the one after it (the store's), below the kernel's ephemeral range (32768 up), so
+# no outgoing connection of a test running beside this one takes it meanwhile.
+port=$(python3 -c '
+import random, socket
+for _ in range(500):
+    p = random.randrange(20000, 32000)
+    free = True
+    for q in (p, p + 1):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", q))
+        except OSError:
+            free = False
+        finally:
+            s.close()
+    if free:
+        print(p)
+        break
+')
 expect missing_master_addr 2 "MASTER_ADDR is not set" RANK=0 WORLD_SIZE=2 MASTER_PORT=$port -- \
   "$bin/fb_all_reduce" -b 8 -e 8
 expect rank_outside_world 2 "RANK=2 is outside WORLD_SIZE=2" RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
