@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fabricbench {
@@ -23,17 +24,24 @@ constexpr int kTimedHandoffs = 100;
 constexpr std::size_t kFlagBytes = 4096;  // the turn counter has its own page, the data follows
 constexpr auto kPeerDeadline = std::chrono::seconds(1);
 
-// A POSIX shared-memory segment mapped for the life of the object; rank 0 creates (and names) it.
+// A POSIX shared-memory segment mapped for the life of the object. Its creator (rank 0) names it
+// and unlinks the name as soon as the peer holds it, or when the object ends (an exception, a
+// failed setup): no name outlives the measurement short of a kill in between.
 class SharedSegment {
  public:
-  SharedSegment(const std::string& name, bool create) {
-    fd_ = shm_open(name.c_str(), O_RDWR | (create ? O_CREAT | O_EXCL : 0), 0600);
-    if (fd_ < 0) return;
-    if (create && ftruncate(fd_, static_cast<off_t>(kFlagBytes + kHandoffBytes)) != 0) return;
+  SharedSegment(std::string name, bool create) : name_(std::move(name)), owner_(create) {
+    fd_ = shm_open(name_.c_str(), O_RDWR | (create ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd_ < 0) {
+      owner_ = false;  // nothing of ours to unlink
+      return;
+    }
+    // Space reserved now: a full /dev/shm is "not measured", never a SIGBUS at the first store.
+    if (create && posix_fallocate(fd_, 0, static_cast<off_t>(kFlagBytes + kHandoffBytes)) != 0) return;
     void* map = mmap(nullptr, kFlagBytes + kHandoffBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (map != MAP_FAILED) map_ = static_cast<unsigned char*>(map);
   }
   ~SharedSegment() {
+    unlink();
     if (map_) munmap(map_, kFlagBytes + kHandoffBytes);
     if (fd_ >= 0) close(fd_);
   }
@@ -41,10 +49,16 @@ class SharedSegment {
   SharedSegment& operator=(const SharedSegment&) = delete;
 
   bool ok() const { return map_ != nullptr; }
+  void unlink() {
+    if (owner_) shm_unlink(name_.c_str());
+    owner_ = false;
+  }
   std::atomic_ref<std::uint64_t> turn() const { return std::atomic_ref(*reinterpret_cast<std::uint64_t*>(map_)); }
   unsigned char* data() const { return map_ + kFlagBytes; }
 
  private:
+  std::string name_;
+  bool owner_;
   int fd_ = -1;
   unsigned char* map_ = nullptr;
 };
@@ -93,20 +107,23 @@ void send(const SharedSegment& segment) {
 }  // namespace
 
 double measure_core_handoff_ns(ControlPlane& world, const Topology& topology) {
-  if (world.size() < 2 || topology.host_of(0) != topology.host_of(1)) return 0;
+  // All ranks on one host: only there is the cores' handoff the ranks' path to each other.
+  if (world.size() < 2) return 0;
+  for (int r = 1; r < world.size(); ++r)
+    if (topology.host_of(r) != topology.host_of(0)) return 0;
   const int rank = world.rank();
   std::string name;
   std::unique_ptr<SharedSegment> segment;
   if (rank == 0) {
     name = fmt::format("/fabricbench-handoff-{}-{:x}", getpid(), std::random_device{}());
     segment = std::make_unique<SharedSegment>(name, true);
-    if (!segment->ok()) name.clear();
+    if (!segment->ok()) name.clear();  // the segment's end unlinks what was made
   }
   name = world.broadcast(name, 0);
   if (rank == 1 && !name.empty()) segment = std::make_unique<SharedSegment>(name, false);
   const bool mine_ok = rank > 1 || (segment && segment->ok());
   const bool both_ok = all_reduce(world, std::int64_t{mine_ok ? 1 : 0}, ControlPlane::Fold::kMin) == 1;
-  if (rank == 0 && !name.empty()) shm_unlink(name.c_str());  // both hold it mapped (or gave up)
+  if (segment) segment->unlink();  // both hold it mapped (or gave up)
   double handoff_ns = 0;
   if (both_ok && rank == 0) handoff_ns = receive(*segment);
   if (both_ok && rank == 1) send(*segment);

@@ -18,9 +18,10 @@ namespace fabricbench {
 inline constexpr std::size_t kHandoffBytes = std::size_t{256} << 10;
 
 /// The median nanoseconds of one handoff of kHandoffBytes from rank 1's core to rank 0's; 0 when
-/// not measured (fewer than two ranks, ranks 0 and 1 on two hosts, no shared memory, a peer that
+/// not measured (fewer than two ranks, ranks on more than one host, no shared memory, a peer that
 /// stopped answering within a second). Collective: every rank calls it, ranks 0 and 1 take part,
-/// every rank gets the figure. Costs a few milliseconds.
+/// every rank gets the figure. Costs a few milliseconds on cores of their own, up to about a
+/// second where ranks share cores.
 double measure_core_handoff_ns(ControlPlane& world, const Topology& topology);
 
 }  // namespace fabricbench

@@ -80,12 +80,14 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
   }
   double handoff_before_ns = 0;
   {
+    watchdog.set_activity("the core handoff between ranks 0 and 1, before measuring");
     Watchdog::Scope wait(watchdog);
     handoff_before_ns = measure_core_handoff_ns(world, topology);
   }
   const ContentionMeter contention;
   JobOutcome outcome = job.measure(reporters.get(), watchdog);
   {
+    watchdog.set_activity("the ranks' contention and core handoff, after measuring");
     Watchdog::Scope wait(watchdog);
     outcome.summary.contention = fold_over_ranks(contention.local(), world);
     outcome.summary.contention.handoff_before_ns = handoff_before_ns;

@@ -328,10 +328,16 @@ void sum_up(Comparison& c, const CompareOptions& options) {
 // slow handoff is a moment's contention, which the contention meter counts), where that moved
 // notably; 0 where either run did not measure it.
 double handoff_allowance(const CpuContention& faster, const CpuContention& slower) {
-  if (faster.handoff_before_ns <= 0 || slower.handoff_before_ns <= 0) return 0;
   const double quick = std::min(faster.handoff_before_ns, faster.handoff_after_ns);
   const double slow = std::min(slower.handoff_before_ns, slower.handoff_after_ns);
-  return slow > quick * kNotableHandoffChange ? 1 - quick / slow : 0;
+  if (quick <= 0 || slow <= 0) return 0;
+  return slow > quick * kNotableHandoffChange ? std::min(1 - quick / slow, kMaxHandoffAllowance) : 0;
+}
+
+// Whether every row's data went through the hosts' CPUs and memory (MPI, Gloo): the handoff says
+// nothing of NVLink, InfiniBand or a GPU's copy engines.
+bool moved_by_cpus(const StoredRun& run) {
+  return std::all_of(run.rows.begin(), run.rows.end(), [](const ResultRow& r) { return r.memory == "host"; });
 }
 
 }  // namespace
@@ -346,8 +352,10 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   c.contention = {std::max(0.0, 1 - fresh_slowdown / base_slowdown), std::max(0.0, 1 - base_slowdown / fresh_slowdown)};
   // Where the ranks' cores handed each other data more slowly in one run than at any point of the
   // other (the host placed them apart), figures up to that much lower are explained the same way.
-  c.contention.handoff_fresh = handoff_allowance(base.contention, fresh.contention);
-  c.contention.handoff_base = handoff_allowance(fresh.contention, base.contention);
+  if (moved_by_cpus(base) && moved_by_cpus(fresh)) {
+    c.contention.handoff_fresh = handoff_allowance(base.contention, fresh.contention);
+    c.contention.handoff_base = handoff_allowance(fresh.contention, base.contention);
+  }
   c.contention.fresh = std::max(c.contention.fresh, c.contention.handoff_fresh);
   c.contention.base = std::max(c.contention.base, c.contention.handoff_base);
   match_rows(c, base, fresh, options);

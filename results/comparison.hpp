@@ -34,6 +34,9 @@ struct ContentionAllowance {
 /// A core handoff that moved less than this between two runs is the handoff's own noise (within
 /// one placement of the 2-core CI machine's vCPUs it moved by 2 %; between placements by 2-3x).
 inline constexpr double kNotableHandoffChange = 1.15;
+/// The most a slower handoff explains: the placements seen moved MPI's all_reduce by up to 2.1x
+/// (52 %) and the handoff by 2.8x (64 %); beyond that a slower handoff is scheduling, not placement.
+inline constexpr double kMaxHandoffAllowance = 0.65;
 
 /// `percent` (a --threshold or --confidence) as a fraction; throws UsageError naming `flag` unless
 /// it lies strictly between 0 and 100.

@@ -377,8 +377,12 @@ TEST(Model, ASlowerCoreHandoffExplainsASlowerRunOnlyAsFarAsItMoved) {
         {"runqueue_wait", 0.0}, {"steal", 0.0}, {"core_handoff_ns", nlohmann::json::array({before_ns, after_ns})}});
   };
   EXPECT_DOUBLE_EQ(with_handoff(5341, 5400).handoff_after_ns, 5400);
-  StoredRun base = run_of({timed(1.0, 0.001, 100)}, "base");
-  StoredRun fresh = run_of({timed(1.8, 0.0018, 100)}, "new");  // 44 % less busbw, tightly known
+  const auto on = [](const char* memory, ResultRow row) {
+    row.memory = memory;
+    return row;
+  };
+  StoredRun base = run_of({on("host", timed(1.0, 0.001, 100))}, "base");
+  StoredRun fresh = run_of({on("host", timed(1.8, 0.0018, 100))}, "new");  // 44 % less busbw, tightly known
   base.contention = with_handoff(5341, 5400);
   fresh.contention = with_handoff(14698, 14100);
   Comparison c = compare_runs(base, fresh, CompareOptions{});
@@ -392,10 +396,23 @@ TEST(Model, ASlowerCoreHandoffExplainsASlowerRunOnlyAsFarAsItMoved) {
     EXPECT_DOUBLE_EQ(c.contention.fresh, 0);
     EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
   }
-  // A drop beyond what the handoff explains is still SLOWER: 4x slower against a 2.8x handoff.
-  fresh = run_of({timed(4.0, 0.004, 100)}, "new");
+  // A drop beyond what the handoff explains is still SLOWER: 4x slower against a 2.8x handoff; a
+  // handoff 100x slower (scheduling, not placement) explains no more than 65 %.
+  fresh = run_of({on("host", timed(4.0, 0.004, 100))}, "new");
   fresh.contention = with_handoff(14698, 14100);
   EXPECT_EQ(compare_runs(base, fresh, CompareOptions{}).rows.front().verdict, Verdict::kSlower);
+  fresh.contention = with_handoff(534'100, 540'000);
+  c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_DOUBLE_EQ(c.contention.fresh, kMaxHandoffAllowance);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
+  // Data a GPU moved (NCCL's rows: cuda memory): the cores' handoff explains nothing of it.
+  StoredRun gpu_base = run_of({on("cuda", timed(1.0, 0.001, 100))}, "base");
+  StoredRun gpu_fresh = run_of({on("cuda", timed(1.8, 0.0018, 100))}, "new");
+  gpu_base.contention = with_handoff(5341, 5400);
+  gpu_fresh.contention = with_handoff(14698, 14100);
+  c = compare_runs(gpu_base, gpu_fresh, CompareOptions{});
+  EXPECT_DOUBLE_EQ(c.contention.fresh, 0);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
   // Only a pair of finite, positive figures is believed; one side without it: nothing explained.
   EXPECT_DOUBLE_EQ(with_handoff(NAN, 5000).handoff_before_ns, 0);
   EXPECT_DOUBLE_EQ(with_handoff(-1, 5000).handoff_before_ns, 0);
