@@ -188,8 +188,10 @@ Entry entry_from(const nlohmann::json& object, const std::string& where) {
   return e;
 }
 
-// The number a dump's name ends with (less .json): PyTorch's writer appends the rank.
+// The rank a dump's name gives: it holds "rank" and (less a .json) ends with the number PyTorch's
+// writer appends; nullopt for any other name.
 std::optional<int> rank_in_name(std::string name) {
+  if (name.find("rank") == std::string::npos) return std::nullopt;
   if (name.ends_with(".json")) name.resize(name.size() - 5);
   std::size_t digits = name.size();
   while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
@@ -267,28 +269,31 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& v) {
   return s;
 }
 
-// The elements group rank `from` sends group rank `to` in one all_to_all, from every member's
-// entry of it (group rank order): its own split where every member recorded one tensor per member
-// (the list form); else (all_to_all_single: the Flight Recorder keeps no split) in proportion to what each
-// receiver took in, so every member sends exactly its recorded total and receives about its own,
-// the last receiver taking what rounding leaves.
-std::uint64_t all_to_all_part(const std::vector<const Entry*>& members, std::size_t from, std::size_t to) {
-  const Entry& sender = *members[from];
-  const bool lists =
-      std::all_of(members.begin(), members.end(), [&](const Entry* m) { return m->inputs.size() == members.size(); });
-  if (lists) return sender.inputs[to];
+// One all_to_all as every member recorded it (group rank order), with the totals of its split.
+struct AllToAllCall {
+  std::vector<const Entry*> members;
+  bool lists = true;  // every member recorded one tensor per member: its own split
   std::uint64_t received_by_all = 0;
-  for (const Entry* m : members) received_by_all += sum_of(m->outputs);
+};
+
+// The elements group rank `from` sends group rank `to`: the member's own split in the list form;
+// else (all_to_all_single: the Flight Recorder keeps no split) in proportion to what each receiver
+// took in, so every member sends exactly its recorded total and receives about its own, the last
+// receiver taking what rounding leaves.
+std::uint64_t all_to_all_part(const AllToAllCall& call, std::size_t from, std::size_t to) {
+  const Entry& sender = *call.members[from];
+  if (call.lists) return sender.inputs[to];
   const std::uint64_t sent = sum_of(sender.inputs);
   const auto share = [&](std::size_t q) -> std::uint64_t {
-    if (received_by_all == 0) return sent / members.size();
-    const long double part = static_cast<long double>(sent) * static_cast<long double>(sum_of(members[q]->outputs)) /
-                             static_cast<long double>(received_by_all);
+    if (call.received_by_all == 0) return sent / call.members.size();
+    const long double part = static_cast<long double>(sent) *
+                             static_cast<long double>(sum_of(call.members[q]->outputs)) /
+                             static_cast<long double>(call.received_by_all);
     return std::min(sent, static_cast<std::uint64_t>(part));
   };
-  if (to + 1 < members.size()) return share(to);
+  if (to + 1 < call.members.size()) return share(to);
   std::uint64_t others = 0;
-  for (std::size_t q = 0; q + 1 < members.size(); ++q) others += share(q);
+  for (std::size_t q = 0; q + 1 < call.members.size(); ++q) others += share(q);
   return sent - std::min(sent, others);
 }
 
@@ -350,11 +355,11 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
   }
   const auto held_by_all = [&](const Dump& d, const Entry& e) {
     if (e.point_to_point) return true;
-    const auto range = kept.at(e.group);
-    if (e.sequence < range.first || e.sequence > range.second) return false;
-    for (const int m : d.groups.at(e.group))
-      if (!by_call[{e.group, e.sequence}].contains(m)) return false;
-    return true;
+    const auto& [first, last] = kept.at(e.group);
+    if (e.sequence < first || e.sequence > last) return false;
+    const std::map<int, const Entry*>& held = by_call.at({e.group, e.sequence});
+    return std::all_of(d.groups.at(e.group).begin(), d.groups.at(e.group).end(),
+                       [&](int m) { return held.contains(m); });
   };
 
   std::vector<RankTrace> traces;
@@ -372,17 +377,20 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
     }
     // Starts estimated from the host: a call starts once issued and once the one before ended.
     // The rank's clock starts at its earliest enqueue time among the calls kept.
-    double origin_ns = std::numeric_limits<double>::infinity();
+    std::vector<const Entry*> calls;  // the entries every member holds
     for (const Entry& e : d.entries)
-      if (e.created_ns && held_by_all(d, e)) origin_ns = std::min(origin_ns, *e.created_ns);
+      if (held_by_all(d, e)) calls.push_back(&e);
+    double origin_ns = std::numeric_limits<double>::infinity();
+    for (const Entry* e : calls)
+      if (e->created_ns) origin_ns = std::min(origin_ns, *e->created_ns);
     if (!std::isfinite(origin_ns)) origin_ns = 0;
     double previous_end_ns = origin_ns;
     std::int64_t next_group = 0;
     std::vector<std::uint64_t> signatures;
     std::vector<double> gaps_us;
     std::vector<std::size_t> calls_of;  // each call's operations
-    for (const Entry& e : d.entries) {
-      if (!held_by_all(d, e)) continue;
+    for (const Entry* entry : calls) {
+      const Entry& e = *entry;
       const auto in_group = my_rank_in.find(e.group);
       if (in_group == my_rank_in.end())
         throw InputError(fmt::format("{}: a call of process group '{}', which rank {} is not a member of", e.where,
@@ -409,27 +417,28 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
         const bool receives = function == "ReduceScatter" || function == "Scatter";
         const std::vector<std::uint64_t>& tensors = receives ? e.outputs : e.inputs;
         op.count = tensors.empty() ? 0 : tensors.front();
-        if (function == "Broadcast" || function == "Reduce" || function == "Gather" || function == "Scatter")
-          op.root = 0;
+        if (op.rooted()) op.root = 0;
         ops.push_back(op);
       } else if (is_all_to_all(e.call)) {
-        const std::map<int, const Entry*>& members_calls = by_call[{e.group, e.sequence}];
-        std::vector<const Entry*> calls;  // every member's entry of this call, in group rank order
-        for (const int m : members) calls.push_back(members_calls.at(m));
-        std::uint64_t sent_by_all = 0, received_by_all = 0;
-        for (const Entry* c : calls) {
-          sent_by_all += sum_of(c->inputs);
-          received_by_all += sum_of(c->outputs);
+        const std::map<int, const Entry*>& members_calls = by_call.at({e.group, e.sequence});
+        AllToAllCall call;
+        std::uint64_t sent_by_all = 0;
+        for (const int m : members) {
+          const Entry* member = members_calls.at(m);
+          call.members.push_back(member);
+          call.lists = call.lists && member->inputs.size() == members.size();
+          sent_by_all += sum_of(member->inputs);
+          call.received_by_all += sum_of(member->outputs);
         }
-        if (sent_by_all != received_by_all)
+        if (sent_by_all != call.received_by_all)
           throw InputError(
               fmt::format("{}: {} of process group '{}': its members sent {} elements in all and took in {}", e.where,
-                          e.profiling_name, e.group, sent_by_all, received_by_all));
+                          e.profiling_name, e.group, sent_by_all, call.received_by_all));
         const std::int64_t group = next_group++;
         const auto me = static_cast<std::size_t>(in_group->second);
         for (int q = 0; q < size; ++q) {
           const auto peer = static_cast<std::size_t>(q);
-          const std::uint64_t sent = all_to_all_part(calls, me, peer), received = all_to_all_part(calls, peer, me);
+          const std::uint64_t sent = all_to_all_part(call, me, peer), received = all_to_all_part(call, peer, me);
           for (const auto& [function_name, count] : {std::pair{"Send", sent}, std::pair{"Recv", received}}) {
             if (count == 0) continue;
             TraceOperation op = base;
@@ -482,9 +491,7 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
   return traces;
 }
 
-bool flight_recorder_name(const std::string& name) {
-  return name.find("rank") != std::string::npos && rank_in_name(name) && !name.ends_with(".pkl");
-}
+bool flight_recorder_name(const std::string& name) { return rank_in_name(name) && !name.ends_with(".pkl"); }
 
 std::vector<NamedText> flight_recorder_files(const std::string& folder) {
   // The folder held no Inspector file either (fb_import looks for those first): both are named.

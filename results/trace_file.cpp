@@ -52,10 +52,8 @@ TraceOperation operation_from(const JsonFields& f, const RankTrace& trace) {
   }
   const auto max_count = static_cast<std::int64_t>(kMaxTraceOperationBytes / size_of(op.dtype));
   op.count = static_cast<std::uint64_t>(f.whole("count", 0, max_count, 0, true));
-  const bool rooted =
-      op.function == "Broadcast" || op.function == "Reduce" || op.function == "Gather" || op.function == "Scatter";
   op.root = static_cast<int>(f.whole("root", -1, comm->size - 1, -1));
-  if (rooted && op.root < 0) f.fail("root", fmt::format("is missing: {} has a root", op.function));
+  if (op.rooted() && op.root < 0) f.fail("root", fmt::format("is missing: {} has a root", op.function));
   op.peer = static_cast<int>(f.whole("peer", -1, comm->size - 1, -1));
   if (op.point_to_point() && op.peer < 0) f.fail("peer", fmt::format("is missing: {} has a peer", op.function));
   op.reduction = f.text("reduction", "unknown");

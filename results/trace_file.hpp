@@ -36,6 +36,11 @@ struct TraceCommunicator {
   int nodes = 0;     ///< its nodes; 0 when unknown
 };
 
+/// NCCL's rooted collectives (Broadcast, Reduce, Gather, Scatter): a trace names their root.
+inline bool rooted_function(std::string_view function) {
+  return function == "Broadcast" || function == "Reduce" || function == "Gather" || function == "Scatter";
+}
+
 /// One operation NCCL ran on this rank, in the order it was issued.
 struct TraceOperation {
   std::string comm;      ///< its communicator's hash
@@ -59,6 +64,7 @@ struct TraceOperation {
   std::int64_t group = -1;
 
   bool point_to_point() const { return function == "Send" || function == "Recv"; }
+  bool rooted() const { return rooted_function(function); }
 };
 
 /// What a rank issued to a communicator as one operation: a collective, or a group of Send/Recv.

@@ -131,11 +131,6 @@ std::vector<InspectorRecord> records_of(const NamedText& file) {
   return records;
 }
 
-// The rooted collectives: Inspector does not record the root.
-bool rooted(const std::string& function) {
-  return function == "Broadcast" || function == "Reduce" || function == "Gather" || function == "Scatter";
-}
-
 // One process's trace as the format's text, read back by the trace reader (all its checks).
 RankTrace rank_trace(const std::vector<InspectorRecord>& records, int rank, int ranks, const std::string& name) {
   std::string host;
@@ -170,7 +165,7 @@ RankTrace rank_trace(const std::vector<InspectorRecord>& records, int rank, int 
                             {"function", r.function},
                             {"count", r.bytes},
                             {"type", "int8"},
-                            {"root", rooted(r.function) ? 0 : -1},
+                            {"root", rooted_function(r.function) ? 0 : -1},  // Inspector does not record the root
                             {"peer", r.peer},
                             {"start_us", r.start_us ? *r.start_us - origin : 0.0},
                             {"duration_us", r.exec_us},
