@@ -18,11 +18,34 @@ out=$(mktemp -d /tmp/torchrun-check.XXXXXX)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$out"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-torchrun() {  # NAME NPROC ARGS...: a standalone torchrun of NPROC workers; its output in $out/NAME.log
+# A free port and the one after it (fabricbench's store listens at MASTER_PORT + 1), below the
+# kernel's ephemeral range (32768 up), so no outgoing connection of a test running beside this one
+# takes either meanwhile (torchrun --standalone picks its port anywhere: CI once found the next one
+# taken).
+free_port_pair() {
+  python3 -c '
+import random, socket
+for _ in range(500):
+    p = random.randrange(20000, 32000)
+    free = True
+    for q in (p, p + 1):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", q))
+        except OSError:
+            free = False
+        finally:
+            s.close()
+    if free:
+        print(p)
+        break
+'
+}
+torchrun() {  # NAME NPROC ARGS...: a one-node torchrun of NPROC workers; its output in $out/NAME.log
   local name=$1 nproc=$2
   shift 2
-  timeout 60 "$py" -m torch.distributed.run --standalone --nproc_per_node "$nproc" --redirects 1 --tee 1 \
-    --log_dir "$out/logs-$name" --no_python "$@" > "$out/$name.log" 2>&1
+  timeout 60 "$py" -m torch.distributed.run --nnodes 1 --master_addr 127.0.0.1 --master_port "$(free_port_pair)" \
+    --nproc_per_node "$nproc" --redirects 1 --tee 1 --log_dir "$out/logs-$name" --no_python "$@" > "$out/$name.log" 2>&1
 }
 
 # 1. fb_doctor on three workers: every rank inspected, the reach check across them.
@@ -141,25 +164,7 @@ expect() {  # NAME CODE FRAGMENT ENV... -- COMMAND...
     echo "ok: $name: exit $rc after $took s: $text"
   fi
 }
-# A free port and the one after it (the store's), below the kernel's ephemeral range (32768 up), so
-# no outgoing connection of a test running beside this one takes it meanwhile.
-port=$(python3 -c '
-import random, socket
-for _ in range(500):
-    p = random.randrange(20000, 32000)
-    free = True
-    for q in (p, p + 1):
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", q))
-        except OSError:
-            free = False
-        finally:
-            s.close()
-    if free:
-        print(p)
-        break
-')
+port=$(free_port_pair)
 expect missing_master_addr 2 "MASTER_ADDR is not set" RANK=0 WORLD_SIZE=2 MASTER_PORT=$port -- \
   "$bin/fb_all_reduce" -b 8 -e 8
 expect rank_outside_world 2 "RANK=2 is outside WORLD_SIZE=2" RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
