@@ -16,6 +16,7 @@ void record_measurement(ResultRow& row, const Measurement& m, int slowest_world_
   row.batch = m.batch;
   row.stop_reason = m.stop_reason;
   row.time_s = m.summary;
+  row.contention_slowdown = m.contention_slowdown;
   row.slowest_rank = slowest_world_rank;
   row.slowest_host = host_of_rank.at(static_cast<std::size_t>(slowest_world_rank));
 }
@@ -57,6 +58,10 @@ ResultRow combine_measurements(const std::vector<const ResultRow*>& rows) {
   centre.sample_seconds.clear();  // every run's samples, run after run
   for (const ResultRow* r : rows)
     centre.sample_seconds.insert(centre.sample_seconds.end(), r->sample_seconds.begin(), r->sample_seconds.end());
+  // The mean's bound is the mean of the runs' bounds; unknown where any run did not measure it.
+  const bool contention_known =
+      std::all_of(rows.begin(), rows.end(), [](const ResultRow* r) { return r->contention_slowdown >= 1; });
+  centre.contention_slowdown = contention_known ? mean_of([](const ResultRow& r) { return r.contention_slowdown; }) : 0;
   centre.runs = rows.size();
   centre.between_run_rsd = 0;
   if (rows.size() >= 2 && centre.time_s.median > 0) {

@@ -114,6 +114,7 @@ const Column kColumns[] = {
     time_column<&Summary::mad>("time_mad_s", 7),
     column<&R::runs>("runs", 7),
     column<&R::between_run_rsd>("between_run_rsd", 7),
+    column<&R::contention_slowdown>("contention_slowdown", 9),
     column<&R::slowest_rank>("slowest_rank", 3),
     column<&R::slowest_host>("slowest_host", 3),
     column<&R::algbw_mean_bytes_per_s>("algbw_mean_bytes_per_s"),

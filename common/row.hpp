@@ -20,7 +20,7 @@
 namespace fabricbench {
 
 /// Bumped whenever a column is added, removed or changes meaning.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 struct ResultRow {
   std::string benchmark;   ///< executable name, e.g. fb_all_reduce
@@ -47,9 +47,12 @@ struct ResultRow {
   std::string stop_reason;     ///< iterations | noise | max-time
   std::uint64_t runs = 1;      ///< runs whose figures this row combines (a baseline built from several runs)
   double between_run_rsd = 0;  ///< relative stdev of the row's median time across those runs; 0: unknown
-  Summary time_s;              ///< seconds per operation, after the rank reduction
-  int slowest_rank = -1;       ///< the rank whose timed samples took longest (-1: not measured)
-  std::string slowest_host;    ///< that rank's host: on a multi-node run, the node holding the others back
+  /// How much slower the row may read from CPU contention alone while its samples were taken (the
+  /// run's summary.contention.slowdown, for this row); 0: not measured.
+  double contention_slowdown = 0;
+  Summary time_s;            ///< seconds per operation, after the rank reduction
+  int slowest_rank = -1;     ///< the rank whose timed samples took longest (-1: not measured)
+  std::string slowest_host;  ///< that rank's host: on a multi-node run, the node holding the others back
   double algbw_mean_bytes_per_s = 0;
   double busbw_mean_bytes_per_s = 0;
   double algbw_median_bytes_per_s = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/cpu_contention.hpp"
 #include "common/error.hpp"
 #include "common/watchdog.hpp"
 
@@ -123,6 +124,14 @@ int slowest_rank(double local_seconds, ControlPlane& group, Watchdog& watchdog) 
   return group.max_location(local_seconds).second;
 }
 
+/// The contention bound of these samples alone: a neighbour's burst slows the sizes measured
+/// during it, and the run's average would spread it over every size.
+double samples_slowdown(const ContentionMeter& meter, ControlPlane& group, Watchdog& watchdog) {
+  Watchdog::Scope wait(watchdog);
+  const CpuContention contention = fold_over_ranks(meter.local(), group);
+  return contention.known ? contention.slowdown : 0;
+}
+
 }  // namespace
 
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
@@ -138,6 +147,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   Measurement m;
   double local_seconds = 0;
   m.batch = choose_batch(plan, run_batch, group, watchdog);
+  const ContentionMeter contention;
 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.samples);
@@ -147,6 +157,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
+    m.contention_slowdown = samples_slowdown(contention, group, watchdog);
     return m;
   }
 
@@ -165,6 +176,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     m.stop_reason = rule.decide(m.summary, measured);
     if (!m.stop_reason.empty()) {
       m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
+      m.contention_slowdown = samples_slowdown(contention, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));

@@ -38,6 +38,9 @@ struct Measurement {
   std::string stop_reason;                    ///< iterations | noise | max-time
   Summary summary;
   int slowest_rank = 0;  ///< rank (of the group) whose timed samples added up to the most time
+  /// How much slower the timed samples may read from CPU contention alone while they were taken
+  /// (CpuContention::slowdown over the group, for this measurement only); 0 where /proc does not say.
+  double contention_slowdown = 0;
 };
 
 /// The adaptive stopping rule, separate so it can be tested: stop when the median's relative

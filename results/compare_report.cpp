@@ -58,12 +58,16 @@ std::string model_line(const ReportInput& in) {
   if (c.contention.base > 0 || c.contention.fresh > 0)
     text += fmt::format(
         "; CPU contention while measuring (ranks waiting for a CPU, or hypervisor steal{}) may have lowered the "
-        "baseline's figures by up to {:.1f} % and the new run's by up to {:.1f} %: a change it alone could explain "
-        "is UNSURE, not SLOWER/FASTER",
+        "baseline's figures by up to {:.1f} % and the new run's by up to {:.1f} %{}: a change it alone could "
+        "explain is UNSURE, not SLOWER/FASTER",
         c.contention.handoff_base > 0 || c.contention.handoff_fresh > 0
             ? ", or the ranks' cores placed apart: their 256 KiB handoff slower in one run than in the other"
             : "",
-        c.contention.base * 100, c.contention.fresh * 100);
+        c.contention.base * 100, c.contention.fresh * 100,
+        c.rows_with_own_contention > 0
+            ? fmt::format(" ({} row(s) each by the contention while its own samples were taken)",
+                          c.rows_with_own_contention)
+            : std::string());
   if (kinds[Uncertainty::kWithinRun] > 0)
     text +=
         fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
@@ -198,6 +202,7 @@ nlohmann::json json_report(const ReportInput& in) {
                               {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
                               {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
                               {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
+                              {"contention", {{"baseline", r.contention.base}, {"new", r.contention.fresh}}},
                               {"verdict", verdict_name(r.verdict)}});
     rows.push_back(std::move(row));
   }

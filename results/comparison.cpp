@@ -296,7 +296,7 @@ void judge_rows(Comparison& c, const CompareOptions& options) {
     if (r.uncertainty == Uncertainty::kBetweenRun) c.t = std::max(c.t, quantile);
     r.low = r.speedup * std::exp(-quantile * r.standard_error);
     r.high = r.speedup * std::exp(quantile * r.standard_error);
-    r.verdict = decide(r.speedup, r.low, r.high, options.threshold, c.contention);
+    r.verdict = decide(r.speedup, r.low, r.high, options.threshold, r.contention);
   }
 }
 
@@ -340,6 +340,27 @@ bool moved_by_cpus(const StoredRun& run) {
   return std::all_of(run.rows.begin(), run.rows.end(), [](const ResultRow& r) { return r.memory == "host"; });
 }
 
+// How much lower `mine`'s figures may read than `other`'s from contention: 1 - other / mine where
+// mine was the more contended (slowdown bounds, >= 1), else 0.
+double excess(double other, double mine) { return std::max(0.0, 1 - other / mine); }
+
+// A row's allowance: the runs' (their contention over all of measuring, and a slower handoff), or
+// more where both rows measured their own samples' contention and one side's exceeded the other's
+// by more (a neighbour's burst slows the sizes measured during it, which the runs' average spreads
+// over all of them). The runs' stays the floor: a row's samples last milliseconds, and a burst
+// just before them still leaves them slow (caches refilled, cores moved) without a wait of theirs.
+ContentionAllowance row_allowance(RowComparison& r, const ContentionAllowance& run) {
+  ContentionAllowance row = run;
+  row.base = std::max(run.base, run.handoff_base);
+  row.fresh = std::max(run.fresh, run.handoff_fresh);
+  r.own_contention = r.base.contention_slowdown >= 1 && r.fresh.contention_slowdown >= 1;
+  if (r.own_contention) {
+    row.base = std::max(row.base, excess(r.fresh.contention_slowdown, r.base.contention_slowdown));
+    row.fresh = std::max(row.fresh, excess(r.base.contention_slowdown, r.fresh.contention_slowdown));
+  }
+  return row;
+}
+
 }  // namespace
 
 Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
@@ -348,17 +369,23 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   // Only what one side suffered beyond the other: runs contended alike (ranks oversubscribed the
   // same way each time) carry the same slowdown, and a change between them is the fabric's.
   // (A file that does not say keeps the default slowdown, 1.)
-  const double base_slowdown = base.contention.slowdown, fresh_slowdown = fresh.contention.slowdown;
-  c.contention = {std::max(0.0, 1 - fresh_slowdown / base_slowdown), std::max(0.0, 1 - base_slowdown / fresh_slowdown)};
+  ContentionAllowance run{excess(fresh.contention.slowdown, base.contention.slowdown),
+                          excess(base.contention.slowdown, fresh.contention.slowdown)};
   // Where the ranks' cores handed each other data more slowly in one run than at any point of the
   // other (the host placed them apart), figures up to that much lower are explained the same way.
   if (moved_by_cpus(base) && moved_by_cpus(fresh)) {
-    c.contention.handoff_fresh = handoff_allowance(base.contention, fresh.contention);
-    c.contention.handoff_base = handoff_allowance(fresh.contention, base.contention);
+    run.handoff_fresh = handoff_allowance(base.contention, fresh.contention);
+    run.handoff_base = handoff_allowance(fresh.contention, base.contention);
   }
-  c.contention.fresh = std::max(c.contention.fresh, c.contention.handoff_fresh);
-  c.contention.base = std::max(c.contention.base, c.contention.handoff_base);
+  c.contention.handoff_base = run.handoff_base;
+  c.contention.handoff_fresh = run.handoff_fresh;
   match_rows(c, base, fresh, options);
+  for (RowComparison& r : c.rows) {
+    r.contention = row_allowance(r, run);
+    c.contention.base = std::max(c.contention.base, r.contention.base);
+    c.contention.fresh = std::max(c.contention.fresh, r.contention.fresh);
+    if (r.own_contention) ++c.rows_with_own_contention;
+  }
   if (c.rows.empty())
     throw InputError(fmt::format(
         "{} and {} have no rows in common ({} and {} rows): different collectives, types, sizes, rank counts or "

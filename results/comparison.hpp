@@ -20,9 +20,11 @@ enum class Metric { kBusbw, kAlgbw, kTime };
 const char* verdict_name(Verdict verdict);
 
 /// How much lower each side's figures may read than the other's from CPU contention alone: from the
-/// runs' slowdown bounds (`CpuContention::slowdown`: ranks that waited for a CPU, or lost time to
-/// the hypervisor, while measuring; 1 where a file does not say), the excess of one side's over
-/// the other's, 1 - other / this (0 when this side was no more contended).
+/// slowdown bounds (`CpuContention::slowdown`: ranks that waited for a CPU, or lost time to the
+/// hypervisor, while measuring) of the two runs (1 where a file does not say), the excess of one
+/// side's over the other's, 1 - other / this (0 when this side was no more contended); for a row
+/// whose two sides both measured their own samples' bound (`contention_slowdown`, since schema 9),
+/// that excess where it is larger.
 struct ContentionAllowance {
   double base = 0;
   double fresh = 0;
@@ -92,6 +94,10 @@ struct RowComparison {
   double standard_error = 0;  ///< of ln(speedup): the combined relative uncertainty
   Uncertainty uncertainty = Uncertainty::kUnknown;
   double low = 1, high = 1;  ///< the speedup's interval at the run's confidence (= speedup when unknown)
+  /// What contention explains of this row: the runs' allowance, or more where both rows measured
+  /// their own samples' contention (`own_contention`) and its excess is larger.
+  ContentionAllowance contention;
+  bool own_contention = false;
   Verdict verdict = Verdict::kSame;
 };
 
@@ -114,7 +120,9 @@ struct Comparison {
   double pooled_spread = 0;
   double spread_degrees_of_freedom = 0;
   double t = 0;
-  ContentionAllowance contention;  ///< from the runs' summaries (0 where a file does not say)
+  /// The largest allowance any row was given (each side), and the runs' handoff part of it.
+  ContentionAllowance contention;
+  std::size_t rows_with_own_contention = 0;  ///< rows judged on their own samples' contention
 
   std::size_t count(Verdict verdict) const;
   bool regression() const { return count(Verdict::kSlower) > 0; }

@@ -2,9 +2,16 @@
 #include "common/sampling.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
+
+#include "common/singleton_plane.hpp"
+#include "common/watchdog.hpp"
 
 namespace fabricbench {
 namespace {
@@ -53,6 +60,43 @@ TEST(ClockResolution, IsPositiveAndBelowAMillisecond) {
   const double r = clock_resolution_seconds();
   EXPECT_GT(r, 0);
   EXPECT_LT(r, 1e-3);
+}
+
+// Busy for `seconds` on this thread; returns them.
+double spin(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile double x = 0;
+  while (std::chrono::steady_clock::now() < until) x = x + 1;
+  return seconds;
+}
+
+TEST(Measure, EachMeasurementKeepsTheContentionOfItsOwnSamples) {
+  // Pinned to one CPU, then a neighbour spins on it: the samples taken beside it wait for the CPU
+  // about half their time (a bound near 2x), those taken alone keep their own, lower bound.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  SingletonPlane alone;
+  Watchdog watchdog(60, "sampling test");
+  SamplingPlan plan;
+  plan.samples = 20;
+  const auto batch = [](int operations) { return spin(2e-3 * operations); };
+  const Measurement quiet = measure(plan, batch, alone, watchdog);
+  std::atomic<bool> stop{false};
+  std::thread neighbour([&] {
+    sched_setaffinity(0, sizeof one, &one);
+    volatile double x = 0;
+    while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+  });
+  const Measurement busy = measure(plan, batch, alone, watchdog);
+  stop = true;
+  neighbour.join();
+  sched_setaffinity(0, sizeof before, &before);
+  EXPECT_GE(quiet.contention_slowdown, 1.0) << "Linux keeps /proc/thread-self/schedstat";
+  EXPECT_GT(busy.contention_slowdown, 1.3) << "a neighbour on the one CPU took a share of it";
 }
 
 }  // namespace

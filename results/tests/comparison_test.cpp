@@ -369,6 +369,36 @@ TEST(Model, RunsKeepTheirContentionAndTheComparisonAllowsForIt) {
       contention_from_json(nlohmann::json{{"runqueue_wait", 0.5}, {"steal", 0.0}, {"slowdown", 0.5}}).slowdown, 2.0);
 }
 
+TEST(Model, ARowMeasuredDuringABurstIsAllowedItsOwnContention) {
+  // The fast test tier beside two ranks: the run's bound said 1.6x, the 4 MiB rows' own 5.0x
+  // (measured 2026-12-05, rows of one run bounded 1.0-9.2x). A row 3x slower whose own samples
+  // waited that much more than the baseline's is UNSURE, though the runs alone allow only 6 %.
+  StoredRun base = run_of({timed(1.0, 0.001, 100)}, "base");
+  StoredRun fresh = run_of({timed(3.0, 0.003, 100)}, "new");
+  base.contention.known = fresh.contention.known = true;
+  base.contention.slowdown = 1.5;
+  fresh.contention.slowdown = 1.6;
+  Comparison c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);  // schema 8: no row of its own
+  EXPECT_FALSE(c.rows.front().own_contention);
+  base.rows.front().contention_slowdown = 1.2;
+  fresh.rows.front().contention_slowdown = 5.0;
+  c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_TRUE(c.rows.front().own_contention);
+  EXPECT_NEAR(c.rows.front().contention.fresh, 1 - 1.2 / 5.0, 1e-12);
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kUnsure);
+  EXPECT_EQ(c.rows_with_own_contention, 1u);
+  // Rows contended alike (ranks oversubscribed every time) allow no more than the runs: the change is real.
+  fresh.rows.front().contention_slowdown = 1.25;
+  c = compare_runs(base, fresh, CompareOptions{});
+  EXPECT_NEAR(c.rows.front().contention.fresh, 1 - 1.5 / 1.6, 1e-12);  // the runs' floor
+  EXPECT_EQ(c.rows.front().verdict, Verdict::kSlower);
+  // It is read back from the files: a column of its own since schema 9.
+  nlohmann::json row = row_to_json(fresh.rows.front());
+  EXPECT_DOUBLE_EQ(row_from_json(row, kSchemaVersion, "row").contention_slowdown, 1.25);
+  EXPECT_DOUBLE_EQ(row_from_json(row, 8, "row").contention_slowdown, 0);  // older files never had it
+}
+
 TEST(Model, ASlowerCoreHandoffExplainsASlowerRunOnlyAsFarAsItMoved) {
   // The 2-core VM's vCPUs placed in one L3 domain, then in two: ranks 0 and 1's 256 KiB handoff
   // went from 5.3 to 14.7 us (measured 2026-12-05) and MPI's shared-memory all_reduce by 1.7-2.1x.
