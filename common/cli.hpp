@@ -25,4 +25,10 @@ inline std::optional<std::string> parse_or_help(CLI::App& app, int argc, const c
   return std::nullopt;
 }
 
+/// For options that name a file or a folder: an empty value (an unset $OUT in a job script) is
+/// refused, never taken as "no output", or the job would pass without writing anything.
+inline const CLI::Validator kPathGiven(
+    [](std::string& value) { return value.empty() ? std::string("an empty path: give a file name") : std::string(); },
+    "PATH");
+
 }  // namespace fabricbench

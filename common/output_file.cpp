@@ -36,10 +36,31 @@ void write_all(int fd, std::string_view text, const std::string& path) {
   }
 }
 
-int open_for_write(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(fmt::format("cannot create {}: {}", path, system_error_text(errno)));
-  return fd;
+// What stands at a ".partial" name that is not a file fabricbench left there (a regular file of one
+// name, from a run that stopped); "" for that file or nothing.
+std::string foreign_partial(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (S_ISLNK(st.st_mode)) return "a symlink";
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (st.st_nlink != 1) return "a file with other names (a hard link)";
+  return {};
+}
+
+// "<target>.partial" is fabricbench's own name: a stale one of a run that stopped is replaced, but
+// never followed: a symlink or hard link someone left there would have root write wherever it leads.
+int open_partial(const std::string& path) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) throw Error(fmt::format("cannot create {}: {}", path, system_error_text(errno)));
+    if (const std::string what = foreign_partial(path); !what.empty())
+      throw Error(
+          fmt::format("{} is {}: not a file fabricbench left there; remove it or choose another name", path, what));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      throw Error(fmt::format("cannot replace {}: {}", path, system_error_text(errno)));
+  }
+  throw Error(fmt::format("cannot create {}: something keeps creating it", path));
 }
 
 // The signal handler may only touch fixed storage: a few paths, written before any signal.
@@ -125,6 +146,11 @@ void check_writable_path(const std::string& path, std::string_view flag) {
   const std::string target = is_symlink(path) && !link_target(path).empty() ? link_target(path) : path;
   if (is_symlink(path) && link_target(path).empty())
     throw UsageError(fmt::format("{}: '{}' is a symlink to nothing; give the file itself", flag, path));
+  if (const std::string what = foreign_partial(target + ".partial"); !what.empty())
+    throw UsageError(
+        fmt::format("{}: '{}.partial', where the rows go until the run ends, is {}; remove it or "
+                    "choose another name",
+                    flag, target, what));
   std::error_code ec;
   fs::path folder = fs::path(target).parent_path();
   if (folder.empty()) folder = ".";
@@ -168,6 +194,17 @@ FileIdentity identity_of(const std::string& path) {
   return id;
 }
 
+// Whether `path` is `folder` or lies under it (both resolved).
+bool inside(const std::string& path, const std::string& folder) {
+  const std::filesystem::path p(path), f(folder);
+  auto pi = p.begin();
+  for (auto fi = f.begin(); fi != f.end(); ++fi, ++pi) {
+    if (fi->empty() && std::next(fi) == f.end()) break;  // a trailing separator
+    if (pi == p.end() || *pi != *fi) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
@@ -200,6 +237,13 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
       if (w.id.same_as(id) && !id.null_device)
         throw UsageError(fmt::format("{} '{}' is the {} '{}': fabricbench never writes over what it reads",
                                      w.named->flag, w.named->path, in.flag, in.path));
+    // A folder read (a trace, a recorded tree, dumps): nothing is written anywhere inside it.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(in.path, ec)) continue;
+    for (const Entry& w : written)
+      if (inside(w.id.resolved, id.resolved))
+        throw UsageError(fmt::format("{} '{}' lies inside the {} '{}': fabricbench never writes into what it reads",
+                                     w.named->flag, w.named->path, in.flag, in.path));
   }
 }
 
@@ -213,7 +257,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_
     throw Error(fmt::format("{} is not a file fabricbench writes (a folder, block device or socket)", path_));
   in_place_ = kind == Kind::kInPlace;
   if (in_place_) return;
-  fd_ = open_for_write(partial_path());
+  fd_ = open_partial(partial_path());
   register_partial_file(partial_path());
 }
 

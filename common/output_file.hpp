@@ -16,7 +16,9 @@
 namespace fabricbench {
 
 /// Checks, without creating anything, that `path` can be written: its folder exists and is
-/// writable, the path is not a folder, a block device or a socket. Throws UsageError naming `flag`.
+/// writable, the path is not a folder, a block device or a socket, and nothing but a stale file of
+/// fabricbench's own stands at its ".partial" (never a symlink or hard link, which would be written
+/// through). Throws UsageError naming `flag`.
 void check_writable_path(const std::string& path, std::string_view flag);
 
 /// A path given on the command line, with the flag (or "input") that gave it.
@@ -27,7 +29,8 @@ struct NamedPath {
 
 /// Refuses, before any work, an output that is one of the inputs or that two output flags name:
 /// the same file however it is spelled (resolved path, or device and inode), including an
-/// output's own ".partial". Empty paths are skipped. Throws UsageError naming both flags.
+/// output's own ".partial"; and any output inside an input that is a folder (a trace, a recorded
+/// tree). Empty paths are skipped. Throws UsageError naming both flags.
 void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 class OutputFile {

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "common/numbers.hpp"
 #include "common/output_file.hpp"
+#include "common/utf8.hpp"
 
 namespace fabricbench {
 
@@ -23,11 +24,12 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
   app.add_option("-T,--timeout", options.timeout_seconds,
                  "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]")
       ->check(number_in(NumberRange::between(0, 86400)));
-  app.add_option("--csv", options.csv_path, "write rows as CSV to this file");
-  app.add_option("--json", options.json_path, "write context and rows as JSON to this file");
+  app.add_option("--csv", options.csv_path, "write rows as CSV to this file")->check(kPathGiven);
+  app.add_option("--json", options.json_path, "write context and rows as JSON to this file")->check(kPathGiven);
   app.add_option("--prom", options.prom_path,
                  "write the run's figures and verdicts in Prometheus text format here when it ends (a *.prom file "
-                 "for node_exporter's textfile collector)");
+                 "for node_exporter's textfile collector)")
+      ->check(kPathGiven);
   app.add_option("--tag", tag_texts_, "key=value label stored in every row (repeatable)");
   app.add_option("--repeat", options.repeat,
                  "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
@@ -65,6 +67,8 @@ std::pair<std::string, std::string> parse_tag(const std::string& text) {
   std::string key = text.substr(0, equals);
   if (key.find_first_of(";,\"") != std::string::npos)
     throw UsageError(fmt::format("--tag: key '{}' may not contain ; , or \"", key));
+  // Tags go into every file as they are; the JSON files are written strictly.
+  if (!is_utf8(text)) throw UsageError(fmt::format("--tag: '{}' is not UTF-8 text", valid_utf8(text)));
   std::string value = text.substr(equals + 1);
   if (value.find(';') != std::string::npos) throw UsageError(fmt::format("--tag: value '{}' may not contain ;", value));
   return {std::move(key), std::move(value)};

@@ -70,10 +70,21 @@ std::vector<PortErrorRate> error_rates(const CounterWindow& w) {
   for (const auto& [port, before] : w.before) {
     const auto later = w.after->find(port);
     if (later == w.after->end()) continue;
-    PortErrorRate rate{port, 0, 0, {}, {}};
+    PortErrorRate rate{port, 0, 0, {}, {}, {}};
     for (const ErrorCounter& c : error_counters()) {
       const auto first = before.find(c.name), second = later->second.find(c.name);
-      if (first == before.end() || second == later->second.end()) continue;
+      const bool in_first = first != before.end(), in_second = second != later->second.end();
+      if (in_first != in_second) {
+        rate.unjudged.push_back(
+            fmt::format("{} not a readable count in the {} reading", c.name, in_first ? "second" : "first"));
+        continue;
+      }
+      if (!in_first) continue;  // a counter this port does not keep
+      if (second->second < first->second) {
+        rate.unjudged.push_back(
+            fmt::format("{} {:.0f} -> {:.0f}: lower in the second reading", c.name, first->second, second->second));
+        continue;
+      }
       if (second->second == std::ldexp(1.0, c.bits) - 1)
         rate.saturated.push_back(fmt::format("{} at {:.0f}", c.name, second->second));
       if (second->second > first->second) {
@@ -126,7 +137,12 @@ void check_link_errors(const CounterWindow& w, const std::vector<PortErrorRate>&
       out.push_back({"link-errors", Status::kWarn,
                      fmt::format("{}: {} (saturated: new errors no longer show)", r.port, join(r.saturated)),
                      "clear the port's counters (perfquery -x, or -R) and read them again"});
-    steady += r.rising.empty() && r.saturated.empty();
+    if (!r.unjudged.empty())
+      out.push_back({"link-errors", Status::kWarn,
+                     fmt::format("{}: {}: no rate can be taken, so no error rate is claimed", r.port, join(r.unjudged)),
+                     "read the counters again (perfquery -x); counters cleared between the readings restart the "
+                     "window"});
+    steady += r.rising.empty() && r.saturated.empty() && r.unjudged.empty();
   }
   if (steady > 0)
     out.push_back({"link-errors", Status::kPass,
@@ -242,7 +258,12 @@ void judge_link_error_rule(const CounterWindow& w, const HealthRules& rules, std
     return;
   }
   for (const PortErrorRate& r : rates) {
-    if (!r.saturated.empty())
+    if (!r.unjudged.empty())
+      checks.push_back({"link-errors", Status::kFail,
+                        fmt::format("{}: {}: no rate to judge against {}", r.port, join(r.unjudged), rule),
+                        "read the counters again (perfquery -x); counters cleared between the readings restart the "
+                        "window"});
+    else if (!r.saturated.empty())
       checks.push_back({"link-errors", Status::kFail,
                         fmt::format("{}: {}: a saturated counter shows no new error", r.port, join(r.saturated)),
                         "clear the port's counters (perfquery -x) so new errors show"});

@@ -62,6 +62,9 @@ struct PortErrorRate {
   double per_hour = 0;
   std::vector<std::string> rising;     ///< "symbol_error 12 -> 40"
   std::vector<std::string> saturated;  ///< "symbol_error at 65535"
+  /// Counters no rate can be taken of: read in one reading only (unreadable, not a count), or lower
+  /// in the second (cleared, or not the counter it claims to be): "symbol_error 1000 -> 10".
+  std::vector<std::string> unjudged;
 };
 /// The rates of every port with counters in both readings; empty without a second reading.
 std::vector<PortErrorRate> error_rates(const CounterWindow& window);

@@ -269,10 +269,4 @@ bool SysTree::exists(const std::string& path) const {
 
 std::string SysTree::resolve(const std::string& path) const { return locate(path).canonical; }
 
-std::string valid_utf8(const std::string& text) {
-  // nlohmann's own replacement, so a label and the JSON file show the same text.
-  const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return nlohmann::json::parse(quoted).get<std::string>();
-}
-
 }  // namespace fabricbench::doctor

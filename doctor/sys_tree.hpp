@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.hpp"
+
 namespace fabricbench::doctor {
 
 class SysTree {
@@ -58,9 +60,5 @@ class SysTree {
   bool live_ = false;
   mutable std::map<std::string, std::string> skipped_;  // path -> why; reads are const
 };
-
-/// `text` with every byte that is not valid UTF-8 replaced by U+FFFD, as the JSON files have it:
-/// for text from the machine that goes to a Prometheus label or a drain reason.
-std::string valid_utf8(const std::string& text);
 
 }  // namespace fabricbench::doctor

@@ -5,6 +5,7 @@
 
 #include "common/cli.hpp"
 #include "common/numbers.hpp"
+#include "common/output_file.hpp"
 #include "common/output_options.hpp"
 
 namespace fabricbench::replay {
@@ -45,6 +46,10 @@ ParsedReplayOptions parse_replay_options(const std::string& program, int argc, c
     c.protocols = collectives::parse_name_list(proto_text, collectives::nccl_protocols(), "--proto");
   if (c.check < 0 || c.check > 1) throw UsageError(fmt::format("-c/--check must be 0 or 1 (got {})", c.check));
   output_flags.check(check_paths);
+  if (check_paths)  // a run written into its own trace would replace the trace it read
+    check_distinct_files(
+        {{"--csv", c.outputs.csv_path}, {"--json", c.outputs.json_path}, {"--prom", c.outputs.prom_path}},
+        {{"trace", o.trace_folder}});
   c.cache = collectives::CacheMode::kWarm;  // a job's buffers are its own, reused step after step
   c.observe_path = false;                   // what NCCL chose is in the trace already
   return parsed;

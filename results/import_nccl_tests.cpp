@@ -101,6 +101,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   std::vector<std::pair<std::size_t, std::vector<std::string>>> data;
   bool has_redop = true, has_root = true;  // 2.10+ layout unless the column header says otherwise
   std::size_t skipped = 0;                 // lines that are neither the table nor its comments
+  bool finished = false;                   // nccl-tests ends a finished run with its average
   for (std::size_t number = 1; std::getline(lines, line); ++number) {
     const auto fields = whitespace_fields(line);
     if (fields.empty()) continue;
@@ -110,6 +111,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
     }
     if (fields[0].starts_with("#")) {
       if (line.find("Collective test starting:") != std::string::npos) program = fields.back();
+      if (line.find("Avg bus bandwidth") != std::string::npos) finished = true;
       if (fields.size() > 3 && fields[1] == "size" && fields[2] == "count" && fields[3] == "type") {
         has_redop = std::find(fields.begin(), fields.end(), "redop") != fields.end();
         has_root = std::find(fields.begin(), fields.end(), "root") != fields.end();
@@ -161,6 +163,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   add_context(run, program, ranks, hosts, gpu, nccl_version);
   run.context["source_format"] = "nccl-tests text";
   if (skipped > 0) run.context["skipped_lines"] = skipped;
+  run.complete = finished;  // a log cut short (a killed job, a truncated copy) keeps only some sizes
   return run;
 }
 

@@ -311,6 +311,11 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
   return r;
 }
 
+std::string unfinished_sign(const StoredRun& run) {
+  if (run.complete) return {};
+  return run.format == Format::kNcclTestsText ? "no '# Avg bus bandwidth' line" : "\"complete\": false";
+}
+
 StoredRun parse_run(std::string_view text, const std::string& name, Format format) {
   if (trim_left(text).empty()) throw InputError(fmt::format("{}: the file is empty", name));
   const bool json_like = trim_left(text).front() == '{' || trim_left(text).front() == '[';

@@ -55,6 +55,9 @@ struct StoredRun {
 /// Reads and parses `path` (format detected from its content). For our CSV, the context comes
 /// from the JSON beside it (same name, .json) when there is one. Throws InputError.
 StoredRun load_run(const std::string& path, Format format = Format::kAuto);
+/// How the file says its run did not finish: "\"complete\": false", or an nccl-tests log's
+/// missing "# Avg bus bandwidth" line; "" for a finished run.
+std::string unfinished_sign(const StoredRun& run);
 
 /// Parses `text`; `name` is used in messages. Never crashes on any input: throws InputError.
 StoredRun parse_run(std::string_view text, const std::string& name, Format format = Format::kAuto);

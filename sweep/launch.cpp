@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 
 extern char** environ;
 
@@ -259,11 +260,6 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
   for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
-}
-
-std::string valid_utf8(const std::string& text) {
-  const auto quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return nlohmann::json::parse(quoted).get<std::string>();
 }
 
 std::string last_error_line(const std::string& log_path) {

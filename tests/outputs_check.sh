@@ -4,8 +4,9 @@
 # private mount namespace, so the machine's /dev is never at stake), a symlink stays a symlink and
 # its file gets the rows, a FIFO gets the document, a block device is refused; an output that is
 # an input or another output, however spelled (./x, $PWD/x, a symlink, a hard link, one's
-# .partial), is refused before any work, one line, exit 2, nothing written; a run's CSV with a
-# newline in a tag reads back; a file of a run that did not finish keeps its .partial name.
+# .partial), is refused before any work, one line, exit 2, nothing written, as is one inside a folder
+# it reads (a trace, a recorded tree) and a .partial planted as a symlink or hard link; a run's CSV
+# with a newline in a tag reads back; a file of a run that did not finish keeps its .partial name.
 #   tests/outputs_check.sh BIN_DIR DATA_DIR
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,10 +97,45 @@ refused "not a fabricbench run" "$bin/fb_compare" --save-baseline n1 in.txt
 refused "a baseline is one measurement" "$bin/fb_compare" --save-baseline n2 a.json b.json
 cp a.json part.json.partial
 refused "did not finish" "$bin/fb_compare" --save-baseline n3 part.json.partial
+grep -v "Avg bus bandwidth" in.txt > cut.txt
+refused "did not finish (no '# Avg bus bandwidth' line)" "$bin/fb_import" cut.txt --json cut.json
+sed 's/"complete": *true/"complete": false/' a.json > stopped.json
+refused 'did not finish ("complete": false)' "$bin/fb_import" stopped.json --csv stopped.csv
+refused 'did not finish ("complete": false)' "$bin/fb_compare" --save-baseline n5 stopped.json
+rm -f cut.txt stopped.json
 "$bin/fb_compare" --save-baseline n4 a.csv > /dev/null && ok "a CSV run saved as a baseline (its own rows; the JSON beside it as its context)" ||
   fail "saving a CSV run"
 
-# 5. A --tag holding a newline and a comma reads back from the CSV as written.
+# 5. A .partial someone left as a symlink or a hard link is never written through (as root, it would
+# write wherever it leads); a stale one of a stopped run is replaced.
+echo VICTIM > victim.txt
+ln -s victim.txt s.json.partial
+refused "is a symlink" "$bin/fb_compare" a.json b.json --json s.json
+ln victim.txt h.json.partial
+refused "hard link" "$bin/fb_import" in.txt --json h.json
+if [[ $(cat victim.txt) == VICTIM ]]; then ok "the file behind a planted .partial untouched"
+else fail "written through a planted .partial: $(head -c 80 victim.txt)"; fi
+rm -f s.json.partial h.json.partial victim.txt
+echo stale > st.json.partial
+if "$bin/fb_import" in.txt --json st.json > /dev/null && [[ -s st.json && ! -e st.json.partial ]]; then
+  ok "a stale .partial of a stopped run replaced"
+else fail "stale .partial: $(ls -la st.json*)"; fi
+rm -f st.json
+
+# 6. Nothing is written inside a folder fabricbench reads: a trace, a recorded tree, dumps.
+cp -r "$data/replay/synthetic-4" trace
+cp -r "$data/doctor/h200-device" tree
+cp -r "$data/inspector/two-ranks" dumps
+echo "gpus = 0" > rules.txt
+refused "lies inside the trace" "$bin/fb_replay" trace --backend mpi --json trace/trace.rank0.jsonl
+refused "lies inside the --root" "$bin/fb_doctor" --root tree --json tree/proc/cmdline
+refused "is the --rules" "$bin/fb_health" --root tree --rules rules.txt --json rules.txt
+refused "lies inside the --root" "$bin/fb_health" --root tree --json tree/proc/meminfo
+refused "name the same file" "$bin/fb_health" --root tree --json hl.json --prom ./hl.json
+refused "lies inside the input" "$bin/fb_import" dumps --trace dumps/t
+refused "is the input" "$bin/fb_import" dumps --trace dumps
+
+# 7. A --tag holding a newline and a comma reads back from the CSV as written.
 mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --tag "note=two
 lines, one tag" --csv t.csv --json t.json > /dev/null 2>&1 || fail "the tagged run"
 if "$bin/fb_compare" t.csv t.json > cmp.txt 2>&1; then ok "a CSV whose tag holds a newline reads back (fb_compare against its JSON: exit 0)"

@@ -7,6 +7,7 @@ left (a real mpirun job would go on running on the cluster). Bad input (NaN or n
 many combinations, a value that is not UTF-8) is exit 2 with one line, nothing launched, no file
 written. Processes are found through /proc, by process group."""
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -152,11 +153,43 @@ def test_bad_input(options, tmp):
         print(f"fb_sweep {' '.join(a if isinstance(a, str) else repr(a) for a in args)[:60]}: exit 2, {lines[0]}")
 
 
+def test_results_are_each_launchs_own(options, tmp):
+    """An earlier sweep's files under a launch's names are not its results, nor is a run that did not finish."""
+    source = tmp / "source.json"
+    made = subprocess.run([str(options.bin / "fb_all_reduce"), "--backend", "mpi", "-b", "8", "-e", "64", "-n", "2",
+                           "--json", str(source)], capture_output=True, timeout=120)
+    expect(made.returncode == 0, f"the source run: exit {made.returncode} {made.stderr[-300:]}")
+    copier = launcher(tmp, "copier.sh", f'while [ $# -gt 0 ]; do [ "$1" = --json ] && cp "{tmp}/copy.json" "$2"; shift; done')
+    prefix = str(tmp / "sweep")
+
+    def sweep(program):
+        return subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1", "--out", prefix, "--", str(program)],
+                              capture_output=True, timeout=120)
+
+    (tmp / "copy.json").write_text(source.read_text())
+    first = sweep(copier)
+    expect(first.returncode == 0 and Path(prefix + ".json").exists(), f"a launch with results: exit {first.returncode}")
+    Path(prefix + ".json").unlink()
+    Path(prefix + ".csv").unlink()
+    second = sweep("true")
+    expect(second.returncode == 3 and b"all failed" in second.stdout and not Path(prefix + ".json").exists(),
+           f"a launch that wrote nothing, where the last sweep left 0.json: exit {second.returncode} "
+           f"{second.stdout.decode(errors='replace')[-300:]}")
+    print("a launch that wrote nothing is not merged with the last sweep's files: exit 3, no merged file")
+    unfinished = json.loads(source.read_text())
+    unfinished["complete"] = False
+    (tmp / "copy.json").write_text(json.dumps(unfinished))
+    third = sweep(copier)
+    expect(third.returncode == 3 and b"did not finish" in third.stdout and not Path(prefix + ".json").exists(),
+           f"a launch whose run did not finish: exit {third.returncode} {third.stdout.decode(errors='replace')[-300:]}")
+    print("a launch whose run says \"complete\": false is a failed launch, never merged into a complete file")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", required=True, type=Path)
     options = parser.parse_args()
-    for test in (test_bad_input, test_timeout_and_leftovers, test_signals):
+    for test in (test_bad_input, test_results_are_each_launchs_own, test_timeout_and_leftovers, test_signals):
         with tempfile.TemporaryDirectory() as tmp:
             test(options, Path(tmp))
     return 0

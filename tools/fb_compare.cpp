@@ -67,7 +67,8 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
                       "(fb_import {} --json RUN.json)",
                       path, format_name(run.format), path));
     if (!run.complete)
-      throw UsageError(fmt::format("--save-baseline: {} is a run that did not finish (\"complete\": false)", path));
+      throw UsageError(
+          fmt::format("--save-baseline: {} is a run that did not finish ({})", path, unfinished_sign(run)));
     runs.push_back(std::move(run));
   }
   // One measurement: the same executable, backend and collective in every row of every run.
@@ -142,10 +143,12 @@ int run(int argc, char** argv) {
                "then call noise a regression)");
   app.add_option("--baseline-format,--format-baseline", base_format, "format of the baseline file [auto]");
   app.add_option("--new-format,--format-new", new_format, "format of the new file [auto]");
-  app.add_option("--markdown", markdown_path, "also write the comparison as markdown (for a ticket)");
-  app.add_option("--csv", csv_path, "also write the row verdicts as CSV");
-  app.add_option("--json", json_path, "also write the comparison as JSON");
-  app.add_option("--prom", prom_path, "also write verdict counts and each row's change in Prometheus text format");
+  app.add_option("--markdown", markdown_path, "also write the comparison as markdown (for a ticket)")
+      ->check(kPathGiven);
+  app.add_option("--csv", csv_path, "also write the row verdicts as CSV")->check(kPathGiven);
+  app.add_option("--json", json_path, "also write the comparison as JSON")->check(kPathGiven);
+  app.add_option("--prom", prom_path, "also write verdict counts and each row's change in Prometheus text format")
+      ->check(kPathGiven);
   app.add_option("--save-baseline", save_name,
                  "save the runs given as baseline NAME (results/baselines/): one run as it is, several as each row's "
                  "centre and run-to-run spread");
@@ -184,9 +187,8 @@ int run(int argc, char** argv) {
   // A run that did not finish is judged on the rows it has, and says so first.
   for (const StoredRun* run : {&base, &fresh})
     if (!run->complete)
-      std::printf(
-          "# note: %s is a run that did not finish (\"complete\": false): only its finished rows are compared\n",
-          run->path.c_str());
+      std::printf("# note: %s is a run that did not finish (%s): only its finished rows are compared\n",
+                  run->path.c_str(), unfinished_sign(*run).c_str());
   print_console(stdout, input);
   if (!markdown_path.empty()) write_file(markdown_path, markdown_report(input));
   if (!csv_path.empty()) write_file(csv_path, csv_report(input));

@@ -34,9 +34,10 @@ struct Options {
 };
 
 void add_options(CLI::App& app, Options& o) {
-  app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name) [/]");
+  app.add_option("--root", o.root, "read sysfs/procfs under this folder (%h = host name) [/]")->check(kPathGiven);
   add_launcher_option(app, o.launcher);
-  app.add_option("--json", o.json_path, "write every node's findings, topology and reachability as JSON here");
+  app.add_option("--json", o.json_path, "write every node's findings, topology and reachability as JSON here")
+      ->check(kPathGiven);
   app.add_flag("--topology", o.topology, "print each node's GPU/RDMA-device matrix (PIX/PXB/PHB/NODE/SYS, NUMA nodes)");
   app.add_option(
          "--counter-interval", o.counter_interval,
@@ -132,6 +133,10 @@ int run(const std::string& program, int argc, char** argv, const Topology& topol
     const std::string mine = expand_host(o.root, topology.host);
     if (!std::filesystem::is_directory(mine))
       throw UsageError(fmt::format("--root {}: no such folder on {}", mine, topology.host));
+    // A recorded tree is read, never written into; the live one is the whole machine.
+    std::error_code ec;
+    if (topology.rank == 0 && !std::filesystem::equivalent(mine, "/", ec))
+      check_distinct_files({{"--json", o.json_path}}, {{"--root", mine}});
     plan = {o.reach_timeout, rendezvous_of(o.rendezvous, env),
             o.peer_port > 0 ? std::optional(o.peer_port) : std::nullopt};
   } catch (const UsageError& e) {

@@ -102,13 +102,16 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
   app.get_formatter()->column_width(30);
   Options o;
   app.add_option(
-      "--rules", o.rules_path,
-      "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
-      "require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, max_link_errors_per_hour");
+         "--rules", o.rules_path,
+         "what the node must have: gpus, hcas, min_port_gbps, min_busbw_gbps, min_copy_gbps, min_loopback_gbps, "
+         "require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, max_link_errors_per_hour")
+      ->check(kPathGiven);
   app.add_option("--root", o.root,
-                 "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]");
-  app.add_option("--json", o.json_path, "write every check as JSON here");
-  app.add_option("--prom", o.prom_path, "write the verdict and every check in Prometheus text format here");
+                 "read sysfs/procfs under this folder (%h = host name); not / skips the measurements [/]")
+      ->check(kPathGiven);
+  app.add_option("--json", o.json_path, "write every check as JSON here")->check(kPathGiven);
+  app.add_option("--prom", o.prom_path, "write the verdict and every check in Prometheus text format here")
+      ->check(kPathGiven);
   app.add_option("--budget", o.budget,
                  "seconds the whole check may take; what is left when a step starts bounds it [45]")
       ->check(number_in(NumberRange::between(1, 3600)));
@@ -167,6 +170,11 @@ int run(int argc, char** argv, bool& nagios) {
   if (!std::filesystem::is_directory(tree_root)) throw UsageError(fmt::format("--root {}: no such folder", tree_root));
   if (!o.json_path.empty()) check_writable_path(o.json_path, "--json");
   if (!o.prom_path.empty()) check_writable_path(o.prom_path, "--prom");
+  // A recorded tree is read, never written into; the live one is the whole machine.
+  std::error_code ec;
+  const bool live_root = std::filesystem::equivalent(tree_root, "/", ec);
+  check_distinct_files({{"--json", o.json_path}, {"--prom", o.prom_path}},
+                       {{"--rules", o.rules_path}, {"--root", live_root ? std::string() : tree_root}});
 
   const SysTree tree(tree_root);
   const std::map<std::string, std::string> env = doctor_environment();

@@ -38,8 +38,8 @@ int run(int argc, char** argv) {
                  "% confidence: an unchanged history shows a change at most 100 - this % of the time [95]")
       ->check(number_in(NumberRange::greater_than(0)));
   app.add_flag("--keep-order", options.keep_order, "take the runs in the order given, not by their start time");
-  app.add_option("--json", json_path, "also write the history as JSON (fbplot.py history draws it)");
-  app.add_option("--csv", csv_path, "also write one line per run, series and bucket as CSV");
+  app.add_option("--json", json_path, "also write the history as JSON (fbplot.py history draws it)")->check(kPathGiven);
+  app.add_option("--csv", csv_path, "also write one line per run, series and bucket as CSV")->check(kPathGiven);
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;

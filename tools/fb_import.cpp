@@ -35,12 +35,13 @@ int run(int argc, char** argv) {
   std::string input, format = "auto", csv_path, json_path;
   app.add_option("input", input, "the file to import")->required();
   app.add_option("--format", format, "input format [auto]");
-  app.add_option("--csv", csv_path, "write the rows as CSV here");
-  app.add_option("--json", json_path, "write context and rows as JSON here");
+  app.add_option("--csv", csv_path, "write the rows as CSV here")->check(kPathGiven);
+  app.add_option("--json", json_path, "write context and rows as JSON here")->check(kPathGiven);
   std::string trace_folder;
   app.add_option("--trace", trace_folder,
                  "write the input as a trace for fb_replay here: a folder of NCCL Inspector output or of "
-                 "PyTorch Flight Recorder dumps (JSON, one per rank), or an nccl-tests alltoallv traffic matrix file");
+                 "PyTorch Flight Recorder dumps (JSON, one per rank), or an nccl-tests alltoallv traffic matrix file")
+      ->check(kPathGiven);
   MatrixImport matrix;
   app.add_option("--scale", matrix.scale,
                  "an alltoallv matrix's values times this (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE) [1]")
@@ -54,6 +55,7 @@ int run(int argc, char** argv) {
   if (!trace_folder.empty()) {
     if (!csv_path.empty() || !json_path.empty())
       throw UsageError("--trace writes a trace, not a run: drop --csv/--json (or import the run separately)");
+    check_distinct_files({{"--trace", trace_folder}}, {{"input", input}});
     std::error_code ec;
     const bool folder = std::filesystem::is_directory(input, ec);
     const bool inspector = folder && holds_inspector_files(input);
@@ -89,6 +91,11 @@ int run(int argc, char** argv) {
   if (!json_path.empty()) check_writable_path(json_path, "--json");
   check_distinct_files({{"--csv", csv_path}, {"--json", json_path}}, {{"input", input}});
   const StoredRun run = load_run(input, format_from_name(format));
+  if (!run.complete)  // a final name says complete; fb_compare reads the file as it is
+    throw UsageError(
+        fmt::format("{} is a run that did not finish ({}): fabricbench gives it no final name "
+                    "(fb_compare reads it as it is)",
+                    input, unfinished_sign(run)));
   ReporterTee reporters;
   if (!csv_path.empty()) reporters.attach(make_csv_reporter(csv_path));
   if (!json_path.empty()) reporters.attach(make_json_reporter(json_path));

@@ -9,21 +9,27 @@
 // written); 3: none gave results. However fb_sweep ends (SIGINT, SIGTERM, SIGHUP, even SIGKILL),
 // the running launch's whole process group is ended with it (sweep/launch.hpp).
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "common/cli.hpp"
+#include "common/error.hpp"
 #include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
+#include "common/utf8.hpp"
 #include "results/run_file.hpp"
 #include "sweep/launch.hpp"
 
@@ -41,13 +47,6 @@ struct Variable {
   std::string name;
   std::vector<std::string> values;
 };
-
-/// `text` with invalid UTF-8 replaced: the JSON reporter writes the context strictly, and a
-/// launcher argument or a log line may hold any byte.
-std::string text_for_json(const std::string& text) {
-  const auto quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return nlohmann::json::parse(quoted).get<std::string>();
-}
 
 Variable parse_variable(const std::string& text) {
   const auto equals = text.find('=');
@@ -70,9 +69,9 @@ Variable parse_variable(const std::string& text) {
     if (value.empty() || value.find_first_of(";= ") != std::string::npos)
       throw UsageError(fmt::format("--var {}: value '{}' is empty or holds ';', '=' or a space", v.name, value));
     // The value goes into every row's settings, which the JSON reporter writes strictly.
-    if (text_for_json(value) != value ||
+    if (valid_utf8(value) != value ||
         std::any_of(value.begin(), value.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); }))
-      throw UsageError(fmt::format("--var {}: value '{}' is not printable UTF-8 text", v.name, text_for_json(value)));
+      throw UsageError(fmt::format("--var {}: value '{}' is not printable UTF-8 text", v.name, valid_utf8(value)));
   }
   return v;
 }
@@ -163,7 +162,7 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
   std::vector<std::string> variable_texts;
   std::string out_prefix;
   app.add_option("--var", variable_texts, "NAME=v1,v2,... (repeatable: every combination is launched)")->required();
-  app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->required();
+  app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->check(kPathGiven)->required();
   app.add_option("--timeout", request.timeout_seconds, "seconds one launch may take [3600]")
       ->check(number_in(NumberRange::between(1, kLongestTimeoutSeconds)));
   app.add_option("launcher", request.launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")
@@ -206,24 +205,47 @@ struct Launches {
   std::size_t failed = 0;
 };
 
+/// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
+/// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
+/// be merged with the old rows.
+void remove_stale_results(const std::string& stem) {
+  for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial"}) {
+    const std::string path = stem + suffix;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+      throw UsageError(
+          fmt::format("--out: {} is left from elsewhere (not a file of an earlier sweep): remove it or "
+                      "choose another --out",
+                      path));
+    if (::unlink(path.c_str()) != 0)
+      throw Error(fmt::format("removing the earlier sweep's {} failed: {}", path, std::strerror(errno)));
+  }
+}
+
 Launches launch_all(const SweepRequest& request, const std::vector<Setting>& settings) {
   Launches out;
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
     const std::string stem = fmt::format("{}/{}", request.runs, i);
+    remove_stale_results(stem);
     fmt::print("# [{}/{}] {}\n", i + 1, settings.size(), label);
     std::fflush(stdout);
     const sweep::LaunchResult result = sweep::launch(command_for(request.launcher, settings[i], stem), settings[i],
                                                      stem + ".log", request.timeout_seconds);
-    nlohmann::json entry = {{"setting", text_for_json(label)},
+    nlohmann::json entry = {{"setting", valid_utf8(label)},
                             {"exit", result.exit_code},
                             {"seconds", result.seconds},
-                            {"log", text_for_json(stem + ".log")}};
+                            {"log", valid_utf8(stem + ".log")}};
     std::string reason;
     out.loaded.emplace_back();
     if (result.exit_code == 0 || result.exit_code == 1) {  // 1: results with wrong elements, still results
       try {
         out.loaded.back() = std::make_unique<results::StoredRun>(results::load_run(stem + ".json"));
+        if (!out.loaded.back()->complete) {  // never merged into a file whose final name says complete
+          out.loaded.back().reset();
+          reason = fmt::format("exit {}, but its run did not finish (\"complete\": false)", result.exit_code);
+        }
       } catch (const std::exception& e) {  // a launch's bad file is its failure, not the sweep's
         reason = fmt::format("exit {} without results: {}", result.exit_code,
                              result.last_error.empty() ? describe(e) : result.last_error);
@@ -233,7 +255,7 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
     }
     if (!reason.empty()) {
       ++out.failed;
-      entry["failure"] = text_for_json(reason);
+      entry["failure"] = valid_utf8(reason);
       fmt::print("#   failed: {}\n", reason);
     }
     out.record.push_back(entry);
@@ -255,7 +277,7 @@ std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>
       break;
     }
   nlohmann::json launcher_record = nlohmann::json::array();
-  for (const std::string& argument : request.launcher) launcher_record.push_back(text_for_json(argument));
+  for (const std::string& argument : request.launcher) launcher_record.push_back(valid_utf8(argument));
   header.context["sweep"] = {{"tool", "fb_sweep"}, {"launcher", launcher_record}, {"launches", launches.record}};
   reporters.begin(header);
   std::vector<ResultRow> merged;
@@ -280,6 +302,11 @@ int run(int argc, char** argv) {
   if (!request) return kExitOk;
   const std::vector<Setting> settings = combinations(request->variables);
   const Launches launches = launch_all(*request, settings);
+  if (launches.failed == settings.size()) {  // no results: no file that says the sweep ran complete
+    fmt::print("# {} launch(es), all failed: nothing merged, no {} or {} written (each launch's log in {})\n",
+               settings.size(), request->csv_path, request->json_path, request->runs);
+    return kExitFailure;
+  }
   const std::size_t rows = write_merged(*request, settings, launches);
   std::vector<results::StoredRun*> by_column;
   for (const auto& loaded : launches.loaded) by_column.push_back(loaded.get());
@@ -287,7 +314,6 @@ int run(int argc, char** argv) {
   print_side_by_side(launches.columns, by_column);
   fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), launches.failed, rows,
              request->csv_path, request->json_path);
-  if (launches.failed == settings.size()) return kExitFailure;
   return launches.failed > 0 ? 1 : kExitOk;
 }
 

@@ -88,6 +88,28 @@ TEST(LinkErrors, ASaturatedCounterCannotShowNewErrors) {
   EXPECT_EQ(judged(w, "max_link_errors_per_hour = 10\n")[0].status, Status::kFail);
 }
 
+TEST(LinkErrors, ACounterWithoutTwoReadingsOrGoingDownIsNeverCalledSteady) {
+  // The second reading unreadable (a FIFO, 1e400: left out as not a count), or lower than the
+  // first (cleared between the readings, or not the counter it claims): no rate, so no PASS.
+  for (const CounterWindow& w : {window({{"symbol_error", 3}, {"link_downed", 0}}, {{{"link_downed", 0}}}),
+                                 window({{"symbol_error", 1000}}, {{{"symbol_error", 10}}}),
+                                 window({{"symbol_error", 18446744073709551615.0}}, {{{"symbol_error", 0}}})}) {
+    const auto findings = error_findings(w);
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(findings[0].status, Status::kWarn) << findings[0].detail;
+    EXPECT_NE(findings[0].detail.find("no rate can be taken"), std::string::npos) << findings[0].detail;
+    const auto checks = judged(w, "max_link_errors_per_hour = 1800\n");
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_EQ(checks[0].status, Status::kFail) << checks[0].detail;  // fail closed
+  }
+  EXPECT_EQ(error_findings(window({{"symbol_error", 1000}}, {{{"symbol_error", 10}}}))[0].detail,
+            "mlx5_0 port 1: symbol_error 1000 -> 10: lower in the second reading: no rate can be taken, so no error "
+            "rate is claimed");
+  EXPECT_EQ(error_findings(window({{"symbol_error", 3}}, std::map<std::string, double>{}))[0].detail,
+            "mlx5_0 port 1: symbol_error not a readable count in the second reading: no rate can be taken, so no "
+            "error rate is claimed");
+}
+
 TEST(LinkErrors, ARecordedTreeCarriesItsSecondReadingInRootLater) {
   Tree t;
   t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");

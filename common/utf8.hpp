@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Text from the command line, the machine or a log, made fit for the JSON files, which are written
+// strictly: nlohmann's writer throws on a byte that is not UTF-8.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fabricbench {
+
+/// `text` with every byte that is not valid UTF-8 replaced by U+FFFD, as the JSON files would have
+/// it (nlohmann's own replacement): for a label, a drain reason or a launcher's log line.
+inline std::string valid_utf8(const std::string& text) {
+  const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
+/// Whether `text` is UTF-8 already (nothing to replace).
+inline bool is_utf8(const std::string& text) { return valid_utf8(text) == text; }
+
+}  // namespace fabricbench
