@@ -133,12 +133,15 @@ void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   app.add_option("-b,--minbytes", f.min_text, "smallest size, K/M/G suffixes (binary) [8]");
   app.add_option("-e,--maxbytes", f.max_text, "largest size [64M]");
   f.factor = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]")
-                 ->check(number_in(NumberRange::between(1, 1e6)));
+                 ->transform(number_in(NumberRange::between(1, 1e6)));
   f.step = app.add_option("-i,--stepbytes", f.step_text, "add this many bytes instead of multiplying");
   f.iters = app.add_option("-n,--iters", o.iterations,
-                           "timed samples per size; a sample batches calls shorter than the clock can time [20]");
-  app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed iterations per size [5]");
-  app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off");
+                           "timed samples per size; a sample batches calls shorter than the clock can time [20]")
+                ->transform(number_in(NumberRange::between(1, 1e6)));
+  app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed iterations per size [5]")
+      ->transform(number_in(NumberRange::between(0, 1e6)));
+  app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off")
+      ->transform(number_in(NumberRange::between(0, 1)));
   f.op = app.add_option("-o,--op", o.ops_text, "reduction: sum, prod, min, max, avg, all [sum]");
   app.add_option(
       "-d,--datatype", o.dtypes_text,
@@ -156,17 +159,17 @@ void add_run_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
                  "PyTorch's CPU backend), auto [auto: nccl where GPUs and NCCL are present, else mpi]");
   app.add_option("--max-noise", o.max_noise_percent,
                  "adaptive mode: sample until the median's relative standard error (from the MAD) is below this %")
-      ->check(number_in(NumberRange::between(0, 100)));
+      ->transform(number_in(NumberRange::between(0, 100)));
   f.min_time =
       app.add_option("--min-time", o.min_time_seconds, "adaptive mode: measure each size at least this long [0]")
-          ->check(number_in(NumberRange::between(0, 3600)));
+          ->transform(number_in(NumberRange::between(0, 3600)));
   f.max_time =
       app.add_option("--max-time", o.max_time_seconds, "adaptive mode: give up on the noise bound after this long [1]")
-          ->check(number_in(NumberRange::between(0, 3600)));
+          ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("--expect-busbw", o.expect_busbw_gbs,
                  "fail the run (exit 1) when a curve's plateau busbw (sizes from 90 % of its peak up; each cell "
                  "with --pairs) is below this many GB/s, as NCCL_TESTS_MIN_BW")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--inject-fault", f.fault_text,
                  "testing: wrong:RANK corrupts one element, hang:RANK stops that rank taking part, error:RANK "
                  "makes that rank's library fail at the second row");

@@ -58,7 +58,9 @@ CLI::Validator number_in(NumberRange range) {
   return CLI::Validator(
       [range](std::string& text) -> std::string {
         try {
-          parse_number(text, "", range);
+          // Handed on in plain decimal: CLI11 would read "010" as octal 8 and "0x10" as 16, and
+          // refuse "1e3" for an integer; the flag means what parse_number read, whatever its kind.
+          text = fmt::format("{}", parse_number(text, "", range));
         } catch (const UsageError& e) {
           return std::string(e.what()).substr(2);  // the reason without parse_number's empty prefix
         }

@@ -36,7 +36,9 @@ double parse_number(std::string_view text, std::string_view what, NumberRange ra
 double check_number(double value, std::string_view what, NumberRange range);
 
 /// A CLI11 validator doing parse_number's checks on a flag's text, so every numeric flag refuses
-/// NaN, infinities and out-of-range values before the option is set.
+/// NaN, infinities and out-of-range values before the option is set, and hands the number on in
+/// plain decimal (give it with ->transform(), which may change the text): CLI11 alone reads "010"
+/// as octal 8 and "0x10" as 16.
 CLI::Validator number_in(NumberRange range);
 
 }  // namespace fabricbench

@@ -23,7 +23,7 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
   // A day at most: a larger number is a typo, and a NaN would never end a wait.
   app.add_option("-T,--timeout", options.timeout_seconds,
                  "seconds one wait on a peer may take before the run ends with a diagnosis; 0 off [300]")
-      ->check(number_in(NumberRange::between(0, 86400)));
+      ->transform(number_in(NumberRange::between(0, 86400)));
   app.add_option("--csv", options.csv_path, "write rows as CSV to this file")->check(kPathGiven);
   app.add_option("--json", options.json_path, "write context and rows as JSON to this file")->check(kPathGiven);
   app.add_option("--prom", options.prom_path,
@@ -33,7 +33,8 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
   app.add_option("--tag", tag_texts_, "key=value label stored in every row (repeatable)");
   app.add_option("--repeat", options.repeat,
                  "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
-                 "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]");
+                 "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]")
+      ->transform(number_in(NumberRange::between(1, 1000)));
   app.add_flag("--samples", options.keep_samples,
                "keep every timed sample in the JSON rows (samples_s), so a verdict can be recomputed later");
   add_launcher_option(app, launcher_text_);

@@ -21,7 +21,7 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
   app.add_option("--matrix-size", size_text_, "the size the link matrix and its verdict use [the best]");
   app.add_option("--node-threshold", options.node_threshold,
                  "a node or link is SLOW below this fraction of the median [0.85]")
-      ->check(number_in(NumberRange::between(0, 1)));
+      ->transform(number_in(NumberRange::between(0, 1)));
   topology_flag_ =
       app.add_option("--topology", options.topology_path,
                      "the switch tree (Slurm's topology.conf, ibnetdiscover's output or a fabricbench topology): the "
@@ -29,7 +29,7 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
   app.add_option("--line-rate", options.line_rate_gbps,
                  "Gb/s every node's link carries: each cell is judged against what its path can carry (with "
                  "--topology's uplinks shared by the round's flows) [the topology's rates, else none]")
-      ->check(number_in(NumberRange::between(0, 1e6)));
+      ->transform(number_in(NumberRange::between(0, 1e6)));
 }
 
 LoadFlags::LoadFlags(CLI::App& app, PairOptions& options, bool with_congestion) : options_(options) {

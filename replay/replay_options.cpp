@@ -23,13 +23,14 @@ ParsedReplayOptions parse_replay_options(const std::string& program, int argc, c
   app.add_option("trace", o.trace_folder, "folder of the recorded trace (one trace.rank<R>.jsonl per rank)")
       ->required();
   app.add_option("-n,--iters", o.iterations, "timed passes over the whole trace [5]")
-      ->check(number_in(NumberRange::between(1, 100000)));
+      ->transform(number_in(NumberRange::between(1, 100000)));
   app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed passes first [1]")
-      ->check(number_in(NumberRange::between(0, 100000)));
+      ->transform(number_in(NumberRange::between(0, 100000)));
   app.add_flag("--gaps", o.recorded_gaps,
                "keep each operation's recorded gap before it (the job's spacing): held on the GPU's stream on "
                "NCCL, waited on the host otherwise; back to back without");
-  app.add_option("-c,--check", c.check, "check each operation's result once: 1 on (default), 0 off");
+  app.add_option("-c,--check", c.check, "check each operation's result once: 1 on (default), 0 off")
+      ->transform(number_in(NumberRange::between(0, 1)));
   app.add_option("--backend", c.backend, "mpi, nccl or auto (NCCL where built and a GPU is present) [auto]");
   std::string algo_text, proto_text;
   app.add_option("--algo", algo_text,

@@ -355,6 +355,12 @@ StoredRun load_run(const std::string& path, Format format) {
   if (!std::filesystem::is_regular_file(path, ec))
     throw InputError(fmt::format("{}: no such file{}", path,
                                  std::filesystem::exists(path, ec) ? " (it is a folder or a device)" : ""));
+  // Parsed whole, at several times its size: a file past this is no run of ours (a fleet's 1,024-node
+  // matrix with --samples is tens of MB), and reading it would take the node's memory.
+  constexpr std::uintmax_t kMaxResultFileBytes = std::uintmax_t{512} << 20;
+  if (const std::uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxResultFileBytes)
+    throw InputError(fmt::format("{}: {} bytes, more than the {} MiB a result file of fabricbench's holds", path, size,
+                                 kMaxResultFileBytes >> 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot be read (permissions?)", path));
   std::ostringstream text;

@@ -103,6 +103,12 @@ sed 's/"complete": *true/"complete": false/' a.json > stopped.json
 refused 'did not finish ("complete": false)' "$bin/fb_import" stopped.json --csv stopped.csv
 refused 'did not finish ("complete": false)' "$bin/fb_compare" --save-baseline n5 stopped.json
 rm -f cut.txt stopped.json
+truncate -s 600M huge.json  # sparse: a reader that took it whole would take the node's memory
+refused "more than the 512 MiB" "$bin/fb_compare" huge.json a.json
+rm -f huge.json
+refused "plain name" "$bin/fb_compare" --save-baseline "two
+lines" a.json
+refused "an empty path" "$bin/fb_import" in.txt --csv ""
 "$bin/fb_compare" --save-baseline n4 a.csv > /dev/null && ok "a CSV run saved as a baseline (its own rows; the JSON beside it as its context)" ||
   fail "saving a CSV run"
 

@@ -4,6 +4,8 @@
 //   fb_compare --save-baseline NAME RUN.json     then     fb_compare @NAME NEW.json
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
 #include "common/sizes.hpp"
+#include "common/utf8.hpp"
 #include "results/compare_report.hpp"
 
 namespace fs = std::filesystem;
@@ -50,8 +53,13 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void check_baseline_name(const std::string& name) {
-  if (name.empty() || name.find_first_of("/\\ ") != std::string::npos || name.starts_with("."))
-    throw UsageError(fmt::format("--save-baseline '{}': use a plain name such as cluster-a-ndr", name));
+  // Letters, digits and . _ - only: a name is a file name, and a newline would split every message naming it.
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (name.empty() || !plain || name.starts_with("."))
+    throw UsageError(fmt::format(
+        "--save-baseline '{}': use a plain name such as cluster-a-ndr (letters, digits, . _ -)", valid_utf8(name)));
 }
 
 /// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
@@ -129,12 +137,12 @@ int run(int argc, char** argv) {
   app.add_option("runs", runs, "BASELINE NEW: the baseline run (or @NAME, a saved baseline) and the run to judge");
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
   app.add_option("--threshold", threshold_percent, "% change below which a row is SAME [5]")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--confidence", confidence_percent,
                  "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors")
-      ->check(number_in(NumberRange::between(0, 100)));
+      ->transform(number_in(NumberRange::between(0, 100)));
   app.add_option("--cutoff", cutoff, "the geometric mean covers sizes from here up [1M]");
   app.add_flag("--match-tags", options.match_tags, "rows must also share their --tag labels");
   app.add_flag("--ignore-settings", options.ignore_settings, "match rows whatever their settings column");

@@ -43,14 +43,14 @@ void add_options(CLI::App& app, Options& o) {
          "--counter-interval", o.counter_interval,
          "seconds between the two readings of the RDMA ports' error counters on a live node, 0 to 3600; 0 reads "
          "once (a recorded tree uses ROOT.later) [2]")
-      ->check(number_in(NumberRange::between(0, 3600)));
+      ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("--rendezvous", o.rendezvous,
                  "HOST:PORT every node must reach (the job's rendezvous) [MASTER_ADDR:MASTER_PORT, else NCCL_COMM_ID]");
   app.add_option("--peer-port", o.peer_port,
                  "a port every node must reach on every other node's out-of-band address, 1 to 65535")
-      ->check(number_in(NumberRange::between(1, 65535)));
+      ->transform(number_in(NumberRange::between(1, 65535)));
   app.add_option("--reach-timeout", o.reach_timeout, "seconds each connect and name lookup may take, 0.1 to 60 [2]")
-      ->check(number_in(NumberRange::between(0.1, 60)));
+      ->transform(number_in(NumberRange::between(0.1, 60)));
 }
 
 void print_findings(const std::vector<Finding>& findings, std::map<Status, int>& counts) {

@@ -114,11 +114,11 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
       ->check(kPathGiven);
   app.add_option("--budget", o.budget,
                  "seconds the whole check may take; what is left when a step starts bounds it [45]")
-      ->check(number_in(NumberRange::between(1, 3600)));
+      ->transform(number_in(NumberRange::between(1, 3600)));
   app.add_option("--counter-interval", o.counter_interval,
                  "seconds between the two readings of the RDMA ports' error counters (the measurements run in between; "
                  "at most a quarter of --budget), 0 to 3600; 0 reads once [2]")
-      ->check(number_in(NumberRange::between(0, 3600)));
+      ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("--exit-codes", o.codes, "default or nagios [default]");
   app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]");
   app.add_option("--inject-fault", o.fault,

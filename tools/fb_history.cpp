@@ -33,10 +33,10 @@ int run(int argc, char** argv) {
   app.add_option("runs", paths, "RUN...: three runs or more of the same measurement (ordered by start time)");
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
   app.add_option("--threshold", threshold_percent, "% level change below which nothing changed [5]")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--confidence", confidence_percent,
                  "% confidence: an unchanged history shows a change at most 100 - this % of the time [95]")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
   app.add_flag("--keep-order", options.keep_order, "take the runs in the order given, not by their start time");
   app.add_option("--json", json_path, "also write the history as JSON (fbplot.py history draws it)")->check(kPathGiven);
   app.add_option("--csv", csv_path, "also write one line per run, series and bucket as CSV")->check(kPathGiven);

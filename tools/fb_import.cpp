@@ -45,9 +45,9 @@ int run(int argc, char** argv) {
   MatrixImport matrix;
   app.add_option("--scale", matrix.scale,
                  "an alltoallv matrix's values times this (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE) [1]")
-      ->check(number_in(NumberRange::between(0, 1e12)));
+      ->transform(number_in(NumberRange::between(0, 1e12)));
   app.add_option("--ranks", matrix.ranks, "an alltoallv matrix's first N rows and columns [all]")
-      ->check(number_in(NumberRange::between(1, kMaxMatrixRanks)));
+      ->transform(number_in(NumberRange::between(1, kMaxMatrixRanks)));
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;

@@ -164,7 +164,7 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
   app.add_option("--var", variable_texts, "NAME=v1,v2,... (repeatable: every combination is launched)")->required();
   app.add_option("--out", out_prefix, "writes PREFIX.csv, PREFIX.json and PREFIX.runs/")->check(kPathGiven)->required();
   app.add_option("--timeout", request.timeout_seconds, "seconds one launch may take [3600]")
-      ->check(number_in(NumberRange::between(1, kLongestTimeoutSeconds)));
+      ->transform(number_in(NumberRange::between(1, kLongestTimeoutSeconds)));
   app.add_option("launcher", request.launcher, "the launch command line after --: mpirun ... fb_all_reduce ...")
       ->required();
   if (auto help = parse_or_help(app, argc, argv)) {

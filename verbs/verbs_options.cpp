@@ -56,12 +56,14 @@ void add_verbs_flags(CLI::App& app, VerbsOptions& o, VerbsFlags& f, bool atomic)
   f.min = app.add_option("--minbytes", f.min_text, "sweep: smallest size");
   f.max = app.add_option("--maxbytes", f.max_text, "sweep: largest size");
   f.factor = app.add_option("--stepfactor", o.sweep.factor, "sweep: multiply by this factor (> 1) [2]")
-                 ->check(number_in(NumberRange::between(1, 1e6)));
-  f.iters = app.add_option("-n,--iters", f.iterations, "messages per size [bw 5000, latency 1000]");
+                 ->transform(number_in(NumberRange::between(1, 1e6)));
+  f.iters = app.add_option("-n,--iters", f.iterations, "messages per size [bw 5000, latency 1000]")
+                ->transform(number_in(NumberRange::between(1, 1e9)));
   f.duration = app.add_option("-D,--duration", o.duration_seconds, "seconds per size instead of -n")
-                   ->check(number_in(NumberRange::between(0, 3600)));
+                   ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("-w,--warmup,--warmup_iters", f.warmup,
-                 "untimed messages per size; 0 for none [bw: tx depth, latency: 100]");
+                 "untimed messages per size; 0 for none [bw: tx depth, latency: 100]")
+      ->transform(number_in(NumberRange::between(0, 1e9)));
   app.add_option("-q,--qp", o.qps, "queue pairs per pair of ranks [1]");
   app.add_option("-t,--tx-depth", o.tx_depth, "work requests in flight per QP [128]");
   app.add_flag("-b,--bidirectional", o.bidirectional, "both ranks of a pair send at once (bandwidth)");
@@ -74,13 +76,13 @@ void add_verbs_flags(CLI::App& app, VerbsOptions& o, VerbsFlags& f, bool atomic)
                  "host | cuda (GDR, nvidia-peermem) | cuda-dmabuf (GDR, dma-buf) | staged (GPU memory copied "
                  "through pinned host memory per message); GPU = --use_cuda or local rank [host]");
   app.add_option("--pass", o.pass_percent, "verdict PASS at this % of the port's line rate [90]")
-      ->check(number_in(NumberRange::between(0, 100)));
+      ->transform(number_in(NumberRange::between(0, 100)));
   app.add_option("--warn", o.warn_percent, "verdict WARN at this % (FAIL below) [70]")
-      ->check(number_in(NumberRange::between(0, 100)));
+      ->transform(number_in(NumberRange::between(0, 100)));
   app.add_option("--expect-gbps", o.expect_gbps,
                  "fail the run (exit 1) when the slowest pair's plateau (sizes from 90 % of its peak up) is below "
                  "this many Gb/s")
-      ->check(number_in(NumberRange::greater_than(0)));
+      ->transform(number_in(NumberRange::greater_than(0)));
 }
 
 // -s, -a or --minbytes/--maxbytes/--stepfactor into the sweep; an atomic is 8 B.
