@@ -152,9 +152,9 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
       const std::size_t at = first + static_cast<std::size_t>(slot) * per_placement;
       if (at + 3 >= f.size()) break;  // only one placement printed
       Placement p;
-      p.time_us = number_field(f[at], "time", where);
-      p.algbw = number_field(f[at + 1], "algbw", where);
-      p.busbw = number_field(f[at + 2], "busbw", where);
+      p.time_us = measured_field(f[at], "time", where);
+      p.algbw = measured_field(f[at + 1], "algbw", where);
+      p.busbw = measured_field(f[at + 2], "busbw", where);
       p.wrong = f[at + 3] == "N/A" ? -1 : whole_field(f[at + 3], 0, kMaxCount, "#wrong", where);
       run.rows.push_back(make_row(program, collective, size, count, f[2], redop, root,
                                   slot == 0 ? "out-of-place" : "in-place", p, ranks, host_count, iterations));

@@ -213,11 +213,11 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
     ResultRow r = base_row(*kind, size, settings_of(device, qps, mtu));
     if (latency) {
       double us[7];
-      for (int i = 0; i < 7; ++i) us[i] = number_field(fields[2 + static_cast<std::size_t>(i)], "latency", where);
+      for (int i = 0; i < 7; ++i) us[i] = measured_field(fields[2 + static_cast<std::size_t>(i)], "latency", where);
       set_latency(r, us, iterations);
     } else {
-      set_bandwidth(r, number_field(fields[2], "BW peak", where) * unit_bytes,
-                    number_field(fields[3], "BW average", where) * unit_bytes, iterations);
+      set_bandwidth(r, measured_field(fields[2], "BW peak", where) * unit_bytes,
+                    measured_field(fields[3], "BW average", where) * unit_bytes, iterations);
     }
     run.rows.push_back(std::move(r));
   }

@@ -25,6 +25,8 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
 std::vector<std::string> whitespace_fields(std::string_view line);
 /// A number in a field of `name`, or InputError saying which.
 double number_field(const std::string& text, const std::string& what, const std::string& name);
+/// number_field for what a tool measured (a time, a bandwidth): never negative.
+double measured_field(const std::string& text, const std::string& what, const std::string& name);
 
 /// A whole number in [low, high] (sizes, counts, roots), or InputError: converting a wild value to
 /// an integer type is undefined behaviour, and a damaged file must not reach it (found by fuzzing).

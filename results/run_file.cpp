@@ -317,6 +317,7 @@ std::string unfinished_sign(const StoredRun& run) {
 }
 
 StoredRun parse_run(std::string_view text, const std::string& name, Format format) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark an editor put there
   if (trim_left(text).empty()) throw InputError(fmt::format("{}: the file is empty", name));
   const bool json_like = trim_left(text).front() == '{' || trim_left(text).front() == '[';
   // perftest's --out_json is JSON-like but not JSON: recognised by its block name, read leniently.

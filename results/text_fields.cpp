@@ -25,9 +25,19 @@ std::vector<std::string> whitespace_fields(std::string_view line) {
 double number_field(const std::string& text, const std::string& what, const std::string& name) {
   errno = 0;
   char* end = nullptr;
+  // Decimal only: strtod would also read hex ("0x20000") and "infinity", which no tool prints.
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+  if (text.empty() || !decimal || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
     throw InputError(fmt::format("{}{}{}: '{}' is not a number", name, name.empty() ? "" : ": ", what, text));
+  return value;
+}
+
+double measured_field(const std::string& text, const std::string& what, const std::string& name) {
+  const double value = number_field(text, what, name);
+  if (value < 0)
+    throw InputError(
+        fmt::format("{}{}{}: '{}' is negative: not a time or a bandwidth", name, name.empty() ? "" : ": ", what, text));
   return value;
 }
 

@@ -141,6 +141,29 @@ TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
 
 // A real capture: all_reduce_perf -b 8 -e 8G -f 2 -g 1 with NCCL_DEBUG=INFO on the H200 (2>&1),
 // 94 INFO lines before, between and after the table.
+TEST(NcclTestsText, ALogCutShortNegativeOrHexFiguresAreNoFinishedRun) {
+  const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
+  EXPECT_TRUE(parse_run(clean, "f").complete);
+  // Without nccl-tests' closing average the log was cut short (a killed job, a truncated copy).
+  std::string cut = clean.substr(0, clean.find("# Avg bus bandwidth"));
+  const StoredRun partial = parse_run(cut, "f");
+  EXPECT_FALSE(partial.complete);
+  EXPECT_EQ(unfinished_sign(partial), "no '# Avg bus bandwidth' line");
+  std::string negative = clean, hex = clean;
+  negative.replace(negative.find("6.85  152.97"), 4, "-6.85");
+  EXPECT_NE(error_of(negative).find("time: '-6.85' is negative"), std::string::npos) << error_of(negative);
+  hex.replace(hex.find("     1048576        262144"), 12, "    0x100000");
+  EXPECT_NE(error_of(hex).find("size: '0x100000' is not a number"), std::string::npos) << error_of(hex);
+}
+
+TEST(Readers, AByteOrderMarkAnEditorAddedIsSkipped) {
+  const std::string text = read_text(kData + "/nccl-tests/all_reduce_perf.json");
+  const StoredRun plain = parse_run(text, "f");
+  const StoredRun marked = parse_run("\xEF\xBB\xBF" + text, "f");
+  EXPECT_EQ(marked.format, plain.format);
+  EXPECT_EQ(marked.rows.size(), plain.rows.size());
+}
+
 TEST(NcclTestsText, RealH200CaptureWithNcclInfoLines) {
   const StoredRun run = load_run(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
   ASSERT_EQ(run.rows.size(), 62u);  // 31 sizes, out-of-place and in-place
