@@ -5,6 +5,7 @@
 // statistics of their run; runs that errored or were skipped are left out.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -56,7 +57,14 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
     if (b.value("error_occurred", false) || b.value("skipped", false)) continue;
     const std::string run_name = b["run_name"].get<std::string>();
     const double unit = seconds_per_unit(b.value("time_unit", std::string("ns")), name);
-    const double seconds = b.value("real_time", 0.0) * unit;
+    // Google Benchmark times and rates are never negative; one that is was not written by it.
+    const auto measured = [&](const char* key) {
+      const nlohmann::json& value = b.contains(key) ? b[key] : nlohmann::json(0.0);
+      if (!value.is_number() || !(value.get<double>() >= 0) || !std::isfinite(value.get<double>()))
+        throw InputError(fmt::format("{}: {} '{}' is {}: not a time or a rate", name, run_name, key, value.dump()));
+      return value.get<double>();
+    };
+    const double seconds = measured("real_time") * unit;
     auto [it, fresh] = rows.try_emplace(run_name);
     ResultRow& r = it->second;
     if (fresh) {
@@ -87,7 +95,7 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
         r.time_s.min = r.samples == 1 ? seconds : std::min(r.time_s.min, seconds);
         r.time_s.max = std::max(r.time_s.max, seconds);
         r.batch = static_cast<std::uint64_t>(json_whole(b, "iterations", 1, 0, kMaxCount, name));
-        if (b.contains("bytes_per_second")) r.algbw_mean_bytes_per_s = b["bytes_per_second"].get<double>();
+        if (b.contains("bytes_per_second")) r.algbw_mean_bytes_per_s = measured("bytes_per_second");
       }
     } else if (aggregate == "mean") {
       r.time_s.mean = seconds;

@@ -103,6 +103,10 @@ sed 's/"complete": *true/"complete": false/' a.json > stopped.json
 refused 'did not finish ("complete": false)' "$bin/fb_import" stopped.json --csv stopped.csv
 refused 'did not finish ("complete": false)' "$bin/fb_compare" --save-baseline n5 stopped.json
 rm -f cut.txt stopped.json
+refused "name the same file" "$bin/fb_compare" --save-baseline n6 a.json ./a.json
+sed 's/"wrong":0/"wrong":3/' a.json > wrong.json
+refused "wrong element(s): a baseline is a correct run" "$bin/fb_compare" --save-baseline n7 wrong.json
+rm -f wrong.json
 truncate -s 600M huge.json  # sparse: a reader that took it whole would take the node's memory
 refused "more than the 512 MiB" "$bin/fb_compare" huge.json a.json
 rm -f huge.json

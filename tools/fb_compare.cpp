@@ -77,6 +77,11 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
     if (!run.complete)
       throw UsageError(
           fmt::format("--save-baseline: {} is a run that did not finish ({})", path, unfinished_sign(run)));
+    std::int64_t wrong = 0;
+    for (const ResultRow& row : run.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
+    if (wrong > 0)
+      throw UsageError(
+          fmt::format("--save-baseline: {} found {} wrong element(s): a baseline is a correct run", path, wrong));
     runs.push_back(std::move(run));
   }
   // One measurement: the same executable, backend and collective in every row of every run.
@@ -98,6 +103,7 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
   std::vector<NamedPath> inputs;
   for (const std::string& path : paths) inputs.push_back({"run", path});
   check_distinct_files({{"--save-baseline", target.string()}}, inputs);
+  check_distinct_files(inputs);  // one run given twice is not two runs' spread
   const std::vector<StoredRun> runs = baseline_runs(paths);
   fs::create_directories(baseline_folder());
   nlohmann::json document = {{"schema_version", kSchemaVersion}, {"complete", true}, {"context", runs.front().context}};
@@ -138,11 +144,14 @@ int run(int argc, char** argv) {
   app.add_option("--metric", metric, "busbw, algbw or time [auto: time for *_lat, busbw otherwise]");
   app.add_option("--threshold", threshold_percent, "% change below which a row is SAME [5]")
       ->transform(number_in(NumberRange::greater_than(0)));
-  app.add_option("--confidence", confidence_percent,
-                 "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]")
-      ->transform(number_in(NumberRange::greater_than(0)));
+  CLI::Option* confidence =
+      app.add_option(
+             "--confidence", confidence_percent,
+             "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]")
+          ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors")
-      ->transform(number_in(NumberRange::between(0, 100)));
+      ->transform(number_in(NumberRange::between(0, 100)))
+      ->excludes(confidence);
   app.add_option("--cutoff", cutoff, "the geometric mean covers sizes from here up [1M]");
   app.add_flag("--match-tags", options.match_tags, "rows must also share their --tag labels");
   app.add_flag("--ignore-settings", options.ignore_settings, "match rows whatever their settings column");

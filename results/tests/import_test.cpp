@@ -224,6 +224,15 @@ TEST(GoogleBenchmarkJson, RealMicroBenchmarkRun) {
   EXPECT_DOUBLE_EQ(r.algbw_mean_bytes_per_s, 73593506422.8384);
 }
 
+TEST(GoogleBenchmarkJson, ANegativeTimeOrRateIsRefusedNotDropped) {
+  const std::string real = read_text(kData + "/gbench/host_memcpy_h200.json");
+  std::string time = real, rate = real;
+  time.replace(time.find("2.7827887492613737e-02"), 1, "-2");
+  rate.replace(rate.find("7.3593506422838394e+10"), 1, "-7");
+  EXPECT_NE(error_of(time).find("'real_time' is -0.0278"), std::string::npos) << error_of(time);
+  EXPECT_NE(error_of(rate).find("'bytes_per_second' is -7359"), std::string::npos) << error_of(rate);
+}
+
 TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
   const StoredRun json =
