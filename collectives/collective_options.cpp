@@ -137,7 +137,7 @@ void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   f.step = app.add_option("-i,--stepbytes", f.step_text, "add this many bytes instead of multiplying");
   f.iters = app.add_option("-n,--iters", o.iterations,
                            "timed samples per size; a sample batches calls shorter than the clock can time [20]")
-                ->transform(number_in(NumberRange::between(1, 1e6)));
+                ->transform(number_in(NumberRange::between(1, 1e9)));  // a burn-in runs for hours
   app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed iterations per size [5]")
       ->transform(number_in(NumberRange::between(0, 1e6)));
   app.add_option("-c,--check", o.check, "check results: 1 on (default), 0 off")

@@ -225,10 +225,11 @@ void remove_stale_results(const std::string& stem) {
 
 Launches launch_all(const SweepRequest& request, const std::vector<Setting>& settings) {
   Launches out;
+  // Before the first launch: a name that is not ours to remove refuses the sweep, not its fifth launch.
+  for (std::size_t i = 0; i < settings.size(); ++i) remove_stale_results(fmt::format("{}/{}", request.runs, i));
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
     const std::string stem = fmt::format("{}/{}", request.runs, i);
-    remove_stale_results(stem);
     fmt::print("# [{}/{}] {}\n", i + 1, settings.size(), label);
     std::fflush(stdout);
     const sweep::LaunchResult result = sweep::launch(command_for(request.launcher, settings[i], stem), settings[i],
