@@ -118,6 +118,8 @@ class Backend {
 
   /// Gives up on the communicator without waiting for peers (after a refused setting).
   virtual void abandon() noexcept {}
+  /// True when a clean destruction waits on the library for nothing the run needs (Job's same).
+  virtual bool slow_to_tear_down() const { return false; }
 };
 
 inline void Backend::set_group(std::vector<int> members) {

@@ -156,6 +156,7 @@ class CollectiveJob final : public Job {
   }
 
   void abandon() noexcept override { backend_->abandon(); }
+  bool slow_to_tear_down() const override { return backend_->slow_to_tear_down(); }
 
  private:
   // The driver's schedule of a sweep: every NCCL setting a round of the whole world (one

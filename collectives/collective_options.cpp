@@ -61,10 +61,7 @@ void check_sweep(const CollectiveOptions& o, bool step_given) {
 }
 
 void check_timing(const CollectiveOptions& o) {
-  if (o.iterations < 1) throw UsageError(fmt::format("-n/--iters must be at least 1 (got {})", o.iterations));
-  if (o.warmup_iterations < 0)
-    throw UsageError(fmt::format("-w/--warmup_iters must be 0 or more (got {})", o.warmup_iterations));
-  if (o.check < 0) throw UsageError(fmt::format("-c/--check must be 0 (off) or 1 (got {})", o.check));
+  // -n, -w and -c are bounded where they are parsed (number_in).
   if (o.max_noise_percent) {
     if (!(*o.max_noise_percent > 0))
       throw UsageError(fmt::format("--max-noise must be a positive percentage (got {:g})", *o.max_noise_percent));

@@ -122,6 +122,7 @@ class PairsJob final : public Job {
   void abandon() noexcept override {
     if (backend_) backend_->abandon();
   }
+  bool slow_to_tear_down() const override { return backend_ && backend_->slow_to_tear_down(); }
 
  private:
   /// How often a suspect cell is measured again before anything is accused.

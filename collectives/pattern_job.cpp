@@ -107,6 +107,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
   void abandon() noexcept override {
     if (backend_) backend_->abandon();
   }
+  bool slow_to_tear_down() const override { return backend_ && backend_->slow_to_tear_down(); }
 
  private:
   // GroupedMeasurement: the schedule's rounds.

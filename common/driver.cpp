@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "common/context.hpp"
 #include "common/core_handoff.hpp"
@@ -111,26 +112,41 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
 }  // namespace
 
 int drive(const Planner& planner, int argc, char** argv) {
-  return run_mpi_program(argc, argv, [&](const std::string& program, const Topology& topology, ControlPlane& world) {
-    std::unique_ptr<Job> planned = agreed_plan(planner, program, argc, argv, topology, world);
-    if (!planned) return static_cast<int>(kExitOk);  // help
-    // Declared before the job it guards, so it still watches while the job is torn down.
-    Watchdog watchdog(planned->outputs().timeout_seconds, topology.label());
-    const PeerSurvey survey(watchdog, topology, world);  // names the rank that stops answering
-    std::unique_ptr<Job> job = std::move(planned);
-    try {
-      return measure_and_report(*job, watchdog, argc, argv, topology, world);
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception& e) {
-      // The message first: aborting the communication is the next thing that could block.
-      print_failure(program, topology, e);
-      watchdog.set_activity("aborting the communication after the error above");
-      Watchdog::Scope wait(watchdog);
-      job->abandon();
-      throw ReportedError(kExitFailure);
-    }
-  });
+  bool left_to_exit = false;
+  const int code =
+      run_mpi_program(argc, argv, [&](const std::string& program, const Topology& topology, ControlPlane& world) {
+        std::unique_ptr<Job> planned = agreed_plan(planner, program, argc, argv, topology, world);
+        if (!planned) return static_cast<int>(kExitOk);  // help
+        // Declared before the job it guards, so it still watches while the job is torn down.
+        Watchdog watchdog(planned->outputs().timeout_seconds, topology.label());
+        const PeerSurvey survey(watchdog, topology, world);  // names the rank that stops answering
+        std::unique_ptr<Job> job = std::move(planned);
+        try {
+          const int measured = measure_and_report(*job, watchdog, argc, argv, topology, world);
+          if (job->slow_to_tear_down()) {
+            // Every result is written and every call has completed: nothing of the job is needed.
+            (void)job.release();  // NOLINT(bugprone-unused-return-value): freed by the exit below
+            left_to_exit = true;
+          }
+          return measured;
+        } catch (const UsageError&) {
+          throw;
+        } catch (const std::exception& e) {
+          // The message first: aborting the communication is the next thing that could block.
+          print_failure(program, topology, e);
+          watchdog.set_activity("aborting the communication after the error above");
+          Watchdog::Scope wait(watchdog);
+          job->abandon();
+          throw ReportedError(kExitFailure);
+        }
+      });
+  if (left_to_exit) {
+    // After MPI_Finalize: exit without the atexit handlers, whose CUDA teardown would pull memory
+    // from under the live communicator's idle threads.
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace fabricbench

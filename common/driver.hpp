@@ -50,6 +50,10 @@ class Job {
   virtual JobOutcome measure(Reporter* reporter, Watchdog& watchdog) = 0;
   /// After an error: abort the job's communication without blocking (never destroy it cleanly).
   virtual void abandon() noexcept = 0;
+  /// True when destroying the job would wait on a library for nothing the run needs: NCCL's
+  /// ncclCommDestroy joins a proxy thread that polls on a 500 ms timer, a third of a short launch.
+  /// After a clean end such a job is left to the process's exit, which frees the same.
+  virtual bool slow_to_tear_down() const { return false; }
 };
 
 /// A validated job, or the help text to print.

@@ -64,9 +64,9 @@ std::string model_line(const ReportInput& in) {
             ? ", or the ranks' cores placed apart: their 256 KiB handoff slower in one run than in the other"
             : "",
         c.contention.base * 100, c.contention.fresh * 100,
-        c.rows_with_own_contention > 0
+        c.rows_with_own_contention() > 0
             ? fmt::format(" ({} row(s) each by the contention while its own samples were taken)",
-                          c.rows_with_own_contention)
+                          c.rows_with_own_contention())
             : std::string());
   if (kinds[Uncertainty::kWithinRun] > 0)
     text +=

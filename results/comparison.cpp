@@ -142,6 +142,11 @@ std::size_t Comparison::count(Verdict verdict) const {
       std::count_if(rows.begin(), rows.end(), [&](const RowComparison& r) { return r.verdict == verdict; }));
 }
 
+std::size_t Comparison::rows_with_own_contention() const {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const RowComparison& r) { return r.own_contention; }));
+}
+
 bool is_latency_row(const ResultRow& row) { return row.benchmark.ends_with("_lat"); }
 
 Verdict decide(double speedup, double low, double high, double threshold, ContentionAllowance contention) {
@@ -384,7 +389,6 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     r.contention = row_allowance(r, run);
     c.contention.base = std::max(c.contention.base, r.contention.base);
     c.contention.fresh = std::max(c.contention.fresh, r.contention.fresh);
-    if (r.own_contention) ++c.rows_with_own_contention;
   }
   if (c.rows.empty())
     throw InputError(fmt::format(

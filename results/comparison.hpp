@@ -122,9 +122,10 @@ struct Comparison {
   double t = 0;
   /// The largest allowance any row was given (each side), and the runs' handoff part of it.
   ContentionAllowance contention;
-  std::size_t rows_with_own_contention = 0;  ///< rows judged on their own samples' contention
 
   std::size_t count(Verdict verdict) const;
+  /// Rows judged on their own samples' contention, above the runs' allowance.
+  std::size_t rows_with_own_contention() const;
   bool regression() const { return count(Verdict::kSlower) > 0; }
 };
 

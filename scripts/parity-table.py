@@ -89,7 +89,10 @@ def main():
         for row in table:
             writer.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()})
 
-    lines = ["# fabricbench / nccl-tests: time per call, median of the rounds' ratios", ""]
+    flags_file = run / "fabricbench-flags.txt"
+    flags = flags_file.read_text().strip() if flags_file.exists() else "-a avg"
+    lines = ["# fabricbench / nccl-tests: time per call, median of the rounds' ratios", "",
+             f"fabricbench ran with the flags given to both and `{flags}`.", ""]
     sizes = sorted({row["size_bytes"] for row in table})
     lines.append("| collective | placement | call | " + " | ".join(human(s) for s in sizes) + " |")
     lines.append("|---|---|---|" + "---|" * len(sizes))

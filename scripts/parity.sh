@@ -5,29 +5,32 @@
 # time ratios (fabricbench / nccl-tests, median over rounds) to paste into a bug report.
 #
 #   scripts/parity.sh NCCL_TESTS_BUILD_DIR [--rounds N] [--ranks N] [--shared-gpu]
-#                     [--collectives a,b] [--out DIR] [-- NCCL-TESTS FLAGS]
+#                     [--timer events|host] [--collectives a,b] [--out DIR] [-- NCCL-TESTS FLAGS]
 #
 # NCCL_TESTS_BUILD_DIR holds all_reduce_perf & co (nccl-tests' build/ folder; built with MPI=1
 # for --ranks above 1). The flags after -- go to both tools unchanged (default: -b 1M -e 1G -f 8
 # -n 20 -w 5); fabricbench also gets -a avg, nccl-tests' rank reduction. --shared-gpu runs the
 # ranks on GPU 0 as separate NCCL hosts (NCCL_HOSTID per rank, NCCL_TESTS_DEVICE=0): one GPU's
-# way to exercise the network transport. Writes DIR/parity.csv and DIR/parity.md, the raw logs
-# and CSVs under DIR/round<N>/, and each launch's wall time.
+# way to exercise the network transport. --timer host times fabricbench as nccl-tests does (the
+# host clock around the calls and the sync); the default is fabricbench's own (CUDA events).
+# Writes DIR/parity.csv and DIR/parity.md, the raw logs and CSVs under DIR/round<N>/, and each
+# launch's wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 fail() { echo "parity: $*" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 nccl_tests=$1; shift
-rounds=3 ranks=1 shared=0 collectives="" out=""
+rounds=3 ranks=1 shared=0 collectives="" out="" timer=""
 flags=(-b 1M -e 1G -f 8 -n 20 -w 5)
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --ranks) ranks=${2:?--ranks needs a number}; shift 2 ;;
     --shared-gpu) shared=1; shift ;;
+    --timer) timer=${2:?--timer needs events or host}; shift 2 ;;
     --collectives) collectives=${2:?--collectives needs a list}; shift 2 ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --) shift; flags=("$@"); break ;;
@@ -37,6 +40,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || fail "--rounds '$rounds' is not a positive number"
 [[ $ranks =~ ^[1-9][0-9]*$ ]] || fail "--ranks '$ranks' is not a positive number"
+[[ -z $timer || $timer == events || $timer == host ]] || fail "--timer '$timer': events or host"
 [[ -d $nccl_tests ]] || fail "$nccl_tests: not a folder (give nccl-tests' build folder)"
 [[ -x $nccl_tests/all_reduce_perf ]] || fail "$nccl_tests: no all_reduce_perf in it (give nccl-tests' build folder)"
 
@@ -57,6 +61,9 @@ done
 out=${out:-results/parity/$(date -u +%Y%m%dT%H%M%SZ)_$(hostname -s)}
 mkdir -p "$out"
 [[ -z $(ls -A "$out") ]] || fail "$out: not empty (parity never writes over an earlier run)"
+ours_flags=(-a avg)
+[[ -z $timer ]] || ours_flags+=(--timer "$timer")
+echo "${ours_flags[*]}" >"$out/fabricbench-flags.txt"  # the table's title says how fabricbench timed
 
 # Each rank on its own NCCL host when the ranks share a GPU; every variable set by a tiny wrapper.
 launch=(mpirun --oversubscribe -np "$ranks")
@@ -83,7 +90,7 @@ for ((r = 1; r <= rounds; ++r)); do
     theirs() { run_timed "$r" "$c" nccl-tests "$dir/$c.nccl-tests.txt" "${launch[@]}" "$nccl_tests/${c}_perf" "${flags[@]}"; }
     ours() {
       run_timed "$r" "$c" fabricbench "$dir/$c.fabricbench.txt" "${launch[@]}" "$bin/fb_$c" --backend nccl "${flags[@]}" \
-        -a avg --csv "$dir/$c.fabricbench.csv" --json "$dir/$c.fabricbench.json"
+        "${ours_flags[@]}" --csv "$dir/$c.fabricbench.csv" --json "$dir/$c.fabricbench.json"
     }
     if ((r % 2)); then theirs; ours; else ours; theirs; fi
     echo "parity: round $r/$rounds $c done"

@@ -118,10 +118,8 @@ void resolve_sizes(VerbsOptions& o, const VerbsFlags& f, bool atomic, bool bandw
 // Counts, queues, MTU and the verdict's percentages, within what a pair of ranks can do.
 void check_verbs_limits(const VerbsOptions& o, const VerbsFlags& f, bool bandwidth) {
   if (f.iters->count() && f.duration->count()) throw UsageError("-n/--iters and -D/--duration both given: choose one");
-  if (o.iterations < 1) throw UsageError(fmt::format("-n/--iters must be at least 1 (got {})", o.iterations));
   if (o.duration_seconds && !(*o.duration_seconds > 0))
     throw UsageError("-D/--duration must be a positive number of seconds");
-  if (o.warmup < 0) throw UsageError("-w/--warmup must be 0 or more");
   if (o.qps < 1 || o.qps > 64) throw UsageError(fmt::format("-q/--qp must be 1..64 (got {})", o.qps));
   if (o.tx_depth < 1 || o.tx_depth > 8192)
     throw UsageError(fmt::format("-t/--tx-depth must be 1..8192 (got {})", o.tx_depth));

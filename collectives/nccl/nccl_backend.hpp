@@ -4,6 +4,7 @@
 
 #include <nccl.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -137,6 +138,9 @@ class NcclBackend final : public Backend,
   void set_tuning(const std::string& algorithm, const std::string& protocol) override;
   void reconnect() override;
   void abandon() noexcept override { abort_all(); }
+  /// ncclCommDestroy waits for NCCL's proxy thread's next 500 ms poll; a recorded trace (the
+  /// profiler plugin writes it as the communicator is finalized) still needs it.
+  bool slow_to_tear_down() const override { return std::getenv("FABRICBENCH_TRACE_DIR") == nullptr; }
   void plant_error() override;
   void begin_observation() override { observer_.begin(); }
   ObservedPath observed_path(const CallSpec& call) override;
@@ -171,9 +175,12 @@ class NcclBackend final : public Backend,
   Lane& transfers_lane();
   /// Holds every lane's stream for `gap_seconds`, then marks the start of a queued operation.
   void begin_queued(double gap_seconds);
-  /// Polls every lane's stream and communicator until done, aborting all after the timeout (plus
-  /// `held_seconds`: holds queued on the streams, which are not waiting for a peer).
-  void wait(const char* what, double held_seconds = 0);
+  /// Polls every lane's stream (or only up to its mark `until_mark`) and communicator until done,
+  /// aborting all after the timeout (plus `held_seconds`: holds queued on the streams, which are
+  /// not waiting for a peer).
+  void wait(const char* what, double held_seconds = 0, std::optional<std::size_t> until_mark = std::nullopt);
+  /// Calls queued on a stream before run_samples waits for the oldest (two chunks of this many).
+  static constexpr std::size_t kMostQueuedOperations = 512;
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
   /// Enqueues `operations` calls (whole CUDA graphs with -G); returns how many were enqueued.

@@ -387,7 +387,7 @@ TEST(Model, ARowMeasuredDuringABurstIsAllowedItsOwnContention) {
   EXPECT_TRUE(c.rows.front().own_contention);
   EXPECT_NEAR(c.rows.front().contention.fresh, 1 - 1.2 / 5.0, 1e-12);
   EXPECT_EQ(c.rows.front().verdict, Verdict::kUnsure);
-  EXPECT_EQ(c.rows_with_own_contention, 1u);
+  EXPECT_EQ(c.rows_with_own_contention(), 1u);
   // Rows contended alike (ranks oversubscribed every time) allow no more than the runs: the change is real.
   fresh.rows.front().contention_slowdown = 1.25;
   c = compare_runs(base, fresh, CompareOptions{});
