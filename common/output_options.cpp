@@ -53,6 +53,7 @@ void OutputFlags::check(bool check_paths) {
     throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
   for (const std::string& tag : tag_texts_) {
     auto [key, value] = parse_tag(tag);
+    if (o.tags.contains(key)) throw UsageError(fmt::format("--tag: key '{}' given twice", key));
     o.tags.set(std::move(key), std::move(value));
   }
   if (check_paths && !o.csv_path.empty()) check_writable_path(o.csv_path, "--csv");

@@ -18,4 +18,13 @@ inline std::string valid_utf8(const std::string& text) {
 /// Whether `text` is UTF-8 already (nothing to replace).
 inline bool is_utf8(const std::string& text) { return valid_utf8(text) == text; }
 
+/// valid_utf8(text) with control bytes (NUL, escape, carriage return...) but line breaks and tabs
+/// shown as '?': a file's content fit to print on a terminal, whatever the file holds.
+inline std::string printable_utf8(const std::string& text) {
+  std::string shown = valid_utf8(text);
+  for (char& c : shown)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == '\x7f') c = '?';
+  return shown;
+}
+
 }  // namespace fabricbench

@@ -129,7 +129,12 @@ void check_rdma(const SysTree& t, const std::map<std::string, std::string>& env,
   for (const RdmaPort& found : ports) {
     const std::string &state = found.state, &phys = found.phys_state, &rate = found.rate, &layer = found.link_layer;
     const bool up = found.link_up();
-    if (found.active() && up)
+    if (found.active() && up && !(found.gbps() > 0))
+      out.push_back({"rdma-port", Status::kWarn,
+                     fmt::format("{}: {}, {}, {}: the rate '{}' is not a link rate, so its speed is not known",
+                                 found.name(), state, phys, layer, rate),
+                     "check ibstat's Rate for this port; the driver gave no usable figure"});
+    else if (found.active() && up)
       out.push_back(
           {"rdma-port", Status::kPass, fmt::format("{}: {}, {}, {}, {}", found.name(), state, phys, rate, layer), ""});
     else

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/utf8.hpp"
+
 namespace fabricbench::doctor {
 namespace {
 
@@ -230,7 +232,8 @@ std::optional<std::string> SysTree::text(const std::string& path) const {
   auto content = bytes(path);
   if (!content) return std::nullopt;
   while (!content->empty() && std::isspace(static_cast<unsigned char>(content->back()))) content->pop_back();
-  return content;
+  // Attributes are text; whatever a recorded tree holds instead is printed and stored harmlessly.
+  return printable_utf8(*content);
 }
 
 std::vector<std::string> SysTree::list(const std::string& path) const {

@@ -146,6 +146,10 @@ void print_console(std::FILE* out, const ReportInput& in) {
   if (!c.only_base.empty() || !c.only_new.empty())
     fmt::print(out, "# not compared: {} rows only in the baseline, {} only in the new run\n", c.only_base.size(),
                c.only_new.size());
+  if (!c.without_figure.empty())
+    fmt::print(out,
+               "# not compared: {} rows without a figure on one side (a refused setting, or nan or 0 in the file)\n",
+               c.without_figure.size());
   fmt::print(out, "# {}\n", model_line(in));
 }
 
@@ -230,6 +234,7 @@ nlohmann::json json_report(const ReportInput& in) {
           {"context_differences", differences},
           {"only_in_baseline", c.only_base.size()},
           {"only_in_new", c.only_new.size()},
+          {"without_figure", c.without_figure.size()},
           {"rows", rows}};
 }
 

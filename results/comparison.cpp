@@ -237,9 +237,23 @@ std::vector<ContextDifference> context_differences(const nlohmann::json& base, c
 namespace {
 
 // Pairs each base row with the fresh row of the same key; the rest go to only_base / only_new.
+// A run holding one row twice gives no answer as to which to compare: refused, never the first taken.
+std::map<std::string, std::size_t> rows_by_key(const StoredRun& run, const CompareOptions& options) {
+  std::map<std::string, std::size_t> by_key;
+  for (std::size_t i = 0; i < run.rows.size(); ++i) {
+    const ResultRow& r = run.rows[i];
+    if (!by_key.emplace(match_key(r, options), i).second)
+      throw InputError(fmt::format("{}: the row {} {} {} {} of {} B is there twice{}", run.path, r.collective, r.dtype,
+                                   r.op, r.placement, r.size_bytes,
+                                   options.ignore_settings ? " once its settings are ignored (--ignore-settings)"
+                                                           : ": which one to compare is not known"));
+  }
+  return by_key;
+}
+
 void match_rows(Comparison& c, const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
-  std::map<std::string, std::size_t> fresh_by_key;
-  for (std::size_t i = 0; i < fresh.rows.size(); ++i) fresh_by_key.emplace(match_key(fresh.rows[i], options), i);
+  rows_by_key(base, options);
+  const std::map<std::string, std::size_t> fresh_by_key = rows_by_key(fresh, options);
   std::vector<bool> used(fresh.rows.size(), false);
   for (const ResultRow& row : base.rows) {
     const auto found = fresh_by_key.find(match_key(row, options));
@@ -261,7 +275,7 @@ void match_rows(Comparison& c, const StoredRun& base, const StoredRun& fresh, co
     rc.base_value = value_of(row, rc.metric, u.statistic == "median");
     rc.new_value = value_of(rc.fresh, rc.metric, u.statistic == "median");
     if (rc.base_value <= 0 || rc.new_value <= 0) {
-      c.only_base.push_back(row);  // nothing measurable to compare
+      c.without_figure.push_back(row);  // a refused setting's row, or nan or 0 in the file
       continue;
     }
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;

@@ -108,6 +108,7 @@ struct ContextDifference {
 struct Comparison {
   std::vector<RowComparison> rows;  ///< matched rows, in the baseline's order
   std::vector<ResultRow> only_base, only_new;
+  std::vector<ResultRow> without_figure;  ///< baseline rows matched to a row where either side has no figure
   std::vector<ContextDifference> context_differences;
   double geomean_speedup = 0;  ///< over the matched rows of at least cutoff_bytes (all rows if none)
   std::size_t geomean_rows = 0;

@@ -2,7 +2,6 @@
 // Small text helpers of the importers.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -23,12 +22,12 @@ std::vector<std::string> whitespace_fields(std::string_view line) {
 }
 
 double number_field(const std::string& text, const std::string& what, const std::string& name) {
-  errno = 0;
   char* end = nullptr;
   // Decimal only: strtod would also read hex ("0x20000") and "infinity", which no tool prints.
   const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || !decimal || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+  // ERANGE with a finite value is an underflow ("1e-320", as the writers print a subnormal): kept.
+  if (text.empty() || !decimal || end != text.c_str() + text.size() || !std::isfinite(value))
     throw InputError(fmt::format("{}{}{}: '{}' is not a number", name, name.empty() ? "" : ": ", what, text));
   return value;
 }

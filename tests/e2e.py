@@ -396,6 +396,7 @@ BAD_INPUT = [
     ("all_reduce", 2, ["--max-noise", "1", "-n", "10"], "--max-noise"),
     ("all_reduce", 2, ["--max-noise", "0"], "--max-noise"),
     ("all_reduce", 2, ["--tag", "novalue"], "--tag"),
+    ("all_reduce", 2, ["--tag", "site=a", "--tag", "site=b"], "--tag: key 'site' given twice"),
     ("all_reduce", 2, ["--backend", "ucc"], "--backend"),
     ("all_reduce", 2, ["--frobnicate"], "frobnicate"),
     ("all_reduce", 2, ["-n", "many"], "--iters"),

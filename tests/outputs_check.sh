@@ -104,6 +104,10 @@ refused 'did not finish ("complete": false)' "$bin/fb_import" stopped.json --csv
 refused 'did not finish ("complete": false)' "$bin/fb_compare" --save-baseline n5 stopped.json
 rm -f cut.txt stopped.json
 refused "name the same file" "$bin/fb_compare" --save-baseline n6 a.json ./a.json
+refused "are one run (started" "$bin/fb_compare" --save-baseline n8 a.json a.csv
+cp a.json copy.json
+refused "are one run (started" "$bin/fb_compare" --save-baseline n9 a.json copy.json
+rm -f copy.json
 sed 's/"wrong":0/"wrong":3/' a.json > wrong.json
 refused "wrong element(s): a baseline is a correct run" "$bin/fb_compare" --save-baseline n7 wrong.json
 rm -f wrong.json

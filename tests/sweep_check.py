@@ -132,6 +132,7 @@ def test_bad_input(options, tmp):
              (["--timeout", "0"], "--timeout: '0' is out of range"),
              (["--var", "A B=1"], "'A B' is not a variable name"),
              (["--var", b"A=\xff"], "is not printable UTF-8 text"),
+             (["--var", "A=1,2,1"], "--var A: value '1' given twice"),
              (["--launcher-is", "/nonexistent/mpirun"], "launcher '/nonexistent/mpirun': not found on PATH or not executable"),
              (["--out-is", str(tmp / "file")], f"--out: {tmp}/file.runs exists and is not a folder"),
              (many, "100000 combinations to launch; at most 10000"),

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "common/cli.hpp"
 #include "common/numbers.hpp"
@@ -62,6 +63,16 @@ void check_baseline_name(const std::string& name) {
         "--save-baseline '{}': use a plain name such as cluster-a-ndr (letters, digits, . _ -)", valid_utf8(name)));
 }
 
+/// Whether two files hold one launch: the same start, hosts and command line in their contexts.
+bool same_run(const StoredRun& a, const StoredRun& b) {
+  const auto identity = [](const StoredRun& r) {
+    const nlohmann::json& c = r.context;
+    return std::make_tuple(c.value("start_time", nlohmann::json()), c.value("hosts", nlohmann::json()),
+                           c.value("argv", nlohmann::json()));
+  };
+  return a.context.contains("start_time") && a.context.contains("argv") && identity(a) == identity(b);
+}
+
 /// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
 std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
   std::vector<StoredRun> runs;
@@ -82,6 +93,13 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
     if (wrong > 0)
       throw UsageError(
           fmt::format("--save-baseline: {} found {} wrong element(s): a baseline is a correct run", path, wrong));
+    // A run's CSV and JSON (or a copy) are one run, not two runs' spread.
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (same_run(runs[i], run))
+        throw UsageError(
+            fmt::format("--save-baseline: {} and {} are one run (started {} with the same command): give "
+                        "each run once",
+                        paths[i], path, run.context.value("start_time", "")));
     runs.push_back(std::move(run));
   }
   // One measurement: the same executable, backend and collective in every row of every run.

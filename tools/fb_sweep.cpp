@@ -72,6 +72,9 @@ Variable parse_variable(const std::string& text) {
     if (valid_utf8(value) != value ||
         std::any_of(value.begin(), value.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); }))
       throw UsageError(fmt::format("--var {}: value '{}' is not printable UTF-8 text", v.name, valid_utf8(value)));
+    // Two launches of one setting would be merged as two settings of one name.
+    if (std::count(v.values.begin(), v.values.end(), value) > 1)
+      throw UsageError(fmt::format("--var {}: value '{}' given twice", v.name, value));
   }
   return v;
 }

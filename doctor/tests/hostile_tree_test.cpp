@@ -175,6 +175,21 @@ TEST(HostileTree, BytesThatAreNotUtf8AreReplacedInEveryOutput) {
   EXPECT_EQ(valid_utf8("plain"), "plain");
 }
 
+TEST(HostileTree, ControlBytesAndUnreadableRatesAreNeitherPrintedNorPassed) {
+  using namespace std::string_literals;
+  for (const std::string& rate : {"nan Gb/sec"s, "-400 Gb/sec (4X HDR)"s, "1e400 Gb/sec"s, "\x1b[2J\0 Gb/sec"s}) {
+    Tree t;
+    port_with(t, "rate", [&](const fs::path& at) { std::ofstream(at) << rate << "\n"; });
+    const NodeReport r = inspect_node(t.tree(), {}, "n", "");
+    EXPECT_EQ(find(r, "rdma-port", Status::kPass), nullptr) << rate;
+    const Finding* port = find(r, "rdma-port", Status::kWarn);
+    ASSERT_NE(port, nullptr) << rate;
+    EXPECT_NE(port->detail.find("is not a link rate"), std::string::npos) << port->detail;
+    EXPECT_EQ(port->detail.find_first_of(std::string("\x1b\0", 2)), std::string::npos) << port->detail;
+  }
+  EXPECT_EQ(printable_utf8("a\0b\x1b[2J\r\n\tc\x7f"s), "a?b?[2J?\n\tc?");
+}
+
 TEST(HostileTree, TheNewFilesAndTheSecondSnapshotAreReadAsCarefully) {
   Tree t;
   t.pci("/sys/devices/pci0000:00/0000:00:06.0", "0x10de", "0x030200", "-1");

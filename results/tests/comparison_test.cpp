@@ -451,5 +451,29 @@ TEST(Model, ASlowerCoreHandoffExplainsASlowerRunOnlyAsFarAsItMoved) {
   EXPECT_DOUBLE_EQ(compare_runs(base, fresh, CompareOptions{}).contention.fresh, 0);
 }
 
+TEST(Compare, ARunHoldingOneRowTwiceIsRefusedNotMatchedByItsFirst) {
+  std::vector<ResultRow> twice = sweep();
+  twice.push_back(twice.front());
+  try {
+    compare_runs(run_of(sweep(), "base.csv"), run_of(twice, "new.csv"), CompareOptions{});
+    FAIL() << "a duplicated row was taken";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "new.csv: the row all_reduce float sum out-of-place of 1024 B is there twice: which one to "
+                 "compare is not known");
+  }
+  EXPECT_THROW(compare_runs(run_of(twice, "base.csv"), run_of(sweep(), "new.csv"), CompareOptions{}), InputError);
+  // Rows of two settings are one row once the settings are ignored.
+  std::vector<ResultRow> settings = sweep();
+  for (ResultRow r : sweep()) {
+    r.settings = KeyValues::parse("NCCL_ALGO=Ring");
+    settings.push_back(r);
+  }
+  EXPECT_NO_THROW(compare_runs(run_of(settings, "base.csv"), run_of(settings, "new.csv"), CompareOptions{}));
+  CompareOptions ignoring;
+  ignoring.ignore_settings = true;
+  EXPECT_THROW(compare_runs(run_of(settings, "base.csv"), run_of(settings, "new.csv"), ignoring), InputError);
+}
+
 }  // namespace
 }  // namespace fabricbench::results

@@ -31,6 +31,14 @@ std::string error_of(std::string_view text, Format format = Format::kAuto) {
   return "";
 }
 
+TEST(Numbers, WhatTheWritersPrintReadsBack) {
+  EXPECT_DOUBLE_EQ(number_field("1e-320", "time", ""), 1e-320);  // a subnormal: strtod says ERANGE
+  EXPECT_DOUBLE_EQ(number_field("0", "time", ""), 0);
+  EXPECT_THROW(number_field("1e400", "time", ""), InputError);  // overflow: infinite
+  EXPECT_THROW(number_field("inf", "time", ""), InputError);
+  EXPECT_THROW(measured_field("-1e-320", "time", ""), InputError);
+}
+
 TEST(PerftestText, BandwidthInGbitsPerSecond) {
   const StoredRun run = load_run(kData + "/perftest/ib_write_bw_gbits.txt");
   EXPECT_EQ(run.format, Format::kPerftestText);
