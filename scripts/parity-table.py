@@ -21,6 +21,8 @@ LARGE = 1 << 20
 LARGE_GOAL = 1.02
 SMALL_MEDIAN_GOAL = 1.03
 SMALL_WORST_GOAL = 1.10
+# fabricbench's own method settings, recorded in a row's settings when not the default.
+METHODS = {"timer", "cache"}
 
 
 def rows_of(path):
@@ -32,7 +34,9 @@ def times(rows):
     """(placement, size_bytes) -> (mean time in s, call) of a run's rows."""
     found = {}
     for row in rows:
-        if row.get("stop_reason", "").startswith("refused") or row.get("settings"):
+        # A row of a swept NCCL setting is not the default's; the timer and cache modes are methods.
+        settings = [kv for kv in row.get("settings", "").split(";") if kv and kv.split("=")[0] not in METHODS]
+        if row.get("stop_reason", "").startswith("refused") or settings:
             continue
         found[(row["placement"], int(row["size_bytes"]))] = (float(row["time_mean_s"]), row.get("call", ""))
     return found

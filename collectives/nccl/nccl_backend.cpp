@@ -424,15 +424,13 @@ void NcclBackend::abort_all() noexcept {
   for (Lane& lane : lanes_) lane.comm.abort();
 }
 
-void NcclBackend::wait(const char* what, double held_seconds, std::optional<std::size_t> until_mark) {
+void NcclBackend::wait(const char* what, double held_seconds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   std::size_t done = 0;  // lanes finish in order of checking; a finished lane stays finished
   while (true) {
     while (done < lanes_.size()) {
-      const Lane& lane = lanes_[done];
-      const cudaError_t state =
-          until_mark ? cudaEventQuery(lane.marks[*until_mark].get()) : cudaStreamQuery(lane.stream.get());
+      const cudaError_t state = cudaStreamQuery(lanes_[done].stream.get());
       if (state == cudaErrorNotReady) break;
       if (state != cudaSuccess) {
         abort_all();  // peers may be inside this collective: never leave a live communicator behind
@@ -644,16 +642,11 @@ std::vector<double> NcclBackend::run_samples(const CallSpec& call, int batch, in
   if (settings_.graph_iterations > 0) capture_graphs(call);
   // One event between samples and one wait at the end: the stream never idles, so only the first
   // sample waits for its first launch, as in nccl-tests' back-to-back iterations.
-  // NCCL holds each queued call's plan until its kernel has run: an adaptive round of 1,000
-  // launch-bound samples queued 30,000 calls and ~150 MB of host memory. Waiting for the chunk
-  // before the last bounds the queue and still never lets the stream idle.
-  const std::size_t chunk = std::max<std::size_t>(1, kMostQueuedOperations / static_cast<std::size_t>(batch));
   mark(0);
   std::vector<double> executed(static_cast<std::size_t>(samples));
   for (std::size_t s = 0; s < executed.size(); ++s) {
     executed[s] = enqueue_operations(call, batch);
     mark(s + 1);
-    if (s + 1 >= 2 * chunk && (s + 1) % chunk == 0) wait("the timed operations", 0, s + 1 - chunk);
   }
   wait("the timed operations");
   std::vector<double> seconds(executed.size());

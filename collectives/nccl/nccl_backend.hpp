@@ -175,12 +175,9 @@ class NcclBackend final : public Backend,
   Lane& transfers_lane();
   /// Holds every lane's stream for `gap_seconds`, then marks the start of a queued operation.
   void begin_queued(double gap_seconds);
-  /// Polls every lane's stream (or only up to its mark `until_mark`) and communicator until done,
-  /// aborting all after the timeout (plus `held_seconds`: holds queued on the streams, which are
-  /// not waiting for a peer).
-  void wait(const char* what, double held_seconds = 0, std::optional<std::size_t> until_mark = std::nullopt);
-  /// Calls queued on a stream before run_samples waits for the oldest (two chunks of this many).
-  static constexpr std::size_t kMostQueuedOperations = 512;
+  /// Polls every lane's stream and communicator until done, aborting all after the timeout (plus
+  /// `held_seconds`: holds queued on the streams, which are not waiting for a peer).
+  void wait(const char* what, double held_seconds = 0);
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
   /// Enqueues `operations` calls (whole CUDA graphs with -G); returns how many were enqueued.
