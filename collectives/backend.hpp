@@ -118,8 +118,10 @@ class Backend {
 
   /// Gives up on the communicator without waiting for peers (after a refused setting).
   virtual void abandon() noexcept {}
-  /// True when a clean destruction waits on the library for nothing the run needs (Job's same).
+  /// True when a clean destruction waits on the library for nothing the run needs, and what must
+  /// still be done when it is skipped (Job's same).
   virtual bool slow_to_tear_down() const { return false; }
+  virtual void before_exit() noexcept {}
 };
 
 inline void Backend::set_group(std::vector<int> members) {

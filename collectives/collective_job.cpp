@@ -157,6 +157,7 @@ class CollectiveJob final : public Job {
 
   void abandon() noexcept override { backend_->abandon(); }
   bool slow_to_tear_down() const override { return backend_->slow_to_tear_down(); }
+  void before_exit() noexcept override { backend_->before_exit(); }
 
  private:
   // The driver's schedule of a sweep: every NCCL setting a round of the whole world (one

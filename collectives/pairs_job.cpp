@@ -41,13 +41,7 @@ class PairsJob final : public Job {
         topology_(topology),
         world_(world) {}
 
-  ~PairsJob() override {
-    // NCCL wrote one log for every round; it was a temporary one unless --json or --nccl-logs.
-    const CollectiveOptions& o = plan_.options;
-    std::error_code ec;
-    if (observer_ && o.nccl_log_dir.empty() && o.outputs.json_path.empty())
-      std::filesystem::remove(nccl_log_file(o, topology_), ec);
-  }
+  ~PairsJob() override { remove_temporary_log(); }
 
   const OutputOptions& outputs() const override { return plan_.options.outputs; }
   std::string connecting() const override { return fmt::format("connecting the {} backend", backend_name_); }
@@ -123,8 +117,20 @@ class PairsJob final : public Job {
     if (backend_) backend_->abandon();
   }
   bool slow_to_tear_down() const override { return backend_ && backend_->slow_to_tear_down(); }
+  void before_exit() noexcept override {
+    if (backend_) backend_->before_exit();
+    remove_temporary_log();
+  }
 
  private:
+  // NCCL wrote one log for every round; it was a temporary one unless --json or --nccl-logs.
+  void remove_temporary_log() const noexcept {
+    const CollectiveOptions& o = plan_.options;
+    std::error_code ec;
+    if (observer_ && o.nccl_log_dir.empty() && o.outputs.json_path.empty())
+      std::filesystem::remove(nccl_log_file(o, topology_), ec);
+  }
+
   /// How often a suspect cell is measured again before anything is accused.
   static constexpr int kSecondLooks = 2;
 

@@ -108,6 +108,9 @@ class PatternJob final : public Job, private GroupedMeasurement {
     if (backend_) backend_->abandon();
   }
   bool slow_to_tear_down() const override { return backend_ && backend_->slow_to_tear_down(); }
+  void before_exit() noexcept override {
+    if (backend_) backend_->before_exit();
+  }
 
  private:
   // GroupedMeasurement: the schedule's rounds.

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/context.hpp"
 
+#include <fmt/format.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -76,6 +79,9 @@ nlohmann::json capture_context(const Topology& topology, const ControlPlane& wor
       {"git_revision", FABRICBENCH_GIT_REVISION},
       {"argv", argv},
       {"start_time", utc_timestamp()},
+      // One launch's name, whatever files it was written to: its CSV and JSON, or a copy, are one run.
+      {"launch_id", fmt::format("{}-{}-{}", system.nodename, ::getpid(),
+                                std::chrono::system_clock::now().time_since_epoch().count())},
       {"ranks", topology.size},
       {"hosts", hosts},
       {"host_of_rank", topology.host_of_rank},

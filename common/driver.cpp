@@ -125,6 +125,7 @@ int drive(const Planner& planner, int argc, char** argv) {
           const int measured = measure_and_report(*job, watchdog, argc, argv, topology, world);
           if (job->slow_to_tear_down()) {
             // Every result is written and every call has completed: nothing of the job is needed.
+            job->before_exit();
             (void)job.release();  // NOLINT(bugprone-unused-return-value): freed by the exit below
             left_to_exit = true;
           }

@@ -52,8 +52,10 @@ class Job {
   virtual void abandon() noexcept = 0;
   /// True when destroying the job would wait on a library for nothing the run needs: NCCL's
   /// ncclCommDestroy joins a proxy thread that polls on a 500 ms timer, a third of a short launch.
-  /// After a clean end such a job is left to the process's exit, which frees the same.
+  /// After a run without an error such a job is left to the process's exit, which frees the same,
+  /// once `before_exit` has done what the exit does not (temporary files).
   virtual bool slow_to_tear_down() const { return false; }
+  virtual void before_exit() noexcept {}
 };
 
 /// A validated job, or the help text to print.

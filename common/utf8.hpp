@@ -18,8 +18,8 @@ inline std::string valid_utf8(const std::string& text) {
 /// Whether `text` is UTF-8 already (nothing to replace).
 inline bool is_utf8(const std::string& text) { return valid_utf8(text) == text; }
 
-/// valid_utf8(text) with control bytes (NUL, escape, carriage return...) but line breaks and tabs
-/// shown as '?': a file's content fit to print on a terminal, whatever the file holds.
+/// valid_utf8(text) with the C0 control bytes (NUL, escape, carriage return...) but line breaks
+/// and tabs, and DEL, shown as '?': what a terminal acts on is not printed from a file.
 inline std::string printable_utf8(const std::string& text) {
   std::string shown = valid_utf8(text);
   for (char& c : shown)

@@ -160,6 +160,10 @@ class ReplayJob final : public Job, private GroupedMeasurement {
     for (Member& m : members_)
       if (m.backend) m.backend->abandon();
   }
+  void before_exit() noexcept override {
+    for (Member& m : members_)
+      if (m.backend) m.backend->before_exit();
+  }
   bool slow_to_tear_down() const override {
     return std::any_of(members_.begin(), members_.end(),
                        [](const Member& m) { return m.backend && m.backend->slow_to_tear_down(); });

@@ -22,9 +22,16 @@ double seconds_per_unit(const std::string& unit, const std::string& name) {
   throw InputError(fmt::format("{}: unknown Google Benchmark time unit '{}'", name, unit));
 }
 
-/// "copy/host_to_device/4096/manual_time" -> ("copy/host_to_device", 4096).
-std::pair<std::string, std::uint64_t> split_name(const std::string& run_name) {
+struct RunName {
   std::string family;
+  std::uint64_t size = 0;
+  std::string arguments;  ///< the rest of its arguments: "threads:2", a second number ("64/2" -> "2")
+};
+
+/// "copy/host_to_device/4096/manual_time" -> {"copy/host_to_device", 4096, ""};
+/// "BM_x/4096/8/threads:2" -> {"BM_x", 4096, "8/threads:2"}.
+RunName split_name(const std::string& run_name) {
+  std::string family, arguments;
   std::uint64_t size = 0;
   bool sized = false;
   std::size_t start = 0;
@@ -37,10 +44,12 @@ std::pair<std::string, std::uint64_t> split_name(const std::string& run_name) {
       sized = true;
     } else if (!numeric && part.find(':') == std::string::npos && part != "manual_time" && part != "real_time") {
       family += (family.empty() ? "" : "/") + part;
+    } else if (part != "manual_time" && part != "real_time") {
+      arguments += (arguments.empty() ? "" : "/") + part;  // rows of one family and size apart
     }
     start = slash + 1;
   }
-  return {family, size};
+  return {family, size, arguments};
 }
 
 }  // namespace
@@ -69,7 +78,8 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
     ResultRow& r = it->second;
     if (fresh) {
       order.push_back(run_name);
-      const auto [family, size] = split_name(run_name);
+      const auto [family, size, arguments] = split_name(run_name);
+      if (!arguments.empty()) r.settings.set("arguments", arguments);
       r.benchmark = program;
       r.backend = "host";
       r.collective = family;

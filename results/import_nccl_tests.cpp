@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "collectives/catalog_list.hpp"  // generated: FB_COLLECTIVE_NAMES
+#include "common/stats.hpp"
 #include "results/importers.hpp"
 
 namespace fabricbench::results {
@@ -72,6 +73,42 @@ ResultRow make_row(const std::string& program, const std::string& collective, st
   r.wrong = p.wrong;
   r.tags.set("source", "nccl-tests");
   return r;
+}
+
+// nccl-tests -N k prints every size once per cycle: the cycles of a row are its samples (each
+// the mean over -n iterations), never rows of their own.
+void fold_cycles(std::vector<ResultRow>& rows) {
+  std::map<std::string, std::vector<std::size_t>> cycles;  // identity -> the rows, in order
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ResultRow& r = rows[i];
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", r.size_bytes, r.count, r.dtype, r.op, r.root, r.placement);
+    auto [it, fresh] = cycles.try_emplace(key);
+    if (fresh) order.push_back(key);
+    it->second.push_back(i);
+  }
+  if (order.size() == rows.size()) return;
+  std::vector<ResultRow> folded;
+  for (const std::string& key : order) {
+    const std::vector<std::size_t>& at = cycles[key];
+    ResultRow r = rows[at.front()];
+    std::vector<double> times;
+    double algbw = 0, busbw = 0;
+    for (std::size_t i : at) {
+      times.push_back(rows[i].time_s.mean);
+      algbw += rows[i].algbw_mean_bytes_per_s / static_cast<double>(at.size());
+      busbw += rows[i].busbw_mean_bytes_per_s / static_cast<double>(at.size());
+      r.wrong = std::max(r.wrong, rows[i].wrong);
+    }
+    r.time_s = summarize(times);
+    r.samples = at.size();
+    r.algbw_mean_bytes_per_s = algbw;
+    r.busbw_mean_bytes_per_s = busbw;
+    r.algbw_median_bytes_per_s = r.time_s.median > 0 ? static_cast<double>(r.size_bytes) / r.time_s.median : 0;
+    r.busbw_median_bytes_per_s = r.algbw_median_bytes_per_s * r.busbw_factor;
+    folded.push_back(std::move(r));
+  }
+  rows = std::move(folded);
 }
 
 void add_context(StoredRun& run, const std::string& program, int ranks, const std::map<std::string, int>& hosts,
@@ -163,6 +200,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   add_context(run, program, ranks, hosts, gpu, nccl_version);
   run.context["source_format"] = "nccl-tests text";
   if (skipped > 0) run.context["skipped_lines"] = skipped;
+  fold_cycles(run.rows);
   run.complete = finished;  // a log cut short (a killed job, a truncated copy) keeps only some sizes
   return run;
 }

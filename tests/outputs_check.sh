@@ -104,10 +104,18 @@ refused 'did not finish ("complete": false)' "$bin/fb_import" stopped.json --csv
 refused 'did not finish ("complete": false)' "$bin/fb_compare" --save-baseline n5 stopped.json
 rm -f cut.txt stopped.json
 refused "name the same file" "$bin/fb_compare" --save-baseline n6 a.json ./a.json
-refused "are one run (started" "$bin/fb_compare" --save-baseline n8 a.json a.csv
+refused "are one run (one launch" "$bin/fb_compare" --save-baseline n8 a.json a.csv
 cp a.json copy.json
-refused "are one run (started" "$bin/fb_compare" --save-baseline n9 a.json copy.json
+refused "are one run (one launch" "$bin/fb_compare" --save-baseline n9 a.json copy.json
 rm -f copy.json
+# Two launches of one command within a second are two runs, whatever their start_time says.
+for i in 1 2; do
+  mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json c.json > /dev/null 2>&1 && mv c.json "c$i.json" ||
+    fail "a quick run"
+done
+"$bin/fb_compare" --save-baseline n10 c1.json c2.json > /dev/null && ok "two launches of one command saved as two runs" ||
+  fail "two launches of one command refused as one"
+rm -f c1.json c2.json
 sed 's/"wrong":0/"wrong":3/' a.json > wrong.json
 refused "wrong element(s): a baseline is a correct run" "$bin/fb_compare" --save-baseline n7 wrong.json
 rm -f wrong.json

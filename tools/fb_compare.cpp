@@ -63,14 +63,18 @@ void check_baseline_name(const std::string& name) {
         "--save-baseline '{}': use a plain name such as cluster-a-ndr (letters, digits, . _ -)", valid_utf8(name)));
 }
 
-/// Whether two files hold one launch: the same start, hosts and command line in their contexts.
+/// Whether two files hold one launch: the same launch_id in their contexts, or for runs written
+/// before it was recorded, the same start (to the second), hosts and command line.
 bool same_run(const StoredRun& a, const StoredRun& b) {
-  const auto identity = [](const StoredRun& r) {
-    const nlohmann::json& c = r.context;
-    return std::make_tuple(c.value("start_time", nlohmann::json()), c.value("hosts", nlohmann::json()),
-                           c.value("argv", nlohmann::json()));
+  const auto field = [](const StoredRun& r, const char* key) {
+    return r.context.is_object() && r.context.contains(key) ? r.context[key] : nlohmann::json();
   };
-  return a.context.contains("start_time") && a.context.contains("argv") && identity(a) == identity(b);
+  if (!field(a, "launch_id").is_null() || !field(b, "launch_id").is_null())
+    return field(a, "launch_id") == field(b, "launch_id");
+  const auto identity = [&](const StoredRun& r) {
+    return std::make_tuple(field(r, "start_time"), field(r, "hosts"), field(r, "argv"));
+  };
+  return !field(a, "start_time").is_null() && !field(a, "argv").is_null() && identity(a) == identity(b);
 }
 
 /// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
@@ -97,9 +101,8 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
     for (std::size_t i = 0; i < runs.size(); ++i)
       if (same_run(runs[i], run))
         throw UsageError(
-            fmt::format("--save-baseline: {} and {} are one run (started {} with the same command): give "
-                        "each run once",
-                        paths[i], path, run.context.value("start_time", "")));
+            fmt::format("--save-baseline: {} and {} are one run (one launch's files, or a copy): give each run once",
+                        paths[i], path));
     runs.push_back(std::move(run));
   }
   // One measurement: the same executable, backend and collective in every row of every run.

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -154,6 +155,10 @@ NcclBackend::NcclBackend(const Topology& topology, const NcclSettings& settings)
 
 NcclBackend::~NcclBackend() {
   lanes_.clear();  // communicators first: NCCL writes its last log lines as they go
+  remove_temporary_log();
+}
+
+void NcclBackend::remove_temporary_log() const noexcept {
   std::error_code ec;
   if (settings_.log_is_temporary && !settings_.log_file.empty()) std::filesystem::remove(settings_.log_file, ec);
 }
@@ -178,6 +183,11 @@ void NcclBackend::prepare_environment() {
     set_by_us.insert(name);
   };
 
+  // What the user's profiler plugin or the recorder writes, they write as the communicator is
+  // finalized: such a run is torn down however long it takes.
+  const char* users_plugin = user_set("NCCL_PROFILER_PLUGIN") ? std::getenv("NCCL_PROFILER_PLUGIN") : nullptr;
+  const char* trace_dir = std::getenv("FABRICBENCH_TRACE_DIR");
+  finalize_writes_ = (users_plugin && std::string_view(users_plugin) != "none") || (trace_dir && *trace_dir);
   std::string plugin;
   if (settings_.observe_path && !settings_.profiler_plugin.empty() && !user_set("NCCL_PROFILER_PLUGIN")) {
     set("NCCL_PROFILER_PLUGIN", settings_.profiler_plugin);

@@ -4,7 +4,6 @@
 
 #include <nccl.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -138,9 +137,10 @@ class NcclBackend final : public Backend,
   void set_tuning(const std::string& algorithm, const std::string& protocol) override;
   void reconnect() override;
   void abandon() noexcept override { abort_all(); }
-  /// ncclCommDestroy waits for NCCL's proxy thread's next 500 ms poll; a recorded trace (the
-  /// profiler plugin writes it as the communicator is finalized) still needs it.
-  bool slow_to_tear_down() const override { return std::getenv("FABRICBENCH_TRACE_DIR") == nullptr; }
+  /// ncclCommDestroy waits for NCCL's proxy thread's next 500 ms poll; a profiler plugin of the
+  /// user's or a recorded trace (written as the communicator is finalized) still needs it.
+  bool slow_to_tear_down() const override { return !finalize_writes_; }
+  void before_exit() noexcept override { remove_temporary_log(); }
   void plant_error() override;
   void begin_observation() override { observer_.begin(); }
   ObservedPath observed_path(const CallSpec& call) override;
@@ -177,6 +177,7 @@ class NcclBackend final : public Backend,
   void begin_queued(double gap_seconds);
   /// Polls every lane's stream and communicator until done, aborting all after the timeout (plus
   /// `held_seconds`: holds queued on the streams, which are not waiting for a peer).
+  void remove_temporary_log() const noexcept;
   void wait(const char* what, double held_seconds = 0);
   void abort_all() noexcept;
   void capture_graphs(const CallSpec& call);
@@ -202,8 +203,9 @@ class NcclBackend final : public Backend,
   std::optional<CallSpec> graph_call_;
   std::string algorithm_, protocol_;  // requested NCCL_ALGO / NCCL_PROTO ("" = untouched)
   bool environment_ready_ = false;
-  std::string log_path_;  // the log this rank reads ("" = none)
-  std::string log_note_;  // why there is none
+  std::string log_path_;          // the log this rank reads ("" = none)
+  std::string log_note_;          // why there is none
+  bool finalize_writes_ = false;  // a profiler plugin of the user's, or the recorder, is in the process
   PathObserver observer_;
   int library_version_ = 0;   // ncclGetVersion of the library loaded
   std::vector<int> members_;  // communicator ranks of the group the calls run on; empty: all

@@ -149,6 +149,41 @@ TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
 
 // A real capture: all_reduce_perf -b 8 -e 8G -f 2 -g 1 with NCCL_DEBUG=INFO on the H200 (2>&1),
 // 94 INFO lines before, between and after the table.
+TEST(NcclTestsText, TheCyclesOfDashNAreSamplesOfOneRow) {
+  const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
+  const std::string line =
+      "     1048576        262144     float     sum      -1     6.85  152.97    0.00       0     1.08  970.72"
+      "    0.00       0\n";
+  ASSERT_NE(clean.find(line), std::string::npos);
+  // -N 2: the table printed twice; here one more cycle of one size, 8.85 us out of place.
+  std::string cycled = clean;
+  std::string again = line;
+  again.replace(again.find(" 6.85"), 5, " 8.85");
+  cycled.insert(cycled.find("# Avg bus bandwidth"), again);
+  const StoredRun one = parse_run(clean, "f"), two = parse_run(cycled, "f");
+  ASSERT_EQ(two.rows.size(), one.rows.size());
+  const ResultRow r = row_of_size(two, 1048576, "out-of-place");
+  EXPECT_EQ(r.samples, 2u);
+  EXPECT_NEAR(r.time_s.median, 7.85e-6, 1e-12);
+  EXPECT_NEAR(r.time_s.min, 6.85e-6, 1e-12);
+  EXPECT_NEAR(r.time_s.max, 8.85e-6, 1e-12);
+  EXPECT_EQ(row_of_size(two, 1048576, "in-place").samples, 2u);
+  EXPECT_EQ(row_of_size(two, 2097152, "out-of-place").samples, 1u);
+}
+
+TEST(GoogleBenchmark, ArgumentsBeyondTheSizeKeepRowsApart) {
+  const std::string text = R"({"context": {"executable": "bm"}, "benchmarks": [
+    {"run_name": "BM_x/4096/threads:1", "run_type": "iteration", "real_time": 10, "time_unit": "ns"},
+    {"run_name": "BM_x/4096/threads:2", "run_type": "iteration", "real_time": 20, "time_unit": "ns"},
+    {"run_name": "BM_x/4096/8/manual_time", "run_type": "iteration", "real_time": 30, "time_unit": "ns"}]})";
+  const StoredRun run = parse_run(text, "bm.json");
+  ASSERT_EQ(run.rows.size(), 3u);
+  EXPECT_EQ(run.rows[0].settings.text(), "arguments=threads:1");
+  EXPECT_EQ(run.rows[1].settings.text(), "arguments=threads:2");
+  EXPECT_EQ(run.rows[2].settings.text(), "arguments=8");
+  EXPECT_EQ(run.rows[2].size_bytes, 4096u);
+}
+
 TEST(NcclTestsText, ALogCutShortNegativeOrHexFiguresAreNoFinishedRun) {
   const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
   EXPECT_TRUE(parse_run(clean, "f").complete);
