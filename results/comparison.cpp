@@ -252,12 +252,12 @@ std::map<std::string, std::size_t> rows_by_key(const StoredRun& run, const Compa
 }
 
 void match_rows(Comparison& c, const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
-  rows_by_key(base, options);
+  rows_by_key(base, options);  // refuses a base row given twice: each fresh row is then matched once at most
   const std::map<std::string, std::size_t> fresh_by_key = rows_by_key(fresh, options);
   std::vector<bool> used(fresh.rows.size(), false);
   for (const ResultRow& row : base.rows) {
     const auto found = fresh_by_key.find(match_key(row, options));
-    if (found == fresh_by_key.end() || used[found->second]) {
+    if (found == fresh_by_key.end()) {
       c.only_base.push_back(row);
       continue;
     }
