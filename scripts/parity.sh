@@ -27,13 +27,15 @@ nccl_tests=$1; shift
 rounds=3 ranks=1 shared=0 collectives="" out="" timer=""
 flags=(-b 1M -e 1G -f 8 -n 20 -w 5)
 while [[ $# -gt 0 ]]; do
+  # A flag's missing value is bad usage (exit 2), as every other refusal here.
+  case $1 in --rounds|--ranks|--timer|--collectives|--out) [[ $# -ge 2 ]] || fail "$1 needs a value" ;; esac
   case $1 in
-    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
-    --ranks) ranks=${2:?--ranks needs a number}; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
     --shared-gpu) shared=1; shift ;;
-    --timer) timer=${2:?--timer needs events or host}; shift 2 ;;
-    --collectives) collectives=${2:?--collectives needs a list}; shift 2 ;;
-    --out) out=${2:?--out needs a folder}; shift 2 ;;
+    --timer) timer=$2; shift 2 ;;
+    --collectives) collectives=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
     --) shift; flags=("$@"); break ;;
     -h|--help) usage ;;
     *) fail "unknown option '$1' (see --help)" ;;
