@@ -101,7 +101,12 @@ else
   sleep 2  # into the timed samples
   kill -STOP "$stopped" 2>/dev/null
   start=$SECONDS
-  until grep -q "rank 1 on .* did not answer" "$out/stopped.log" 2>/dev/null || ((SECONDS - start > 20)); do sleep 0.2; done
+  # Both others must have named it before it is let go: released after the first, it could answer
+  # the second in time (seen once in CI, 1 of 2).
+  while named=$(grep -c "rank 1 on .* did not answer" "$out/stopped.log" 2>/dev/null); ((${named:-0} < 2)); do
+    ((SECONDS - start > 20)) && break
+    sleep 0.2
+  done
   took=$((SECONDS - start))
   kill -CONT "$stopped" 2>/dev/null
   wait "$launch"
