@@ -86,8 +86,11 @@ std::string what(const ResultRow& r) {
 
 std::string verdict_line(const Comparison& c) {
   return fmt::format("{}: {} SLOWER, {} FASTER, {} SAME, {} UNSURE of {} matched rows",
-                     c.regression() ? "REGRESSION" : "OK", c.count(Verdict::kSlower), c.count(Verdict::kFaster),
-                     c.count(Verdict::kSame), c.count(Verdict::kUnsure), c.rows.size());
+                     c.count(Verdict::kSlower) > 0 ? "REGRESSION"
+                     : c.regression()              ? "FAILED CLOSED"
+                                                   : "OK",
+                     c.count(Verdict::kSlower), c.count(Verdict::kFaster), c.count(Verdict::kSame),
+                     c.count(Verdict::kUnsure), c.rows.size());
 }
 
 std::string geomean_line(const Comparison& c, const CompareOptions& o) {
@@ -150,6 +153,12 @@ void print_console(std::FILE* out, const ReportInput& in) {
     fmt::print(out,
                "# not compared: {} rows without a figure on one side (a refused setting, or nan or 0 in the file)\n",
                c.without_figure.size());
+  if (!c.lost_figure.empty())
+    fmt::print(out,
+               "# failed closed: {} row(s) the baseline measured have no figure in the new run, first {} {} B {}: "
+               "no verdict could be made\n",
+               c.lost_figure.size(), c.lost_figure.front().collective, c.lost_figure.front().size_bytes,
+               c.lost_figure.front().placement);
   fmt::print(out, "# {}\n", model_line(in));
 }
 
@@ -235,6 +244,7 @@ nlohmann::json json_report(const ReportInput& in) {
           {"only_in_baseline", c.only_base.size()},
           {"only_in_new", c.only_new.size()},
           {"without_figure", c.without_figure.size()},
+          {"lost_figure", c.lost_figure.size()},
           {"rows", rows}};
 }
 

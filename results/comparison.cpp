@@ -276,6 +276,7 @@ void match_rows(Comparison& c, const StoredRun& base, const StoredRun& fresh, co
     rc.new_value = value_of(rc.fresh, rc.metric, u.statistic == "median");
     if (rc.base_value <= 0 || rc.new_value <= 0) {
       c.without_figure.push_back(row);  // a refused setting's row, or nan or 0 in the file
+      if (rc.base_value > 0) c.lost_figure.push_back(row);
       continue;
     }
     rc.speedup = rc.metric == Metric::kTime ? rc.base_value / rc.new_value : rc.new_value / rc.base_value;

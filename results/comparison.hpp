@@ -109,6 +109,9 @@ struct Comparison {
   std::vector<RowComparison> rows;  ///< matched rows, in the baseline's order
   std::vector<ResultRow> only_base, only_new;
   std::vector<ResultRow> without_figure;  ///< baseline rows matched to a row where either side has no figure
+  /// Of those, the rows the baseline measured and the new run has no figure for: their verdict
+  /// could not be made, and the comparison fails closed on them.
+  std::vector<ResultRow> lost_figure;
   std::vector<ContextDifference> context_differences;
   double geomean_speedup = 0;  ///< over the matched rows of at least cutoff_bytes (all rows if none)
   std::size_t geomean_rows = 0;
@@ -127,7 +130,7 @@ struct Comparison {
   std::size_t count(Verdict verdict) const;
   /// Rows judged on their own samples' contention, above the runs' allowance.
   std::size_t rows_with_own_contention() const;
-  bool regression() const { return count(Verdict::kSlower) > 0; }
+  bool regression() const { return count(Verdict::kSlower) > 0 || !lost_figure.empty(); }
 };
 
 /// True for rows whose natural metric is time: latency benchmarks (*_lat) and ping-pong rows.

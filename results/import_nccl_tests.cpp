@@ -255,6 +255,7 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
   add_context(run, program, ranks, hosts, gpu,
               static_cast<long>(json_whole(document, "nccl_version", 0, 0, 1e9, name)));
   run.context["source_format"] = fmt::format("nccl-tests JSON v{}", version);
+  fold_cycles(run.rows);  // -N k lists every size once per cycle here too
   return run;
 }
 

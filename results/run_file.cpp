@@ -293,22 +293,39 @@ ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std
   if (!read_library_values(row, r, kMaxLibraryValues))
     throw InputError(fmt::format("{}: more than {} columns beyond fabricbench's own: not a result of ours", where,
                                  kMaxLibraryValues));
-  // Times, rates and spreads are finite and never negative: a row claiming otherwise is damaged,
-  // and judging it would call an infinite bandwidth FASTER or a negative time SAME.
-  for (const Column& column : columns()) {
-    const FieldValue value = column.get(r);
-    if (const auto* number = std::get_if<double>(&value); number && (!std::isfinite(*number) || *number < 0))
-      throw InputError(fmt::format("{}: '{}' is {:g}: not a time, rate or spread", where, column.name, *number));
-  }
   if (const auto samples = row.find("samples_s"); samples != row.end() && !samples->is_null()) {
     if (!samples->is_array()) throw InputError(fmt::format("{}: 'samples_s' is not a list of seconds", where));
     for (const nlohmann::json& s : *samples) {
-      if (!s.is_number() || !(s.get<double>() >= 0))
+      if (!s.is_number() || !(s.get<double>() >= 0) || s.get<double>() > kMaxSeconds)
         throw InputError(fmt::format("{}: 'samples_s' holds {} where a time in seconds belongs", where, s.dump()));
       r.sample_seconds.push_back(s.get<double>());
     }
   }
+  check_figures(r, where);
   return r;
+}
+
+double most_bytes_per_second(std::uint64_t size_bytes) {
+  return std::max(kMaxRateBytesPerSecond, static_cast<double>(size_bytes) * kMaxRatePerByte);
+}
+
+void check_figures(const ResultRow& row, const std::string& where) {
+  // Times, rates and spreads are finite, never negative and within what a measurement can give: a
+  // row claiming otherwise is damaged, and judging it would call an infinite or 1e308 B/s
+  // bandwidth FASTER or a negative time SAME.
+  for (const Column& column : columns()) {
+    const FieldValue value = column.get(row);
+    const auto* number = std::get_if<double>(&value);
+    if (!number) continue;
+    if (!std::isfinite(*number) || *number < 0)
+      throw InputError(fmt::format("{}: '{}' is {:g}: not a time, rate or spread", where, column.name, *number));
+    // Ratios (a spread, a busbw factor, a contention bound over many ranks) have no such ceiling.
+    const bool rate = column.name.ends_with("_bytes_per_s"), time = !rate && column.name.ends_with("_s");
+    const double most = rate ? most_bytes_per_second(row.size_bytes) : kMaxSeconds;
+    if ((rate || time) && *number > most)
+      throw InputError(fmt::format("{}: '{}' is {:g}, beyond the {:g} {} no measurement gives", where, column.name,
+                                   *number, most, rate ? "B/s" : "seconds"));
+  }
 }
 
 std::string unfinished_sign(const StoredRun& run) {
@@ -346,6 +363,10 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
     throw InputError(fmt::format("{}: unexpected {} content: {}", name, format_name(format), e.what()));
   }
   if (run.rows.empty()) throw InputError(fmt::format("{}: no result rows in this {} file", name, format_name(format)));
+  // Our own rows were checked as they were read, with their line; another tool's are checked here.
+  if (format != Format::kFabricbenchJson && format != Format::kFabricbenchCsv)
+    for (std::size_t i = 0; i < run.rows.size(); ++i)
+      check_figures(run.rows[i], fmt::format("{} result {}", name, i + 1));
   run.path = name;
   run.format = format;
   return run;

@@ -62,6 +62,18 @@ std::string unfinished_sign(const StoredRun& run);
 /// Parses `text`; `name` is used in messages. Never crashes on any input: throws InputError.
 StoredRun parse_run(std::string_view text, const std::string& name, Format format = Format::kAuto);
 
+/// The most a rate column may hold: 1 PB/s (a thousand times any link's), or the row's size moved
+/// in half a nanosecond where that is more (the algbw of a one-rank in-place call, NCCL's no-op,
+/// reads 2e15 B/s at 8 GiB on an H200, and busbw's factor is at most 2). A time column holds at
+/// most a million seconds (11 days for one operation). Beyond them a row is damaged, not measured.
+inline constexpr double kMaxRateBytesPerSecond = 1e15;
+inline constexpr double kMaxRatePerByte = 2e9;
+inline constexpr double kMaxSeconds = 1e6;
+double most_bytes_per_second(std::uint64_t size_bytes);
+/// Throws InputError naming `where` and the column for a figure that is not finite or negative,
+/// or a rate or time beyond its maximum.
+void check_figures(const ResultRow& row, const std::string& where);
+
 /// One row of our JSON (or a CSV row converted to JSON values), of schema `schema_version`.
 ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std::string& where);
 

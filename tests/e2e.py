@@ -974,7 +974,9 @@ def test_compare(runner, _):
         for key, value, fragment in [("busbw_mean_bytes_per_s", "Infinity", "not valid JSON"),
                                      ("busbw_median_bytes_per_s", 1e400, "not valid JSON"),
                                      ("time_mean_s", -1.0, "'time_mean_s' is -1"),
-                                     ("time_median_s", -0.5, "'time_median_s' is -0.5")]:
+                                     ("time_median_s", -0.5, "'time_median_s' is -0.5"),
+                                     ("busbw_median_bytes_per_s", 1e308, "'busbw_median_bytes_per_s' is 1e+308, beyond the"),
+                                     ("time_mean_s", 3e7, "beyond the 1e+06 seconds")]:
             text = (t / "base.json").read_text()
             document = json.loads(text)
             document["rows"][0][key] = "__VALUE__"
@@ -982,13 +984,28 @@ def test_compare(runner, _):
             result = tool(runner, "fb_compare", [t / "base.json", t / "hostile.json"])
             expect(result.returncode == 2 and len(own_lines(result.stderr)) == 1 and fragment in result.stderr,
                    f"{key} = {value}: exit {result.returncode} {result.stderr}")
+        # A figure the baseline has and the new run lacks (null: a refused setting's row) is a
+        # verdict that could not be made: it fails closed, exit 1, and says which row.
+        document = json.loads((t / "base.json").read_text())
+        for key in ("time_mean_s", "time_median_s", "busbw_mean_bytes_per_s", "busbw_median_bytes_per_s",
+                    "algbw_mean_bytes_per_s", "algbw_median_bytes_per_s"):
+            document["rows"][0][key] = None
+        (t / "lost.json").write_text(json.dumps(document))
+        result = tool(runner, "fb_compare", [t / "base.json", t / "lost.json"])
+        expect(result.returncode == 1 and "# FAILED CLOSED: 0 SLOWER" in result.stdout and
+               "# failed closed: 1 row(s) the baseline measured have no figure in the new run" in result.stdout,
+               f"a row without a figure in the new run: exit {result.returncode}\n{result.stdout[-800:]}")
+        result = tool(runner, "fb_compare", [t / "lost.json", t / "base.json"])
+        expect(result.returncode == 0 and "failed closed" not in result.stdout,
+               f"a baseline row without a figure: exit {result.returncode}\n{result.stdout[-800:]}")
+        print("a row the new run has no figure for: FAILED CLOSED, exit 1; the other way round: not compared, exit 0")
         for flags in (["--noise-sigmas", "inf"], ["--threshold", "nan"], ["--confidence", "-5"]):
             result = tool(runner, "fb_compare", [t / "base.json", t / "drop.json"] + flags)
             expect(result.returncode == 2 and len(own_lines(result.stderr)) == 1 and flags[0] in result.stderr,
                    f"fb_compare {flags}: exit {result.returncode} {result.stderr}")
         result = tool(runner, "fb_history", history + ["--threshold", "inf"])
         expect(result.returncode == 2 and "--threshold" in result.stderr, f"fb_history --threshold inf: {result.stderr}")
-        print("infinite, negative and NaN figures in a run, and non-finite flags: one line each, exit 2")
+        print("infinite, negative, NaN and out-of-range figures in a run, and non-finite flags: one line each, exit 2")
 
         for source in ["nccl-tests/all_reduce_perf_2ranks.txt", "nccl-tests/all_reduce_perf.json",
                        "perftest/ib_write_bw_gbits.txt", "perftest/ib_write_lat.json", "gbench/host_memcpy_h200.json"]:

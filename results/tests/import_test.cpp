@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "results/importers.hpp"
@@ -169,6 +170,25 @@ TEST(NcclTestsText, TheCyclesOfDashNAreSamplesOfOneRow) {
   EXPECT_NEAR(r.time_s.max, 8.85e-6, 1e-12);
   EXPECT_EQ(row_of_size(two, 1048576, "in-place").samples, 2u);
   EXPECT_EQ(row_of_size(two, 2097152, "out-of-place").samples, 1u);
+}
+
+TEST(NcclTestsJson, TheCyclesOfDashNAreSamplesOfOneRow) {
+  nlohmann::json document = nlohmann::json::parse(read_text(kData + "/nccl-tests/all_reduce_perf.json"));
+  const StoredRun one = parse_run(document.dump(), "f.json");
+  // -N 2: every result listed again, the second cycle's times doubled.
+  nlohmann::json again = document["results"];
+  for (auto& result : again)
+    for (const char* key : {"out_of_place", "in_place"})
+      if (result.contains(key) && result[key].contains("time"))
+        result[key]["time"] = result[key]["time"].get<double>() * 2;
+  for (const auto& result : again) document["results"].push_back(result);
+  const StoredRun two = parse_run(document.dump(), "f.json");
+  ASSERT_EQ(two.rows.size(), one.rows.size());
+  for (std::size_t i = 0; i < one.rows.size(); ++i) {
+    EXPECT_EQ(two.rows[i].samples, 2u);
+    EXPECT_NEAR(two.rows[i].time_s.min, one.rows[i].time_s.mean, 1e-12);
+    EXPECT_NEAR(two.rows[i].time_s.max, 2 * one.rows[i].time_s.mean, 1e-12);
+  }
 }
 
 TEST(GoogleBenchmark, ArgumentsBeyondTheSizeKeepRowsApart) {
