@@ -75,9 +75,79 @@ int end_group(pid_t leader, int grace_ms) noexcept {
   return status;
 }
 
+/// This process's children, from /proc/self/task/PID/children (orphans of a subreaper land on its
+/// main thread): at most `capacity` written to `pids`, their count returned; -1 where the file
+/// cannot be read. Async-signal-safe: open, read and close, no allocation.
+int read_children(pid_t* pids, int capacity) noexcept {
+  char path[64] = "/proc/self/task/";
+  char digits[16];
+  int length = 0;
+  for (pid_t self = ::getpid(); self > 0; self /= 10) digits[length++] = static_cast<char>('0' + self % 10);
+  std::size_t at = std::strlen(path);
+  while (length > 0) path[at++] = digits[--length];
+  std::memcpy(path + at, "/children", sizeof "/children");
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int count = 0;
+  pid_t current = 0;
+  char buffer[512];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;)
+    for (ssize_t i = 0; i < got; ++i) {
+      if (buffer[i] >= '0' && buffer[i] <= '9') {
+        current = current * 10 + (buffer[i] - '0');
+      } else if (current > 0) {
+        if (count < capacity) pids[count++] = current;
+        current = 0;
+      }
+    }
+  if (current > 0 && count < capacity) pids[count++] = current;
+  ::close(fd);
+  return count;
+}
+
+/// Ends what the launch left outside its group: a process that called setsid() or setpgid() is
+/// not reached by kill(-group), and when its parent dies it comes to this process, the launch's
+/// subreaper (PR_SET_CHILD_SUBREAPER in launch()). Each such child other than `running` (the
+/// supervisor of a launch still going) and the group it leads: SIGTERM, up to `grace_ms`, SIGKILL,
+/// reaped; again for the orphans that frees. Async-signal-safe: the signal handler calls it.
+void end_strays(int grace_ms, pid_t running = 0) noexcept {
+  constexpr int kCapacity = 256, kRounds = 8;
+  pid_t strays[kCapacity];
+  for (int round = 0; round < kRounds; ++round) {
+    int count = 0;
+    const int found = read_children(strays, kCapacity);
+    for (int i = 0; i < found; ++i)
+      if (strays[i] != running) strays[count++] = strays[i];
+    if (count == 0) return;
+    for (const int signal_number : {SIGTERM, SIGKILL}) {
+      for (int i = 0; i < count; ++i) {
+        ::kill(-strays[i], signal_number);  // ESRCH where it leads no group: then the process alone
+        ::kill(strays[i], signal_number);
+      }
+      bool left = true;
+      for (int waited = 0; left && waited <= (signal_number == SIGTERM ? grace_ms : 2000); waited += 10) {
+        left = false;
+        for (int i = 0; i < count; ++i)
+          if (strays[i] > 0) {
+            const pid_t done = ::waitpid(strays[i], nullptr, WNOHANG);
+            if (done == strays[i] || (done < 0 && errno == ECHILD))
+              strays[i] = 0;
+            else
+              left = true;
+          }
+        if (left) sleep_ms(10);
+      }
+      if (!left) break;
+    }
+  }
+}
+
 extern "C" void on_end_signal(int signal_number) {
   const int saved_errno = errno;
-  if (const pid_t group = g_group.exchange(0); group > 0) g_reaped_status = end_group(group, g_grace_ms);
+  if (const pid_t group = g_group.exchange(0); group > 0) {
+    g_reaped_status = end_group(group, g_grace_ms);
+    end_strays(g_grace_ms);
+  }
   // Then the action the signal had before launch(): in a plain fb_sweep, to die by it. It is
   // blocked while this runs, so it arrives when this returns.
   for (std::size_t i = 0; i < kEndSignals.size(); ++i)
@@ -132,6 +202,7 @@ class GroupGuard {
   }
   ~GroupGuard() {
     if (leader_ > 0 && !reaped_) end_group(leader_, g_grace_ms);
+    if (leader_ > 0) end_strays(g_grace_ms);
     g_group = 0;
     for (std::size_t i = 0; i < kEndSignals.size(); ++i)
       if (installed_[i]) ::sigaction(kEndSignals[i], &g_previous[i], nullptr);
@@ -189,6 +260,7 @@ struct Exec {
   for (const int s : kEndSignals) ::sigaction(s, &noted, nullptr);
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != e.parent) ::_exit(128 + SIGKILL);  // gone before prctl: start nothing
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);                   // the launch's orphans come here while this runs
   const pid_t launcher = ::fork();
   if (launcher == 0) run_launcher(e);
   if (launcher < 0) {
@@ -205,7 +277,8 @@ struct Exec {
       ::kill(0, SIGTERM);
       for (int waited = 0; waited < e.grace_ms && ::waitpid(launcher, &status, WNOHANG) == 0; waited += 10)
         sleep_ms(10);
-      ::kill(0, SIGKILL);  // this process too: no one is left to read its status
+      end_strays(e.grace_ms, launcher);  // what setsid() took out of the group and SIGTERM orphaned
+      ::kill(0, SIGKILL);                // this process too: no one is left to read its status
     }
     sleep_ms(20);
   }
@@ -313,6 +386,8 @@ LaunchResult launch(const std::vector<std::string>& argv,
   const std::vector<char*> args = pointers(argv), script_args = pointers(script), envp = pointers(variables);
   const int grace_ms = static_cast<int>(std::clamp(grace_seconds, 0.0, 60.0) * 1000);
 
+  // Orphans of the launch come to this process, not to init, so that what left the group is found.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
   if (log < 0) throw Error(fmt::format("cannot create the launch log {}: {}", log_path, std::strerror(errno)));
   BlockedSignals blocked;
@@ -357,6 +432,7 @@ LaunchResult launch(const std::vector<std::string>& argv,
   }
   guard.reaped();
   end_leftovers(child, grace_seconds);
+  end_strays(grace_ms);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = status < 0 ? 128 + SIGKILL : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.last_error =

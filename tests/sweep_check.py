@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """fb_sweep, the real executable: however it ends - SIGTERM, SIGINT, SIGHUP, SIGKILL, the launch's
 timeout (a launcher that ignores SIGTERM), the launcher's own exit - no process of its launch is
-left (a real mpirun job would go on running on the cluster). Bad input (NaN or negative
+left (a real mpirun job would go on running on the cluster), not even one that left the launch's
+process group by setsid(). Bad input (NaN or negative
 --timeout, a bad variable name, a launcher that is not there, a PREFIX.runs that is a file, too
 many combinations, a value that is not UTF-8) is exit 2 with one line, nothing launched, no file
 written. Processes are found through /proc, by process group."""
@@ -122,6 +123,28 @@ def test_timeout_and_leftovers(options, tmp):
     print(f"a launcher that exits leaving a background process: that process ended too (exit {sweep.returncode})")
 
 
+def test_strays_outside_the_group(options, tmp):
+    """A process that left the launch's group (setsid) is ended too: its parent's death hands it to fb_sweep."""
+    def gone(pid):
+        return (process_stat(pid) or ("Z", 0))[0] in "ZX"
+
+    for how in ("exit", "SIGTERM", "SIGKILL", "timeout"):
+        (tmp / "stray.pid").unlink(missing_ok=True)
+        body = f"setsid sleep 302 &\necho $! > {tmp}/stray.pid\n" + ("exit 0" if how == "exit" else "sleep 301")
+        script = launcher(tmp, f"stray-{how}.sh", body)
+        sweep = start_sweep(options, tmp, f"stray-{how}", script, timeout="2" if how == "timeout" else "600")
+        expect(wait_until(lambda: (tmp / "stray.pid").exists() and (tmp / "stray.pid").read_text().strip(), 10),
+               f"{how}: the launch did not start its stray")
+        stray = int((tmp / "stray.pid").read_text())
+        expect(wait_until(lambda: process_stat(stray) and process_stat(stray)[1] == stray, 5),
+               f"{how}: sleep {stray} did not leave the launch's group")
+        if how in ("SIGTERM", "SIGKILL"):
+            sweep.send_signal(getattr(signal, how))
+        sweep.communicate(timeout=60)
+        expect(wait_until(lambda: gone(stray), 10), f"{how}: sleep {stray}, which left the group by setsid, still runs")
+        print(f"a launch's process that left its group by setsid, fb_sweep ended by {how}: that process ended too")
+
+
 def test_bad_input(options, tmp):
     prefix = tmp / "bad"
     (tmp / "file.runs").write_text("")
@@ -190,7 +213,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", required=True, type=Path)
     options = parser.parse_args()
-    for test in (test_bad_input, test_results_are_each_launchs_own, test_timeout_and_leftovers, test_signals):
+    for test in (test_bad_input, test_results_are_each_launchs_own, test_timeout_and_leftovers, test_signals,
+                 test_strays_outside_the_group):
         with tempfile.TemporaryDirectory() as tmp:
             test(options, Path(tmp))
     return 0
