@@ -99,8 +99,9 @@ class PairsJob final : public Job {
     if (look.cells > 0)
       links.lines.insert(links.lines.begin(),
                          fmt::format("second look: {} suspect cell(s) measured {} more time(s) at {} B before judging, "
-                                     "in {} round(s), {:.2f} s",
-                                     look.cells, kSecondLooks, matrix.size_bytes, look.rounds, look.seconds));
+                                     "in {} round(s){}, {:.2f} s",
+                                     look.cells, kSecondLooks, matrix.size_bytes, look.rounds,
+                                     look.passes > 1 ? fmt::format(" over {} passes", look.passes) : "", look.seconds));
     outcome.summary.verdicts.push_back(std::move(links));
     const RateRule rates{tree, pairs.line_rate_gbps};
     set_expected_rates(matrix, pairing_, rates);
@@ -131,8 +132,11 @@ class PairsJob final : public Job {
       std::filesystem::remove(nccl_log_file(o, topology_), ec);
   }
 
-  /// How often a suspect cell is measured again before anything is accused.
+  /// How often a suspect cell is measured again before anything is accused, and in how many
+  /// passes at most (a pass looks at the cells the last one's looks left below the line).
   static constexpr int kSecondLooks = 2;
+  static constexpr int kSecondLookPasses = 3;
+  std::uint64_t matrix_size_ = 0;  // the size the second look measures at, from rank 0
 
   // Rounds of pairs measured as groups of the world's backend, each pair's whole sweep in one step:
   // the matrix's rounds, or the second look's suspects one at a time (labelled after them).
@@ -198,20 +202,55 @@ class PairsJob final : public Job {
   };
 
   struct SecondLook {
-    std::size_t cells = 0, rounds = 0;
+    std::size_t cells = 0, rounds = 0, passes = 0;
     double seconds = 0;
   };
 
   // Before accusing anything, the cells that look slow (rank 0's matrix; every rank calls) are
   // measured again, kSecondLooks times, at the matrix's size only, each alone in its round:
   // a cell's figure is then the best of its looks, so one unlucky round on a busy machine
-  // accuses nothing while a slow link or node stays slow. At most as many cells as nodes: a
-  // fabric with more suspects than that has its answer already.
+  // accuses nothing while a slow link or node stays slow. The looks raise the median, so cells
+  // that fall below the line only then get their looks too, in further passes. At most as many
+  // cells as nodes in all: a fabric with more suspects than that has its answer already.
   SecondLook second_look(LinkMatrix& matrix, Watchdog& watchdog) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<long long> chosen;  // (round << 32 | pair) of each suspect, rank 0's choice for all
+    SecondLook done;
+    for (int pass = 0; pass < kSecondLookPasses && done.cells < pairing_.units.size(); ++pass) {
+      const std::vector<long long> chosen = suspects_to_look_at(matrix, pairing_.units.size() - done.cells);
+      if (chosen.empty()) break;
+      // Each suspect alone in its round: sharing a round with the same pairs again would measure
+      // the same contention again (seen on the fake cluster: two healthy cells of one round at
+      // 0.67 x the median on every look), and a slow link or node is slow alone too.
+      std::vector<std::vector<RankPair>> rounds;
+      for (int look = 0; look < kSecondLooks; ++look)
+        for (long long code : chosen)
+          rounds.push_back(
+              {pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
+      RunPlan at_size = plan_;
+      at_size.points.erase(std::remove_if(at_size.points.begin(), at_size.points.end(),
+                                          [&](const SweepPoint& p) { return p.bytes != matrix_size_; }),
+                           at_size.points.end());
+      at_size.placements = {Placement::kOutOfPlace};
+      PairRounds looks(*this, rounds, at_size, pairing_.rounds.size() + done.rounds, nullptr);
+      IntoLooks into_looks;
+      run_group_rounds(looks, 1, world_, watchdog, into_looks);
+      for (MatrixCell& cell : matrix.cells)
+        if (const auto found = into_looks.looks.find({cell.a, cell.b, cell.rail}); found != into_looks.looks.end())
+          cell.looks = found->second;
+      done.cells += chosen.size();
+      done.rounds += rounds.size();
+      ++done.passes;
+    }
+    done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return done;
+  }
+
+  // Rank 0's choice of the cells to look at again, (round << 32 | pair) of each, on every rank;
+  // the matrix's size with it (matrix_size_).
+  std::vector<long long> suspects_to_look_at(const LinkMatrix& matrix, std::size_t most) {
+    std::vector<long long> chosen;
     if (topology_.rank == 0)
-      for (std::size_t i : suspect_cells(matrix, plan_.options.pairs.node_threshold, pairing_.units.size())) {
+      for (std::size_t i : suspect_cells(matrix, plan_.options.pairs.node_threshold, most)) {
         const MatrixCell& cell = matrix.cells[i];
         for (std::size_t r = 0; r < pairing_.rounds.size(); ++r)
           for (std::size_t p = 0; p < pairing_.rounds[r].size(); ++p) {
@@ -222,30 +261,8 @@ class PairsJob final : public Job {
       }
     nlohmann::json choice = {{"cells", chosen}, {"size", matrix.size_bytes}};
     choice = nlohmann::json::parse(world_.broadcast(choice.dump(), 0));
-    chosen = choice["cells"].get<std::vector<long long>>();
-    const auto size = choice["size"].get<std::uint64_t>();
-    if (chosen.empty()) return {};
-    // Each suspect alone in its round: sharing a round with the same pairs again would measure the
-    // same contention again (seen on the fake cluster: two healthy cells of one round at 0.67 x
-    // the median on every look), and a slow link or node is slow alone too.
-    std::vector<std::vector<RankPair>> rounds;
-    for (int look = 0; look < kSecondLooks; ++look)
-      for (long long code : chosen)
-        rounds.push_back(
-            {pairing_.rounds[static_cast<std::size_t>(code >> 32)][static_cast<std::size_t>(code & 0xffffffff)]});
-    RunPlan at_size = plan_;
-    at_size.points.erase(std::remove_if(at_size.points.begin(), at_size.points.end(),
-                                        [&](const SweepPoint& p) { return p.bytes != size; }),
-                         at_size.points.end());
-    at_size.placements = {Placement::kOutOfPlace};
-    PairRounds looks(*this, rounds, at_size, pairing_.rounds.size(), nullptr);
-    IntoLooks into_looks;
-    run_group_rounds(looks, 1, world_, watchdog, into_looks);
-    for (MatrixCell& cell : matrix.cells)
-      if (const auto found = into_looks.looks.find({cell.a, cell.b, cell.rail}); found != into_looks.looks.end())
-        cell.looks = found->second;
-    return {chosen.size(), rounds.size(),
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+    matrix_size_ = choice["size"].get<std::uint64_t>();
+    return choice["cells"].get<std::vector<long long>>();
   }
 
   const std::string& unit_name(int unit) const { return pairing_.units[static_cast<std::size_t>(unit)]; }

@@ -69,6 +69,10 @@ std::string looks_text(const MatrixCell& c, const std::string& unit) {
 // below it afterwards, unlooked-at (a healthy 0.847 x median link was accused so on the fake cluster).
 constexpr double kSuspectMargin = 1.05;
 
+constexpr const char* kNotLookedAgain =
+    "below the line only once the looked-at cells' best looks raised the median, "
+    "and not measured again: the second look's budget was spent";
+
 }  // namespace
 
 std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, std::size_t most) {
@@ -76,9 +80,9 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, st
   std::map<std::string, std::vector<double>> by_unit;
   for (const MatrixCell& c : m.cells)
     if (c.failure.empty()) {
-      rates.push_back(c.rate);
-      by_unit[c.a].push_back(c.rate);
-      by_unit[c.b].push_back(c.rate);
+      rates.push_back(c.best());
+      by_unit[c.a].push_back(c.best());
+      by_unit[c.b].push_back(c.best());
     }
   const double line = threshold * kSuspectMargin;
   const double cell_median = median_of(rates);
@@ -92,7 +96,8 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& m, double threshold, st
   std::vector<std::size_t> suspects;
   for (std::size_t i = 0; i < m.cells.size(); ++i) {
     const MatrixCell& c = m.cells[i];
-    if (c.failure.empty() && (c.rate < line * cell_median || low_node(c.a) || low_node(c.b))) suspects.push_back(i);
+    if (c.failure.empty() && c.looks.empty() && (c.rate < line * cell_median || low_node(c.a) || low_node(c.b)))
+      suspects.push_back(i);
   }
   std::stable_sort(suspects.begin(), suspects.end(),
                    [&](std::size_t x, std::size_t y) { return m.cells[x].rate < m.cells[y].rate; });
@@ -170,6 +175,14 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     cell_shown.push_back(best_shown(*c));
   }
   const double fleet = median_of(node_rates), cell_median = median_of(cell_rates);
+  // After a second look the looked-at cells count their best of three, the others one look: a
+  // cell, or a node's cell, below the line that was never looked at again is not accused on a
+  // median the looks raised (it is said UNSURE: the look's budget, a cell per node, was spent).
+  const bool looked =
+      std::any_of(measured.begin(), measured.end(), [](const MatrixCell* c) { return !c->looks.empty(); });
+  const auto unlooked_below = [&](const MatrixCell& c) {
+    return looked && c.looks.empty() && c.best() < threshold * cell_median;
+  };
   // The spreads of the figures that pass the threshold: what healthy nodes and cells scatter by.
   const double node_spread = relative_spread(node_rates, fleet, threshold * fleet);
   const double cell_spread = relative_spread(cell_rates, cell_median, threshold * cell_median);
@@ -180,10 +193,16 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
                                              s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
-    if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
+    const bool all_looked = std::none_of(measured.begin(), measured.end(), [&](const MatrixCell* c) {
+      return (c->a == unit || c->b == unit) && unlooked_below(*c);
+    });
+    if ((fleet - s.rate) / fleet > kSpreads * node_spread && all_looked) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});
+    } else if (!all_looked) {
+      slow.insert(unit);
+      unsure.push_back(fmt::format("UNSURE node: {} ({}; {})", unit, evidence, kNotLookedAgain));
     } else {
       slow.insert(unit);  // its links are not accused on its account either
       unsure.push_back(fmt::format("UNSURE node: {} ({}; within {:g} x the nodes' spread of {:.0f} %)", unit, evidence,
@@ -194,7 +213,9 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
     const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
                                              median_of(cell_shown), looks_text(*c, m.unit));
-    if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
+    if (unlooked_below(*c)) {
+      unsure.push_back(fmt::format("UNSURE link: {} ({}; {})", cell_name(*c), evidence, kNotLookedAgain));
+    } else if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));
       verdict.accused.push_back({"link", cell_name(*c)});
     } else {

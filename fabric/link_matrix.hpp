@@ -49,10 +49,10 @@ struct LinkMatrix {
   std::uint64_t size_bytes = 0;
 };
 
-/// Cells worth a second look before anything is accused: below `threshold` x 1.05 x the median
-/// cell, or on a node below that fraction of the median node (the margin: the looks raise the
-/// median a cell is then judged against); the lowest first, at most `most`. Indices into
-/// matrix.cells.
+/// Cells worth a second look before anything is accused: not looked at yet, and below `threshold`
+/// x 1.05 x the median cell, or on a node below that fraction of the median node, each figure a
+/// cell's best look so far (the margin and the repeat: the looks raise the median a cell is then
+/// judged against); the lowest first, at most `most`. Indices into matrix.cells.
 std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshold, std::size_t most);
 
 /// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell; UNSURE (and

@@ -230,6 +230,37 @@ TEST(LinkMatrix, ASecondLookClearsACellThatWasUnluckyInItsRound) {
   EXPECT_EQ(v.word, "PASS") << v.lines.front();
 }
 
+// The 5-host fake cluster under load (2026-12-06): the four cells of mhnode5 were unlucky in their
+// rounds, looked at again and came back at 0.37; the median rose from 0.30 to 0.36, and three
+// cells never looked at (0.28-0.31) fell below 0.85 x it. Accused on one look against a median of
+// best-of-three looks, they were three false alarms: they are looked at in a further pass, and
+// where the budget is spent, said UNSURE.
+LinkMatrix raised_by_looks() {
+  LinkMatrix m = matrix({});  // n1..n5, 10 cells in the order (1,2) (1,3) (1,4) (1,5) (2,3) ...
+  const double figures[] = {0.3626, 0.308, 0.3774, 0.2318, 0.3622, 0.2957, 0.2712, 0.2777, 0.3791, 0.2954};
+  for (std::size_t i = 0; i < m.cells.size(); ++i) m.cells[i].rate = m.cells[i].shown = figures[i];
+  return m;
+}
+
+TEST(LinkMatrix, CellsTheLooksLeftBelowTheLineAreLookedAtInTurnNeverAccusedUnlooked) {
+  LinkMatrix m = raised_by_looks();
+  const std::vector<std::size_t> first = suspect_cells(m, 0.85, m.units.size());
+  ASSERT_FALSE(first.empty());
+  for (std::size_t i : first) m.cells[i].looks = {0.37, 0.365};
+  const std::vector<std::size_t> second = suspect_cells(m, 0.85, m.units.size());
+  for (std::size_t i : second) EXPECT_TRUE(m.cells[i].looks.empty()) << i;  // never a cell looked at already
+  const RunVerdict v = judge_links(m, 0.85);                                // before the further pass
+  EXPECT_NE(v.word, "FAIL") << v.lines.front();
+  EXPECT_FALSE(has_line(v, "SLOW"));
+  const bool said = std::any_of(v.lines.begin(), v.lines.end(), [](const std::string& l) {
+    return l.find("and not measured again") != std::string::npos;
+  });
+  ASSERT_FALSE(second.empty());
+  EXPECT_TRUE(said) << v.lines.front();
+  for (std::size_t i : second) m.cells[i].looks = {0.36, 0.355};  // the further pass: healthy too
+  EXPECT_EQ(judge_links(m, 0.85).word, "PASS");
+}
+
 TEST(LinkMatrix, ASlowLinkStaysSlowOnEveryLookAndSaysSo) {
   LinkMatrix m = scattered(0.07);
   m.cells[3].looks = {0.075, 0.07};
