@@ -255,8 +255,10 @@ std::string prom_report(const ReportInput& in) {
   for (const Verdict v : {Verdict::kSlower, Verdict::kFaster, Verdict::kSame, Verdict::kUnsure})
     doc.gauge("fabricbench_compare_rows", "Matched rows of the comparison by verdict.",
               prom::with(run, "verdict", verdict_name(v)), static_cast<double>(c.count(v)));
-  doc.gauge("fabricbench_compare_regression", "1 when a row got SLOWER (fb_compare exits 1).", run,
-            c.regression() ? 1 : 0);
+  doc.gauge(
+      "fabricbench_compare_regression",
+      "1 when a row got SLOWER or the new run has no figure for a row the baseline measured (fb_compare exits 1).", run,
+      c.regression() ? 1 : 0);
   doc.gauge("fabricbench_compare_geomean_ratio", "Geometric mean of new/baseline over the large sizes (> 1 better).",
             run, c.geomean_speedup);
   for (const RowComparison& r : c.rows) {

@@ -366,7 +366,8 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
   // Our own rows were checked as they were read, with their line; another tool's are checked here.
   if (format != Format::kFabricbenchJson && format != Format::kFabricbenchCsv)
     for (std::size_t i = 0; i < run.rows.size(); ++i)
-      check_figures(run.rows[i], fmt::format("{} result {}", name, i + 1));
+      check_figures(run.rows[i],
+                    fmt::format("{}: the {} row of {} B", name, run.rows[i].placement, run.rows[i].size_bytes));
   run.path = name;
   run.format = format;
   return run;

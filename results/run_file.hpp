@@ -64,7 +64,8 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
 
 /// The most a rate column may hold: 1 PB/s (a thousand times any link's), or the row's size moved
 /// in half a nanosecond where that is more (the algbw of a one-rank in-place call, NCCL's no-op,
-/// reads 2e15 B/s at 8 GiB on an H200, and busbw's factor is at most 2). A time column holds at
+/// reads 1.9e16 B/s at 4 GiB on the H200, results/reference/h200-1gpu-nccl/fixed.json; busbw's
+/// factor is at most 2). A time column holds at
 /// most a million seconds (11 days for one operation). Beyond them a row is damaged, not measured.
 inline constexpr double kMaxRateBytesPerSecond = 1e15;
 inline constexpr double kMaxRatePerByte = 2e9;

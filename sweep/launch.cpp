@@ -40,8 +40,10 @@ constexpr std::size_t kLongestErrorLine = 400;
 std::atomic<pid_t> g_group{0};  // the running launch's process group; 0 when none
 std::atomic<int> g_grace_ms{0};
 std::atomic<int> g_reaped_status{-1};  // the launch's wait status when the handler reaped it
+std::atomic<long long> g_since{0};     // the launch's start in clock ticks since boot (its supervisor's)
 std::array<struct sigaction, kEndSignals.size()> g_previous{};
-static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free &&
+                  std::atomic<long long>::is_always_lock_free,
               "the signal handler needs lock-free atomics");
 
 void sleep_ms(long ms) noexcept {
@@ -75,60 +77,110 @@ int end_group(pid_t leader, int grace_ms) noexcept {
   return status;
 }
 
-/// This process's children, from /proc/self/task/PID/children (orphans of a subreaper land on its
-/// main thread): at most `capacity` written to `pids`, their count returned; -1 where the file
-/// cannot be read. Async-signal-safe: open, read and close, no allocation.
-int read_children(pid_t* pids, int capacity) noexcept {
-  char path[64] = "/proc/self/task/";
-  char digits[16];
+/// Appends `number` in decimal at `at`; returns the end. Async-signal-safe.
+char* append_number(char* at, long long number) noexcept {
+  char digits[24];
   int length = 0;
-  for (pid_t self = ::getpid(); self > 0; self /= 10) digits[length++] = static_cast<char>('0' + self % 10);
-  std::size_t at = std::strlen(path);
-  while (length > 0) path[at++] = digits[--length];
-  std::memcpy(path + at, "/children", sizeof "/children");
+  do {
+    digits[length++] = static_cast<char>('0' + number % 10);
+    number /= 10;
+  } while (number > 0);
+  while (length > 0) *at++ = digits[--length];
+  return at;
+}
+
+/// Appends the NUL-terminated `text` at `at`; returns the end (at the NUL). Async-signal-safe.
+char* append_text(char* at, const char* text) noexcept {
+  while (*text) *at++ = *text++;
+  *at = '\0';
+  return at;
+}
+
+/// Up to `size` - 1 bytes of a /proc file, NUL-terminated; the count, or -1. Async-signal-safe.
+ssize_t read_proc(const char* path, char* buffer, std::size_t size) noexcept {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
+  std::size_t total = 0;
+  for (ssize_t got; total + 1 < size && (got = ::read(fd, buffer + total, size - 1 - total)) > 0;)
+    total += static_cast<std::size_t>(got);
+  ::close(fd);
+  buffer[total] = '\0';
+  return static_cast<ssize_t>(total);
+}
+
+/// When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); -1 if unknown.
+/// Async-signal-safe.
+long long start_ticks(pid_t pid) noexcept {
+  char path[64], stat[1024];
+  append_text(append_number(append_text(path, "/proc/"), pid), "/stat");
+  if (read_proc(path, stat, sizeof stat) <= 0) return -1;
+  const char* field = std::strrchr(stat, ')');  // the name may hold spaces and parentheses
+  for (int skipped = 0; field && skipped < 20; ++skipped) field = std::strchr(field + 1, ' ');  // to the 22nd
+  if (!field || field[1] < '0' || field[1] > '9') return -1;
+  long long ticks = 0;
+  for (++field; *field >= '0' && *field <= '9'; ++field) ticks = ticks * 10 + (*field - '0');
+  return ticks;
+}
+
+/// This process's children, from /proc/PID/task/PID/children (orphans of a subreaper land on
+/// its main thread): at most `capacity` written to `pids`, their count returned; -1 where the file
+/// cannot be read (a kernel without CONFIG_PROC_CHILDREN). Async-signal-safe.
+int read_children(pid_t* pids, int capacity) noexcept {
+  char path[96], text[4096];
+  const pid_t self = ::getpid();
+  append_text(append_number(append_text(append_number(append_text(path, "/proc/"), self), "/task/"), self),
+              "/children");
+  if (read_proc(path, text, sizeof text) < 0) return -1;
   int count = 0;
   pid_t current = 0;
-  char buffer[512];
-  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;)
-    for (ssize_t i = 0; i < got; ++i) {
-      if (buffer[i] >= '0' && buffer[i] <= '9') {
-        current = current * 10 + (buffer[i] - '0');
-      } else if (current > 0) {
-        if (count < capacity) pids[count++] = current;
-        current = 0;
-      }
+  for (const char* c = text;; ++c) {
+    if (*c >= '0' && *c <= '9') {
+      current = current * 10 + (*c - '0');
+      continue;
     }
-  if (current > 0 && count < capacity) pids[count++] = current;
-  ::close(fd);
-  return count;
+    if (current > 0 && count < capacity) pids[count++] = current;
+    current = 0;
+    if (*c == '\0') return count;
+  }
 }
 
 /// Ends what the launch left outside its group: a process that called setsid() or setpgid() is
 /// not reached by kill(-group), and when its parent dies it comes to this process, the launch's
-/// subreaper (PR_SET_CHILD_SUBREAPER in launch()). Each such child other than `running` (the
-/// supervisor of a launch still going) and the group it leads: SIGTERM, up to `grace_ms`, SIGKILL,
-/// reaped; again for the orphans that frees. Async-signal-safe: the signal handler calls it.
-void end_strays(int grace_ms, pid_t running = 0) noexcept {
-  constexpr int kCapacity = 256, kRounds = 8;
-  pid_t strays[kCapacity];
+/// subreaper (PR_SET_CHILD_SUBREAPER in launch()). Each such child that started with the launch or
+/// later (`since`: the supervisor's start, in ticks; children the caller had before are not the
+/// launch's) other than `running` (the supervisor of a launch still going), and the group it
+/// leads: SIGTERM, up to `grace_ms`, SIGKILL, up to 2 s, reaped; each process once (one that
+/// SIGKILL cannot end, stuck in the kernel, is not waited for again), then again for the orphans
+/// that frees. Async-signal-safe: the signal handler calls it.
+void end_strays(int grace_ms, long long since, pid_t running = 0) noexcept {
+  constexpr int kCapacity = 256, kRounds = 4, kKillWaitMs = 2000;
+  pid_t ended[kCapacity];
+  int ended_count = 0;
   for (int round = 0; round < kRounds; ++round) {
+    pid_t children[kCapacity], strays[kCapacity];
+    const int found = read_children(children, kCapacity);
     int count = 0;
-    const int found = read_children(strays, kCapacity);
-    for (int i = 0; i < found; ++i)
-      if (strays[i] != running) strays[count++] = strays[i];
+    for (int i = 0; i < found; ++i) {
+      const pid_t child = children[i];
+      if (child <= 1 || child == running || std::find(ended, ended + ended_count, child) != ended + ended_count)
+        continue;
+      const long long started = start_ticks(child);
+      if (started >= 0 && since > 0 && started >= since) strays[count++] = child;
+    }
     if (count == 0) return;
+    for (int i = 0; i < count && ended_count < kCapacity; ++i) ended[ended_count++] = strays[i];
     for (const int signal_number : {SIGTERM, SIGKILL}) {
-      for (int i = 0; i < count; ++i) {
-        ::kill(-strays[i], signal_number);  // ESRCH where it leads no group: then the process alone
-        ::kill(strays[i], signal_number);
-      }
-      bool left = true;
-      for (int waited = 0; left && waited <= (signal_number == SIGTERM ? grace_ms : 2000); waited += 10) {
+      bool left = false;
+      for (int i = 0; i < count; ++i)
+        if (strays[i] > 1) {                  // 0: reaped already (kill(-0) would be this process's own group)
+          ::kill(-strays[i], signal_number);  // ESRCH where it leads no group: then the process alone
+          ::kill(strays[i], signal_number);
+          left = true;
+        }
+      for (int waited = 0; left && waited <= (signal_number == SIGTERM ? grace_ms : kKillWaitMs); waited += 10) {
         left = false;
         for (int i = 0; i < count; ++i)
-          if (strays[i] > 0) {
+          if (strays[i] > 1) {
             const pid_t done = ::waitpid(strays[i], nullptr, WNOHANG);
             if (done == strays[i] || (done < 0 && errno == ECHILD))
               strays[i] = 0;
@@ -146,7 +198,7 @@ extern "C" void on_end_signal(int signal_number) {
   const int saved_errno = errno;
   if (const pid_t group = g_group.exchange(0); group > 0) {
     g_reaped_status = end_group(group, g_grace_ms);
-    end_strays(g_grace_ms);
+    end_strays(g_grace_ms, g_since);
   }
   // Then the action the signal had before launch(): in a plain fb_sweep, to die by it. It is
   // blocked while this runs, so it arrives when this returns.
@@ -201,8 +253,10 @@ class GroupGuard {
     }
   }
   ~GroupGuard() {
-    if (leader_ > 0 && !reaped_) end_group(leader_, g_grace_ms);
-    if (leader_ > 0) end_strays(g_grace_ms);
+    if (leader_ > 0 && !reaped_) {  // left by an exception: launch() ends the strays otherwise
+      end_group(leader_, g_grace_ms);
+      end_strays(g_grace_ms, g_since);
+    }
     g_group = 0;
     for (std::size_t i = 0; i < kEndSignals.size(); ++i)
       if (installed_[i]) ::sigaction(kEndSignals[i], &g_previous[i], nullptr);
@@ -211,6 +265,7 @@ class GroupGuard {
   GroupGuard& operator=(const GroupGuard&) = delete;
   void started(pid_t leader) {
     leader_ = leader;
+    g_since = start_ticks(leader);  // before the group is known: the handler reads both
     g_group = leader;
   }
   /// The leader is gone; the group stays known to the handler until this goes away, for what
@@ -268,17 +323,24 @@ struct Exec {
     ::_exit(127);
   }
   ::sigprocmask(SIG_SETMASK, &e.mask, nullptr);
+  const long long since = start_ticks(::getpid());
   int status = 0;
-  while (true) {  // polled, not a blocking waitpid: a death signal just before it would be lost
-    const pid_t done = ::waitpid(launcher, &status, WNOHANG);
-    if (done == launcher) break;
-    if (done < 0 && errno != EINTR) ::_exit(127);
+  // Polled, not a blocking waitpid: a death signal just before it would be lost. Every child is
+  // reaped as it ends, the launch's orphans too (this is their subreaper), never left as zombies.
+  for (bool launcher_done = false; !launcher_done;) {
+    int reaped = 0;
+    for (pid_t done; (done = ::waitpid(-1, &reaped, WNOHANG)) > 0;)
+      if (done == launcher) {
+        status = reaped;
+        launcher_done = true;
+      }
+    if (launcher_done) break;
     if (::getppid() != e.parent) {
       ::kill(0, SIGTERM);
       for (int waited = 0; waited < e.grace_ms && ::waitpid(launcher, &status, WNOHANG) == 0; waited += 10)
         sleep_ms(10);
-      end_strays(e.grace_ms, launcher);  // what setsid() took out of the group and SIGTERM orphaned
-      ::kill(0, SIGKILL);                // this process too: no one is left to read its status
+      end_strays(e.grace_ms, since, launcher);  // what setsid() took out of the group and SIGTERM orphaned
+      ::kill(0, SIGKILL);                       // this process too: no one is left to read its status
     }
     sleep_ms(20);
   }
@@ -432,7 +494,7 @@ LaunchResult launch(const std::vector<std::string>& argv,
   }
   guard.reaped();
   end_leftovers(child, grace_seconds);
-  end_strays(grace_ms);
+  end_strays(grace_ms, g_since);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = status < 0 ? 128 + SIGKILL : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.last_error =

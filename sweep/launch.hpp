@@ -25,8 +25,12 @@ struct LaunchResult {
 /// its group when it exits is ended the same way. While it runs, SIGINT, SIGTERM and SIGHUP (those
 /// not ignored) end the group the same way and then take the action they had before; if this
 /// process is killed outright, the launch's own first process (a small supervisor between this
-/// process and the launcher, told of the death by PR_SET_PDEATHSIG) ends the group. Throws Error
-/// when the log cannot be created or no process can be started. One launch at a time per process.
+/// process and the launcher, told of the death by PR_SET_PDEATHSIG) ends the group. A process the
+/// launch started that left the group (setsid) comes to this process when its parent dies: the
+/// first launch makes this process a child subreaper for good, and each ending above also ends
+/// such children that started with the launch or later, and the groups they lead (children this
+/// process had before are left alone). Throws Error when the log cannot be created or no process
+/// can be started. One launch at a time per process.
 LaunchResult launch(const std::vector<std::string>& argv,
                     const std::vector<std::pair<std::string, std::string>>& environment, const std::string& log_path,
                     double timeout_seconds, double grace_seconds = 5);

@@ -130,19 +130,40 @@ def test_strays_outside_the_group(options, tmp):
 
     for how in ("exit", "SIGTERM", "SIGKILL", "timeout"):
         (tmp / "stray.pid").unlink(missing_ok=True)
-        body = f"setsid sleep 302 &\necho $! > {tmp}/stray.pid\n" + ("exit 0" if how == "exit" else "sleep 301")
+        # Two strays, the second deaf to SIGTERM: one ends at SIGTERM, the other needs SIGKILL.
+        body = (f"setsid sleep 302 &\necho $! > {tmp}/stray.pid\n"
+                f"setsid sh -c 'trap \"\" TERM; exec sleep 303' &\necho $! > {tmp}/deaf.pid\n" +
+                ("exit 0" if how == "exit" else "sleep 301"))
         script = launcher(tmp, f"stray-{how}.sh", body)
         sweep = start_sweep(options, tmp, f"stray-{how}", script, timeout="2" if how == "timeout" else "600")
         expect(wait_until(lambda: (tmp / "stray.pid").exists() and (tmp / "stray.pid").read_text().strip(), 10),
                f"{how}: the launch did not start its stray")
         stray = int((tmp / "stray.pid").read_text())
-        expect(wait_until(lambda: process_stat(stray) and process_stat(stray)[1] == stray, 5),
-               f"{how}: sleep {stray} did not leave the launch's group")
+        expect(wait_until(lambda: (tmp / "deaf.pid").exists() and (tmp / "deaf.pid").read_text().strip(), 10),
+               f"{how}: the launch did not start its second stray")
+        deaf = int((tmp / "deaf.pid").read_text())
+        expect(wait_until(lambda: all(process_stat(p) and process_stat(p)[1] == p for p in (stray, deaf)), 5),
+               f"{how}: sleep {stray} or {deaf} did not leave the launch's group")
         if how in ("SIGTERM", "SIGKILL"):
             sweep.send_signal(getattr(signal, how))
         sweep.communicate(timeout=60)
-        expect(wait_until(lambda: gone(stray), 10), f"{how}: sleep {stray}, which left the group by setsid, still runs")
-        print(f"a launch's process that left its group by setsid, fb_sweep ended by {how}: that process ended too")
+        expected = {"exit": (0, 3), "timeout": (3,), "SIGTERM": (-signal.SIGTERM,), "SIGKILL": (-signal.SIGKILL,)}[how]
+        expect(sweep.returncode in expected, f"{how}: fb_sweep returned {sweep.returncode}, expected one of {expected}")
+        for pid in (stray, deaf):
+            expect(wait_until(lambda: gone(pid), 15), f"{how}: sleep {pid}, which left the group by setsid, still runs")
+        print(f"two processes that left the launch's group by setsid (one deaf to SIGTERM), fb_sweep ended by {how}: "
+              f"both ended, fb_sweep returned {sweep.returncode}")
+
+    # A child the caller had before fb_sweep started is not the launch's: it is left alone.
+    quick = launcher(tmp, "quick.sh", "exit 0")
+    result = subprocess.run(["bash", "-c", f'sleep 300 > /dev/null 2>&1 & echo $! > {tmp}/before.pid; exec "$0" "$@"',
+                             str(options.bin / "fb_sweep"), "--var", "A=1", "--out", str(tmp / "before"), "--",
+                             str(quick)], capture_output=True, timeout=60, preexec_fn=default_signals)
+    before = int((tmp / "before.pid").read_text())
+    alive = not gone(before)
+    os.kill(before, signal.SIGKILL)
+    expect(alive, f"fb_sweep ended sleep {before}, a child its caller had started before it (exit {result.returncode})")
+    print("a child fb_sweep's process had before the launch (bash's background job, then exec): left running")
 
 
 def test_bad_input(options, tmp):

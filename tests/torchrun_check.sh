@@ -103,7 +103,10 @@ else
   start=$SECONDS
   # Both others must have named it before it is let go: released after the first, it could answer
   # the second in time (seen once in CI, 1 of 2).
-  while named=$(grep -c "rank 1 on .* did not answer" "$out/stopped.log" 2>/dev/null); ((${named:-0} < 2)); do
+  # Distinct ranks naming it, by the same words as the check below.
+  naming='timeout: .*Peers: rank 1 on .* did not answer (stopped, dead or cut off: the likely culprit)'
+  while named=$(grep "^\[rank [0-9]* on .*\] $naming" "$out/stopped.log" 2>/dev/null | cut -d' ' -f2 | sort -u | wc -l)
+    ((named < 2)); do
     ((SECONDS - start > 20)) && break
     sleep 0.2
   done
@@ -111,7 +114,7 @@ else
   kill -CONT "$stopped" 2>/dev/null
   wait "$launch"
   rc=$?
-  named=$(grep -c "timeout: .*Peers: rank 1 on .* did not answer (stopped, dead or cut off: the likely culprit)" "$out/stopped.log")
+  named=$(grep "^\[rank [0-9]* on .*\] $naming" "$out/stopped.log" | cut -d' ' -f2 | sort -u | wc -l)
   if [[ -z $stopped || $rc -eq 0 || $named -ne 2 || $took -gt 9 ]]; then
     fail "stopped worker: pid '${stopped}', torchrun exit $rc, named by $named of 2 after $took s"
   else
