@@ -130,10 +130,12 @@ def test_strays_outside_the_group(options, tmp):
 
     for how in ("exit", "SIGTERM", "SIGKILL", "timeout"):
         (tmp / "stray.pid").unlink(missing_ok=True)
-        # Two strays, the second deaf to SIGTERM: one ends at SIGTERM, the other needs SIGKILL.
+        # Two strays, the second deaf to SIGTERM: one ends at SIGTERM, the other needs SIGKILL. The
+        # launcher that exits waits 3 s first, so the strays are seen outside its group before
+        # fb_sweep ends them.
         body = (f"setsid sleep 302 &\necho $! > {tmp}/stray.pid\n"
                 f"setsid sh -c 'trap \"\" TERM; exec sleep 303' &\necho $! > {tmp}/deaf.pid\n" +
-                ("exit 0" if how == "exit" else "sleep 301"))
+                ("sleep 3\nexit 0" if how == "exit" else "sleep 301"))
         script = launcher(tmp, f"stray-{how}.sh", body)
         sweep = start_sweep(options, tmp, f"stray-{how}", script, timeout="2" if how == "timeout" else "600")
         expect(wait_until(lambda: (tmp / "stray.pid").exists() and (tmp / "stray.pid").read_text().strip(), 10),
