@@ -187,8 +187,16 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   const double node_spread = relative_spread(node_rates, fleet, threshold * fleet);
   const double cell_spread = relative_spread(cell_rates, cell_median, threshold * cell_median);
   std::set<std::string> slow;
+  // A node's cells but its lowest: one slow link lowers both its nodes' medians, and a node whose
+  // other links are fine is not suspect on that link's account (the link is judged as a link).
+  const auto rate_but_lowest = [&](const std::string& unit) {
+    std::vector<double> rates = of_unit[unit].first;
+    if (rates.size() < 3) return 0.0;
+    rates.erase(std::min_element(rates.begin(), rates.end()));
+    return median_of(rates);
+  };
   for (const auto& [unit, s] : scores) {
-    if (s.cells == 0 || s.rate >= threshold * fleet) continue;
+    if (s.cells == 0 || s.rate >= threshold * fleet || rate_but_lowest(unit) >= threshold * fleet) continue;
     std::size_t low = 0;
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",

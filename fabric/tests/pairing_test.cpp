@@ -261,6 +261,28 @@ TEST(LinkMatrix, CellsTheLooksLeftBelowTheLineAreLookedAtInTurnNeverAccusedUnloo
   EXPECT_EQ(judge_links(m, 0.85).word, "PASS");
 }
 
+// The 6-host fake cluster under load (2026-12-06): mhnode1 - mhnode2 planted at 100 Mbit/s (0.032
+// against 0.22-0.26), and one more of n1's cells a little low: n1's median fell just below 0.85 x
+// the fleet's on that one link's account, n1 was UNSURE, and the slow link went unaccused (exit 0).
+TEST(LinkMatrix, OneSlowLinkDoesNotMakeItsNodeSuspectAndIsAccusedItself) {
+  LinkMatrix m;
+  m.units = {"n1", "n2", "n3", "n4", "n5", "n6"};
+  for (std::size_t i = 0; i < m.units.size(); ++i)
+    for (std::size_t j = i + 1; j < m.units.size(); ++j) {
+      const double figure = (i == 0 && j == 1)   ? 0.032
+                            : (i == 0 && j == 2) ? 0.2
+                            : (i == 0 && j == 3) ? 0.205
+                                                 : 0.24 + 0.004 * static_cast<double>((i + j) % 5);
+      m.cells.push_back(MatrixCell{m.units[i], m.units[j], -1, figure, figure, {}});
+    }
+  m.cells[0].looks = {0.0319, 0.032};
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_TRUE(has_line(v, "SLOW link  : n1 - n2")) << v.lines.front();
+  EXPECT_FALSE(has_line(v, "SLOW node")) << v.lines.front();
+  EXPECT_FALSE(has_line(v, "UNSURE node")) << v.lines.front();
+}
+
 TEST(LinkMatrix, ASlowLinkStaysSlowOnEveryLookAndSaysSo) {
   LinkMatrix m = scattered(0.07);
   m.cells[3].looks = {0.075, 0.07};
