@@ -70,8 +70,7 @@ std::string looks_text(const MatrixCell& c, const std::string& unit) {
 constexpr double kSuspectMargin = 1.05;
 
 constexpr const char* kNotLookedAgain =
-    "below the line only once the looked-at cells' best looks raised the median, "
-    "and not measured again: the second look's budget was spent";
+    "below the line only against the median the looked-at cells' best looks raised, and not measured again";
 
 }  // namespace
 
@@ -153,36 +152,41 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   }
   // Every figure below is a cell's best look.
   const auto best_shown = [&](const MatrixCell& c) { return shown_at(c, c.best(), m.unit); };
+  std::vector<double> cell_rates, cell_shown, first_rates;
+  for (const MatrixCell* c : measured) {
+    cell_rates.push_back(c->best());
+    cell_shown.push_back(best_shown(*c));
+    first_rates.push_back(c->rate);
+  }
+  const double cell_median = median_of(cell_rates), first_median = median_of(first_rates);
+  // After a second look the looked-at cells count their best of three, the others one look. A
+  // cell never looked at again that is below the line only against the median the looks raised
+  // (above it against the first looks' median) is spared: said UNSURE, never accused, and counted
+  // at the median cell in its nodes' scores. One below the line on the first looks too, which the
+  // look's budget did not reach, is judged on its look as before.
+  const bool looked =
+      std::any_of(measured.begin(), measured.end(), [](const MatrixCell* c) { return !c->looks.empty(); });
+  const auto spared = [&](const MatrixCell& c) {
+    return looked && c.looks.empty() && c.best() < threshold * cell_median && c.rate >= threshold * first_median;
+  };
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> of_unit;  // rates, figures
   for (const MatrixCell* c : measured)
     for (const std::string* unit : {&c->a, &c->b}) {
-      of_unit[*unit].first.push_back(c->best());
-      of_unit[*unit].second.push_back(best_shown(*c));
+      of_unit[*unit].first.push_back(spared(*c) ? cell_median : c->best());
+      of_unit[*unit].second.push_back(spared(*c) ? median_of(cell_shown) : best_shown(*c));
     }
   std::map<std::string, NodeScore> scores;
   for (const std::string& unit : m.units) {
     const auto& [rates, shown] = of_unit[unit];
     scores[unit] = {median_of(rates), median_of(shown), rates.size()};
   }
-  std::vector<double> node_rates, node_shown, cell_rates, cell_shown;
+  std::vector<double> node_rates, node_shown;
   for (const auto& [unit, s] : scores)
     if (s.cells > 0) {
       node_rates.push_back(s.rate);
       node_shown.push_back(s.shown);
     }
-  for (const MatrixCell* c : measured) {
-    cell_rates.push_back(c->best());
-    cell_shown.push_back(best_shown(*c));
-  }
-  const double fleet = median_of(node_rates), cell_median = median_of(cell_rates);
-  // After a second look the looked-at cells count their best of three, the others one look: a
-  // cell, or a node's cell, below the line that was never looked at again is not accused on a
-  // median the looks raised (it is said UNSURE: the look's budget, a cell per node, was spent).
-  const bool looked =
-      std::any_of(measured.begin(), measured.end(), [](const MatrixCell* c) { return !c->looks.empty(); });
-  const auto unlooked_below = [&](const MatrixCell& c) {
-    return looked && c.looks.empty() && c.best() < threshold * cell_median;
-  };
+  const double fleet = median_of(node_rates);
   // The spreads of the figures that pass the threshold: what healthy nodes and cells scatter by.
   const double node_spread = relative_spread(node_rates, fleet, threshold * fleet);
   const double cell_spread = relative_spread(cell_rates, cell_median, threshold * cell_median);
@@ -201,16 +205,10 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
                                              s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
-    const bool all_looked = std::none_of(measured.begin(), measured.end(), [&](const MatrixCell* c) {
-      return (c->a == unit || c->b == unit) && unlooked_below(*c);
-    });
-    if ((fleet - s.rate) / fleet > kSpreads * node_spread && all_looked) {
+    if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});
-    } else if (!all_looked) {
-      slow.insert(unit);
-      unsure.push_back(fmt::format("UNSURE node: {} ({}; {})", unit, evidence, kNotLookedAgain));
     } else {
       slow.insert(unit);  // its links are not accused on its account either
       unsure.push_back(fmt::format("UNSURE node: {} ({}; within {:g} x the nodes' spread of {:.0f} %)", unit, evidence,
@@ -221,7 +219,7 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
     const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
                                              median_of(cell_shown), looks_text(*c, m.unit));
-    if (unlooked_below(*c)) {
+    if (spared(*c)) {
       unsure.push_back(fmt::format("UNSURE link: {} ({}; {})", cell_name(*c), evidence, kNotLookedAgain));
     } else if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));

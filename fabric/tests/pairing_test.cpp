@@ -244,21 +244,49 @@ LinkMatrix raised_by_looks() {
 
 TEST(LinkMatrix, CellsTheLooksLeftBelowTheLineAreLookedAtInTurnNeverAccusedUnlooked) {
   LinkMatrix m = raised_by_looks();
-  const std::vector<std::size_t> first = suspect_cells(m, 0.85, m.units.size());
+  const std::size_t budget = m.units.size();  // a cell per node, over every pass
+  const std::vector<std::size_t> first = suspect_cells(m, 0.85, budget);
   ASSERT_FALSE(first.empty());
+  ASSERT_LT(first.size(), budget);
   for (std::size_t i : first) m.cells[i].looks = {0.37, 0.365};
-  const std::vector<std::size_t> second = suspect_cells(m, 0.85, m.units.size());
-  for (std::size_t i : second) EXPECT_TRUE(m.cells[i].looks.empty()) << i;  // never a cell looked at already
-  const RunVerdict v = judge_links(m, 0.85);                                // before the further pass
-  EXPECT_NE(v.word, "FAIL") << v.lines.front();
-  EXPECT_FALSE(has_line(v, "SLOW"));
-  const bool said = std::any_of(v.lines.begin(), v.lines.end(), [](const std::string& l) {
-    return l.find("and not measured again") != std::string::npos;
-  });
+  const std::vector<std::size_t> second = suspect_cells(m, 0.85, budget - first.size());  // the next pass
   ASSERT_FALSE(second.empty());
-  EXPECT_TRUE(said) << v.lines.front();
-  for (std::size_t i : second) m.cells[i].looks = {0.36, 0.355};  // the further pass: healthy too
-  EXPECT_EQ(judge_links(m, 0.85).word, "PASS");
+  EXPECT_LE(second.size(), budget - first.size());
+  for (std::size_t i : second) EXPECT_TRUE(m.cells[i].looks.empty()) << i;  // never a cell looked at already
+  for (std::size_t i : second) m.cells[i].looks = {0.36, 0.355};            // healthy on its looks too
+  // The budget is spent; what is still below the raised median was above the first looks' line.
+  EXPECT_TRUE(suspect_cells(m, 0.85, 0).empty());
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_FALSE(has_line(v, "SLOW")) << v.lines.front();
+  EXPECT_NE(v.word, "FAIL");
+  for (const std::string& line : v.lines) {
+    if (line.rfind("UNSURE link", 0) == 0) {
+      EXPECT_NE(line.find("not measured again"), std::string::npos) << line;
+    }
+  }
+}
+
+// A slow node whose low cells outrun the budget: two unlucky healthy cells (0.10, back at 0.30 on
+// their looks) and three of n1's four cells (0.15) take the five looks; n1's fourth cell, never
+// looked at again, still counts as healthy at most, and n1 is SLOW on the three it has.
+TEST(LinkMatrix, ASlowNodeWhoseCellsOutrunTheLookBudgetIsStillSlow) {
+  LinkMatrix m = matrix({{"n1", "n2", 0.15},
+                         {"n1", "n3", 0.15},
+                         {"n1", "n4", 0.15},
+                         {"n1", "n5", 0.15},
+                         {"n2", "n3", 0.10},
+                         {"n4", "n5", 0.10}});
+  for (MatrixCell& c : m.cells)
+    if (c.rate > 1) c.rate = c.shown = 0.3;  // the healthy cells
+  const std::vector<std::size_t> looked = suspect_cells(m, 0.85, m.units.size());
+  ASSERT_EQ(looked.size(), m.units.size());
+  for (std::size_t i : looked) {
+    MatrixCell& c = m.cells[i];
+    c.looks = c.a == "n1" ? std::vector<double>{0.15, 0.15} : std::vector<double>{0.3, 0.3};
+  }
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_TRUE(has_line(v, "SLOW node  : n1")) << v.lines.front();
 }
 
 // The 6-host fake cluster under load (2026-12-06): mhnode1 - mhnode2 planted at 100 Mbit/s (0.032
@@ -275,7 +303,8 @@ TEST(LinkMatrix, OneSlowLinkDoesNotMakeItsNodeSuspectAndIsAccusedItself) {
                                                  : 0.24 + 0.004 * static_cast<double>((i + j) % 5);
       m.cells.push_back(MatrixCell{m.units[i], m.units[j], -1, figure, figure, {}});
     }
-  m.cells[0].looks = {0.0319, 0.032};
+  for (MatrixCell& c : m.cells)  // n1 is a low node: the second look takes every cell of it
+    if (c.a == "n1") c.looks = {c.rate, c.rate};
   const RunVerdict v = judge_links(m, 0.85);
   EXPECT_EQ(v.word, "FAIL");
   EXPECT_TRUE(has_line(v, "SLOW link  : n1 - n2")) << v.lines.front();
