@@ -33,3 +33,15 @@ function(fabricbench_add_collective name)
   set_target_properties(fb_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
   install(TARGETS fb_${name} RUNTIME DESTINATION bin)
 endfunction()
+
+# fabricbench_own_mpi_session_dirs(): each test of the calling directory gets its own Open MPI
+# session folder under the build. Open MPI 4.1 creates /tmp/ompi.HOST.UID at every launch and
+# removes it after; two tests launching at once race on that mkdir ("File exists", orte_init
+# fails: open-mpi/ompi#8510), which failed mpi_bad_input once under ctest -j2.
+function(fabricbench_own_mpi_session_dirs)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(test IN LISTS tests)
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
+      "OMPI_MCA_orte_tmpdir_base=${CMAKE_BINARY_DIR}/mpi-sessions/${test}")
+  endforeach()
+endfunction()
