@@ -69,8 +69,8 @@ std::string looks_text(const MatrixCell& c, const std::string& unit) {
 // below it afterwards, unlooked-at (a healthy 0.847 x median link was accused so on the fake cluster).
 constexpr double kSuspectMargin = 1.05;
 
-constexpr const char* kNotLookedAgain =
-    "below the line only against the median the looked-at cells' best looks raised, and not measured again";
+constexpr const char* kNotLookedAgain = "below the line on its one look, not measured again: the look budget was spent";
+constexpr const char* kNotConfirmed = "no cell of it stayed below the line when measured again";
 
 }  // namespace
 
@@ -152,28 +152,30 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   }
   // Every figure below is a cell's best look.
   const auto best_shown = [&](const MatrixCell& c) { return shown_at(c, c.best(), m.unit); };
-  std::vector<double> cell_rates, cell_shown, first_rates;
+  std::vector<double> cell_rates, cell_shown;
   for (const MatrixCell* c : measured) {
     cell_rates.push_back(c->best());
     cell_shown.push_back(best_shown(*c));
-    first_rates.push_back(c->rate);
   }
-  const double cell_median = median_of(cell_rates), first_median = median_of(first_rates);
-  // After a second look the looked-at cells count their best of three, the others one look. A
-  // cell never looked at again that is below the line only against the median the looks raised
-  // (above it against the first looks' median) is spared: said UNSURE, never accused, and counted
-  // at the median cell in its nodes' scores. One below the line on the first looks too, which the
-  // look's budget did not reach, is judged on its look as before.
+  const double cell_median = median_of(cell_rates);
+  // After a second look the looked-at cells count their best of three, the others one look, and
+  // the looks raise the median. So a cell never looked at again is never accused on that one look
+  // (UNSURE, "not measured again"), and a node is SLOW only when a cell of it that was looked at
+  // again stayed below the line. Its score counts every cell as measured: a slow node whose low
+  // cells outran the look budget is named on those that were looked at.
   const bool looked =
       std::any_of(measured.begin(), measured.end(), [](const MatrixCell* c) { return !c->looks.empty(); });
-  const auto spared = [&](const MatrixCell& c) {
-    return looked && c.looks.empty() && c.best() < threshold * cell_median && c.rate >= threshold * first_median;
+  const auto unlooked = [&](const MatrixCell& c) { return looked && c.looks.empty(); };
+  const auto stayed_low = [&](const std::string& unit) {
+    return !looked || std::any_of(measured.begin(), measured.end(), [&](const MatrixCell* c) {
+      return (c->a == unit || c->b == unit) && !c->looks.empty() && c->best() < threshold * cell_median;
+    });
   };
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> of_unit;  // rates, figures
   for (const MatrixCell* c : measured)
     for (const std::string* unit : {&c->a, &c->b}) {
-      of_unit[*unit].first.push_back(spared(*c) ? cell_median : c->best());
-      of_unit[*unit].second.push_back(spared(*c) ? median_of(cell_shown) : best_shown(*c));
+      of_unit[*unit].first.push_back(c->best());
+      of_unit[*unit].second.push_back(best_shown(*c));
     }
   std::map<std::string, NodeScore> scores;
   for (const std::string& unit : m.units) {
@@ -205,10 +207,14 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
                                              s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
-    if ((fleet - s.rate) / fleet > kSpreads * node_spread) {
+    const bool beyond_spread = (fleet - s.rate) / fleet > kSpreads * node_spread;
+    if (beyond_spread && stayed_low(unit)) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});
+    } else if (beyond_spread) {
+      slow.insert(unit);
+      unsure.push_back(fmt::format("UNSURE node: {} ({}; {})", unit, evidence, kNotConfirmed));
     } else {
       slow.insert(unit);  // its links are not accused on its account either
       unsure.push_back(fmt::format("UNSURE node: {} ({}; within {:g} x the nodes' spread of {:.0f} %)", unit, evidence,
@@ -219,7 +225,7 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
     const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
                                              median_of(cell_shown), looks_text(*c, m.unit));
-    if (spared(*c)) {
+    if (unlooked(*c)) {
       unsure.push_back(fmt::format("UNSURE link: {} ({}; {})", cell_name(*c), evidence, kNotLookedAgain));
     } else if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));

@@ -56,10 +56,10 @@ struct LinkMatrix {
 std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshold, std::size_t most);
 
 /// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell; UNSURE (and
-/// its lines) where a node or link is below the threshold but within the spread, or a cell never
-/// looked at again is below it only against the median its looked-at neighbours' best looks
-/// raised (spared, and counted as a median cell for its nodes); else PASS. A node is not
-/// suspect when its cells but the lowest are above the line (one slow link is the link's).
+/// its lines) where a node or link is below the threshold but within the spread, where a cell
+/// below it was never looked at again (after a second look, never accused on one look), or where
+/// a node is low but none of its cells that were looked at again stayed low; else PASS. A node is
+/// not suspect when its cells but the lowest are above the line (one slow link is the link's).
 /// Fewer than three units cannot say which end is slow: FAIL with that reason. With a `tree`
 /// (every unit a node of it), a slow leaf, uplink or spine is named first and the cells it
 /// explains are left out of the node and link rule (tree_verdict.hpp).
