@@ -41,8 +41,8 @@ endfunction()
 function(fabricbench_own_mpi_session_dirs)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)
-    # Made here, as the configuring user: Open MPI would make it 0700 for the first user to run
-    # a test, and another user's later run could not make its own ompi.HOST.UID inside.
+    # Made here, as the build's owner: made by Open MPI at a first run as root, it would be 0700,
+    # and the owner's later runs could not make their own ompi.HOST.UID inside.
     file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/mpi-sessions/${test})
     set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
       "OMPI_MCA_orte_tmpdir_base=${CMAKE_BINARY_DIR}/mpi-sessions/${test}")

@@ -70,7 +70,8 @@ std::string looks_text(const MatrixCell& c, const std::string& unit) {
 constexpr double kSuspectMargin = 1.05;
 
 constexpr const char* kNotLookedAgain = "below the line on its one look, not measured again: the look budget was spent";
-constexpr const char* kNotConfirmed = "no cell of it stayed below the line when measured again";
+constexpr const char* kNotConfirmed =
+    "no cell of it but those to its lowest peer stayed below the line when measured again";
 
 }  // namespace
 
@@ -166,9 +167,27 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   const bool looked =
       std::any_of(measured.begin(), measured.end(), [](const MatrixCell* c) { return !c->looks.empty(); });
   const auto unlooked = [&](const MatrixCell& c) { return looked && c.looks.empty(); };
+  // One slow link lowers both its nodes' figures, so neither a node's suspicion nor its
+  // confirmation rests on the cells to its lowest peer (every rail of that link): those are the
+  // link's, judged as a link.
+  const auto peer = [](const MatrixCell& c, const std::string& unit) { return c.a == unit ? c.b : c.a; };
+  std::map<std::string, const MatrixCell*> lowest_cell;
+  for (const MatrixCell* c : measured)
+    for (const std::string* unit : {&c->a, &c->b}) {
+      const MatrixCell*& lowest = lowest_cell[*unit];
+      if (lowest == nullptr || c->best() < lowest->best()) lowest = c;
+    }
+  const auto beside_lowest_peer = [&](const std::string& unit) {
+    const std::string lowest = peer(*lowest_cell.at(unit), unit);
+    std::vector<const MatrixCell*> cells;
+    for (const MatrixCell* c : measured)
+      if ((c->a == unit || c->b == unit) && peer(*c, unit) != lowest) cells.push_back(c);
+    return cells;
+  };
   const auto stayed_low = [&](const std::string& unit) {
-    return !looked || std::any_of(measured.begin(), measured.end(), [&](const MatrixCell* c) {
-      return (c->a == unit || c->b == unit) && !c->looks.empty() && c->best() < threshold * cell_median;
+    const std::vector<const MatrixCell*> cells = beside_lowest_peer(unit);
+    return !looked || std::any_of(cells.begin(), cells.end(), [&](const MatrixCell* c) {
+      return !c->looks.empty() && c->best() < threshold * cell_median;
     });
   };
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> of_unit;  // rates, figures
@@ -193,16 +212,15 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   const double node_spread = relative_spread(node_rates, fleet, threshold * fleet);
   const double cell_spread = relative_spread(cell_rates, cell_median, threshold * cell_median);
   std::set<std::string> slow;
-  // A node's cells but its lowest: one slow link lowers both its nodes' medians, and a node whose
-  // other links are fine is not suspect on that link's account (the link is judged as a link).
-  const auto rate_but_lowest = [&](const std::string& unit) {
-    std::vector<double> rates = of_unit[unit].first;
-    if (rates.size() < 3) return 0.0;
-    rates.erase(std::min_element(rates.begin(), rates.end()));
-    return median_of(rates);
+  // A node whose cells but those to its lowest peer are above the line is not suspect (with fewer
+  // than two such cells it cannot be told from its link).
+  const auto rate_beside_lowest_peer = [&](const std::string& unit) {
+    std::vector<double> rates;
+    for (const MatrixCell* c : beside_lowest_peer(unit)) rates.push_back(c->best());
+    return rates.size() < 2 ? 0.0 : median_of(rates);
   };
   for (const auto& [unit, s] : scores) {
-    if (s.cells == 0 || s.rate >= threshold * fleet || rate_but_lowest(unit) >= threshold * fleet) continue;
+    if (s.cells == 0 || s.rate >= threshold * fleet || rate_beside_lowest_peer(unit) >= threshold * fleet) continue;
     std::size_t low = 0;
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
@@ -212,8 +230,7 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});
-    } else if (beyond_spread) {
-      slow.insert(unit);
+    } else if (beyond_spread) {  // its links are judged as links: one that stayed low is the link's
       unsure.push_back(fmt::format("UNSURE node: {} ({}; {})", unit, evidence, kNotConfirmed));
     } else {
       slow.insert(unit);  // its links are not accused on its account either

@@ -58,8 +58,9 @@ std::vector<std::size_t> suspect_cells(const LinkMatrix& matrix, double threshol
 /// The verdict "link matrix": FAIL naming every SLOW node, SLOW link and failed cell; UNSURE (and
 /// its lines) where a node or link is below the threshold but within the spread, where a cell
 /// below it was never looked at again (after a second look, never accused on one look), or where
-/// a node is low but none of its cells that were looked at again stayed low; else PASS. A node is
-/// not suspect when its cells but the lowest are above the line (one slow link is the link's).
+/// a node is low but none of its cells beside those to its lowest peer stayed low when looked at
+/// again; else PASS. A node is not suspect when its cells but those to its lowest peer are above
+/// the line (one slow link is the link's).
 /// Fewer than three units cannot say which end is slow: FAIL with that reason. With a `tree`
 /// (every unit a node of it), a slow leaf, uplink or spine is named first and the cells it
 /// explains are left out of the node and link rule (tree_verdict.hpp).
