@@ -184,8 +184,7 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
       if ((c->a == unit || c->b == unit) && peer(*c, unit) != lowest) cells.push_back(c);
     return cells;
   };
-  const auto stayed_low = [&](const std::string& unit) {
-    const std::vector<const MatrixCell*> cells = beside_lowest_peer(unit);
+  const auto stayed_low = [&](const std::vector<const MatrixCell*>& cells) {
     return !looked || std::any_of(cells.begin(), cells.end(), [&](const MatrixCell* c) {
       return !c->looks.empty() && c->best() < threshold * cell_median;
     });
@@ -214,19 +213,21 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
   std::set<std::string> slow;
   // A node whose cells but those to its lowest peer are above the line is not suspect (with fewer
   // than two such cells it cannot be told from its link).
-  const auto rate_beside_lowest_peer = [&](const std::string& unit) {
+  const auto median_beside = [](const std::vector<const MatrixCell*>& cells) {
     std::vector<double> rates;
-    for (const MatrixCell* c : beside_lowest_peer(unit)) rates.push_back(c->best());
+    for (const MatrixCell* c : cells) rates.push_back(c->best());
     return rates.size() < 2 ? 0.0 : median_of(rates);
   };
   for (const auto& [unit, s] : scores) {
-    if (s.cells == 0 || s.rate >= threshold * fleet || rate_beside_lowest_peer(unit) >= threshold * fleet) continue;
+    if (s.cells == 0 || s.rate >= threshold * fleet) continue;
+    const std::vector<const MatrixCell*> beside = beside_lowest_peer(unit);
+    if (median_beside(beside) >= threshold * fleet) continue;
     std::size_t low = 0;
     for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
                                              s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
     const bool beyond_spread = (fleet - s.rate) / fleet > kSpreads * node_spread;
-    if (beyond_spread && stayed_low(unit)) {
+    if (beyond_spread && stayed_low(beside)) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});
