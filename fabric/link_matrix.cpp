@@ -184,10 +184,17 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
       if ((c->a == unit || c->b == unit) && peer(*c, unit) != lowest) cells.push_back(c);
     return cells;
   };
-  const auto stayed_low = [&](const std::vector<const MatrixCell*>& cells) {
-    return !looked || std::any_of(cells.begin(), cells.end(), [&](const MatrixCell* c) {
-      return !c->looks.empty() && c->best() < threshold * cell_median;
-    });
+  // A node's cells are held against the cells without it: where it is slow on a fleet of three,
+  // two of the three cells are its own and the median of all cells is its figure.
+  const auto median_without = [&](const std::string& unit) {
+    std::vector<double> rates;
+    for (const MatrixCell* c : measured)
+      if (c->a != unit && c->b != unit) rates.push_back(c->best());
+    return rates.empty() ? cell_median : median_of(rates);
+  };
+  const auto stayed_low = [&](const std::vector<const MatrixCell*>& cells, double line) {
+    return !looked || std::any_of(cells.begin(), cells.end(),
+                                  [&](const MatrixCell* c) { return !c->looks.empty() && c->best() < line; });
   };
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> of_unit;  // rates, figures
   for (const MatrixCell* c : measured)
@@ -222,12 +229,13 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
     if (s.cells == 0 || s.rate >= threshold * fleet) continue;
     const std::vector<const MatrixCell*> beside = beside_lowest_peer(unit);
     if (median_beside(beside) >= threshold * fleet) continue;
+    const double line = threshold * median_without(unit);
     std::size_t low = 0;
-    for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < threshold * cell_median;
+    for (const MatrixCell* c : measured) low += (c->a == unit || c->b == unit) && c->best() < line;
     const std::string evidence = fmt::format("median {:.4g} {} vs fleet {:.4g} {}, {} of {} links below {:g} x",
                                              s.shown, m.unit, median_of(node_shown), m.unit, low, s.cells, threshold);
     const bool beyond_spread = (fleet - s.rate) / fleet > kSpreads * node_spread;
-    if (beyond_spread && stayed_low(beside)) {
+    if (beyond_spread && stayed_low(beside, line)) {
       slow.insert(unit);
       fail(fmt::format("SLOW node  : {} ({})", unit, evidence));
       verdict.accused.push_back({"node", unit});

@@ -348,6 +348,34 @@ TEST(LinkMatrix, ASlowLinkIsNotBlamedOnAnEndWhoseOtherLowCellsWereNotLookedAt) {
   EXPECT_FALSE(has_line(v, "SLOW node")) << v.lines.front();
 }
 
+// The 3-host torchrun bed (CI, 2026-12-06): mhnode3 at 100 Mbit/s, the others at 1 Gbit/s. Two of
+// the three cells are the slow node's, so the median cell is its figure; its cells held against
+// that median stayed "above the line", and the slow node was UNSURE (exit 0).
+TEST(LinkMatrix, ASlowNodeOfThreeIsSlowThoughItHoldsTheMedianCell) {
+  LinkMatrix m;
+  m.units = {"n1", "n2", "n3"};
+  m.cells = {MatrixCell{"n1", "n2", -1, 0.9527, 0.9527, {}}, MatrixCell{"n1", "n3", -1, 0.09549, 0.09549, {}},
+             MatrixCell{"n2", "n3", -1, 0.0955, 0.0955, {}}};
+  look_again(m, [](const MatrixCell& c) {
+    return c.b == "n3" ? std::vector<double>{0.0954, 0.0955} : std::vector<double>{0.95, 0.95};
+  });
+  const RunVerdict v = judge_links(m, 0.5);
+  EXPECT_EQ(v.word, "FAIL") << v.lines.front();
+  ASSERT_TRUE(has_line(v, "SLOW node  : n3")) << v.lines.front();
+  EXPECT_NE(v.lines[0].find("2 of 2 links below 0.5 x"), std::string::npos) << v.lines[0];
+  EXPECT_FALSE(has_line(v, "SLOW link")) << v.lines.front();
+  // and a slow link of three healthy nodes is the link's
+  m.cells = {MatrixCell{"n1", "n2", -1, 0.95, 0.95, {}}, MatrixCell{"n1", "n3", -1, 0.0955, 0.0955, {}},
+             MatrixCell{"n2", "n3", -1, 0.95, 0.95, {}}};
+  look_again(m, [](const MatrixCell& c) {
+    return c.a == "n1" && c.b == "n3" ? std::vector<double>{0.0954, 0.0955} : std::vector<double>{0.95, 0.95};
+  });
+  const RunVerdict link = judge_links(m, 0.5);
+  EXPECT_EQ(link.word, "FAIL");
+  EXPECT_TRUE(has_line(link, "SLOW link  : n1 - n3")) << link.lines.front();
+  EXPECT_FALSE(has_line(link, "SLOW node")) << link.lines.front();
+}
+
 // The 6-host fake cluster under load (2026-12-06): mhnode1 - mhnode2 planted at 100 Mbit/s (0.032
 // against 0.22-0.26), and one more of n1's cells a little low: n1's median fell just below 0.85 x
 // the fleet's on that one link's account, n1 was UNSURE, and the slow link went unaccused (exit 0).
