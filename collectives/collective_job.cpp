@@ -128,9 +128,9 @@ class CollectiveJob final : public Job {
                     plan_.ranks, topology_.ranks_per_host.size(), name_of(o.rank_reduction),
                     o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
                                         : fmt::format("{} samples", o.iterations));
-    if (o.outputs.repeat > 1)
-      header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
+    header.title += repeats_title(o.outputs.repeats());
     header.context["repeat"] = o.outputs.repeat;
+    header.context["repeat_max"] = o.outputs.repeats().most;
     header.planned_rows = plan_.planned_rows();
     header.notes = plan_.notes;
     header.library_columns = library_columns();
@@ -139,13 +139,15 @@ class CollectiveJob final : public Job {
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     ReportedRows sink(reporter);
     SettingRounds settings(*this, sink);
-    run_group_rounds(settings, plan_.options.outputs.repeat, world_, watchdog, sink);
+    const ScheduleFigures schedule =
+        run_group_rounds(settings, plan_.options.outputs.repeats(), world_, watchdog, sink);
     const std::vector<ResultRow>& rows = sink.rows;
     JobOutcome outcome;
     outcome.wrong_total = settings.wrong_total;
     outcome.rows = rows.size();
     outcome.failed = settings.refused == plan_.tunings.size();  // NCCL ran none of the settings asked for
     outcome.summary = summarize_rows(rows);
+    outcome.summary.repeats = schedule.repeats;
     add_path_verdict(outcome.summary);
     if (plan_.sweeping) outcome.summary.exhibits.push_back(std::make_shared<NotHonoured>(rows));
     outcome.summary.refused_settings = settings.refused;

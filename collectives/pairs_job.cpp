@@ -86,7 +86,7 @@ class PairsJob final : public Job {
     PairRounds matrix_rounds(*this, pairing_.rounds, plan_, 0, observer_ ? &path : nullptr);
     IntoRecord into_record(record);
     const ScheduleFigures schedule =
-        run_group_rounds(matrix_rounds, plan_.options.outputs.repeat, world_, watchdog, into_record);
+        run_group_rounds(matrix_rounds, plan_.options.outputs.repeats(), world_, watchdog, into_record);
     outcome.rows = record.rows();
     outcome.wrong_total = record.wrong_total();
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(outcome.wrong_total), 0));
@@ -95,6 +95,7 @@ class PairsJob final : public Job {
     if (topology_.rank != 0) return outcome;
     const std::vector<ResultRow> cells = record.cells();
     outcome.summary = summarize_rows(cells);
+    outcome.summary.repeats = schedule.repeats;
     RunVerdict links = judge_links(matrix, pairs.node_threshold, tree);
     if (look.cells > 0)
       links.lines.insert(links.lines.begin(),

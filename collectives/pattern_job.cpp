@@ -87,7 +87,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     LoadRows sink(reporter);
-    const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeat, world_, watchdog, sink);
+    const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeats(), world_, watchdog, sink);
     JobOutcome outcome;
     outcome.rows = sink.rows.size();
     std::int64_t wrong = options_.check > 0 ? 0 : -1;  // -1: not checked (-c 0)
@@ -99,6 +99,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     add_load_report(outcome.summary, layout_, sink.rows,
                     RateRule{layout_.tree() ? &*layout_.tree() : nullptr, options_.pairs.line_rate_gbps});
     outcome.summary.schedule = schedule;
+    outcome.summary.repeats = schedule.repeats;
     if (const auto& gate = options_.expect_busbw_gbs)
       outcome.summary.verdicts.push_back(judge_expected_busbw(measured, *gate * 1e9));
     return outcome;

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
+#include "common/cpu_contention.hpp"
 #include "common/error.hpp"
 #include "common/measured_row.hpp"
 #include "common/reporter.hpp"
@@ -76,34 +78,116 @@ std::vector<ResultRow> measure_step(GroupedMeasurement& job, std::size_t round, 
   return rows;
 }
 
+// One sweep's contention, every rank's folded.
+CpuContention sweep_contention(const ContentionMeter& meter, ControlPlane& world, Watchdog& watchdog) {
+  watchdog.set_activity("gathering the ranks' CPU contention over the sweep");
+  Watchdog::Scope wait(watchdog);
+  return fold_over_ranks(meter.local(), world);
+}
+
+// The sweeps a step keeps: of those that measured it (a repeat that measured nothing of a step, a
+// setting refused by then, is left out: it would read quiet), the quiet ones; every one for a
+// fixed plan.
+std::vector<std::size_t> kept_sweeps(const std::vector<std::vector<ResultRow>>& sweeps,
+                                     const std::vector<CpuContention>& contention, const RepeatPlan& plan) {
+  std::vector<std::size_t> measured;
+  for (std::size_t k = 0; k < sweeps.size(); ++k)
+    if (!sweeps[k].empty()) measured.push_back(k);
+  if (!plan.adaptive()) return measured;
+  std::vector<CpuContention> of_measured;
+  for (std::size_t k : measured) of_measured.push_back(contention[k]);
+  std::vector<std::size_t> kept;
+  for (std::size_t i : quiet_sweeps(of_measured, plan.least)) kept.push_back(measured[i]);
+  return kept;
+}
+
+// Whether the round measures another sweep: too few quiet sweeps, or (rank 0, which holds the
+// rows) a row whose kept sweeps scatter too far. The decision is reduced over the world, so every
+// rank takes the same number of sweeps.
+bool another_sweep(const std::vector<std::vector<std::vector<ResultRow>>>& repeats_of_step,
+                   const std::vector<CpuContention>& contention, const RepeatPlan& plan, ControlPlane& world,
+                   Watchdog& watchdog) {
+  const auto taken = static_cast<int>(contention.size());
+  if (taken < plan.least) return true;
+  if (taken >= plan.most) return false;
+  bool more = contention_wants_more(contention, plan.least);
+  for (std::size_t step = 0; step < repeats_of_step.size() && !more; ++step) {
+    std::vector<const std::vector<ResultRow>*> kept;
+    for (std::size_t k : kept_sweeps(repeats_of_step[step], contention, plan))
+      kept.push_back(&repeats_of_step[step][k]);
+    more = spread_wants_more(kept);
+  }
+  watchdog.set_activity("agreeing on another sweep (CPU contention or the rows' spread)");
+  Watchdog::Scope wait(watchdog);
+  return all_reduce(world, std::int64_t{more ? 1 : 0}, ControlPlane::Fold::kMax) > 0;
+}
+
+// Row j of each kept sweep of one step combined, and the wrong elements of the sweeps left out
+// added to it: corruption found in a contended sweep is still corruption.
+std::vector<ResultRow> kept_rows_of_step(std::vector<std::vector<ResultRow>>& sweeps,
+                                         const std::vector<std::size_t>& kept) {
+  std::vector<std::vector<ResultRow>> rows;
+  for (std::size_t k : kept) rows.push_back(sweeps[k]);
+  std::vector<ResultRow> combined = combine_repeats(rows);
+  for (std::size_t k = 0; k < sweeps.size(); ++k) {
+    if (std::find(kept.begin(), kept.end(), k) != kept.end() || sweeps[k].size() != combined.size()) continue;
+    for (std::size_t j = 0; j < combined.size(); ++j)
+      if (combined[j].wrong >= 0 && sweeps[k][j].wrong > 0) combined[j].wrong += sweeps[k][j].wrong;
+  }
+  return combined;
+}
+
 }  // namespace
 
-ScheduleFigures run_group_rounds(GroupedMeasurement& job, int repeats, ControlPlane& world, Watchdog& watchdog,
+ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, ControlPlane& world, Watchdog& watchdog,
                                  RoundRows& sink) {
   ScheduleClock clock;
+  repeats.most = std::max(repeats.least, repeats.most);
+  RepeatFigures taken;
+  taken.least = repeats.least;
+  taken.most = repeats.most;
   const std::size_t steps = job.steps();
   for (std::size_t round = 0; round < job.rounds(); ++round) {
     sink.begin_round(round);
     const RoundGroup group = enter(job, round, world, watchdog);
     std::vector<std::vector<std::vector<ResultRow>>> repeats_of_step(steps);
-    for (int r = 0; r < repeats; ++r)
+    std::vector<CpuContention> contention_of_sweep;
+    int sweeps = 0;
+    for (; repeats.adaptive() ? another_sweep(repeats_of_step, contention_of_sweep, repeats, world, watchdog)
+                              : sweeps < repeats.least;
+         ++sweeps) {
+      const ContentionMeter meter;
       for (std::size_t step = 0; step < steps; ++step) {
         std::vector<ResultRow> rows = measure_step(job, round, step, group, world, watchdog, clock);
-        if (repeats == 1)
+        if (repeats.most == 1)
           sink.add_step(round, std::move(rows));
         else
           repeats_of_step[step].push_back(std::move(rows));
       }
-    if (repeats > 1)
-      for (auto& sweeps : repeats_of_step) {
-        // A repeat that measured nothing of a step (a setting refused by then) is left out.
-        std::erase_if(sweeps, [](const std::vector<ResultRow>& rows) { return rows.empty(); });
-        if (!sweeps.empty()) sink.add_step(round, combine_repeats(sweeps));
+      if (repeats.adaptive()) contention_of_sweep.push_back(sweep_contention(meter, world, watchdog));
+    }
+    if (repeats.most > 1)
+      for (std::vector<std::vector<ResultRow>>& sweeps_of_step : repeats_of_step) {
+        const std::vector<std::size_t> kept = kept_sweeps(sweeps_of_step, contention_of_sweep, repeats);
+        if (!kept.empty()) sink.add_step(round, kept_rows_of_step(sweeps_of_step, kept));
       }
+    if (repeats.adaptive()) {
+      // Every round's kept sweeps, whether it left one out or not: the run's contention where some round did.
+      const std::vector<std::size_t> quiet = quiet_sweeps(contention_of_sweep, repeats.least);
+      taken.sweeps_left_out += contention_of_sweep.size() - quiet.size();
+      for (std::size_t k : quiet)
+        if (contention_of_sweep[k].slowdown >= taken.kept_contention.slowdown)
+          taken.kept_contention = contention_of_sweep[k];
+    }
+    taken.rounds_extended += sweeps > repeats.least;
+    taken.measured = std::max(taken.measured, sweeps);
+    ++taken.rounds;
     job.leave_round(round);
     clock.end_round();
   }
-  return clock.figures();
+  ScheduleFigures figures = clock.figures();
+  figures.repeats = taken;
+  return figures;
 }
 
 }  // namespace fabricbench

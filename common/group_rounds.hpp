@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/control_plane.hpp"
+#include "common/quiet_repeats.hpp"
 #include "common/row.hpp"
 #include "common/schedule_clock.hpp"
 
@@ -67,10 +68,13 @@ class ReportedRows final : public RoundRows {
   Reporter* reporter_;  // null off rank 0
 };
 
-/// Runs every round of `job`: `repeats` sweeps of its steps one after the other within each round
-/// (so drift falls on every step alike), each step's repeats combined into one row per group
-/// (centre and run-to-run spread). Returns what the schedule cost beyond its cells (rank 0).
-ScheduleFigures run_group_rounds(GroupedMeasurement& job, int repeats, ControlPlane& world, Watchdog& watchdog,
+/// Runs every round of `job`: `repeats.least` sweeps of its steps one after the other within each
+/// round (so drift falls on every step alike), and more, up to `repeats.most`, while the round's
+/// quietest sweeps disagree on their CPU contention (common/quiet_repeats.hpp); each step's
+/// quietest `least` sweeps combined into one row per group (centre and run-to-run spread), the
+/// wrong elements of those left out added.
+/// Returns what the schedule cost beyond its cells and the sweeps it took (rank 0).
+ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, ControlPlane& world, Watchdog& watchdog,
                                  RoundRows& rows);
 
 }  // namespace fabricbench

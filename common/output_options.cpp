@@ -35,6 +35,11 @@ OutputFlags::OutputFlags(CLI::App& app, OutputOptions& options) : options_(optio
                  "run the whole sweep N times in this launch, sizes interleaved; each row keeps the centre of the N "
                  "and their run-to-run spread (runs, between_run_rsd), what fb_compare needs of a baseline [1]")
       ->transform(number_in(NumberRange::between(1, 1000)));
+  app.add_option("--repeat-max", options.repeat_max,
+                 "with --repeat N (2 or more): measure more sweeps, up to this many, where CPU contention struck some "
+                 "and not others (those are left out) or a row's sweeps scatter so far that its centre is not known "
+                 "to 2.5 %; N turns it off [3 x N]")
+      ->transform(number_in(NumberRange::between(1, 3000)));
   app.add_flag("--samples", options.keep_samples,
                "keep every timed sample in the JSON rows (samples_s), so a verdict can be recomputed later");
   add_launcher_option(app, launcher_text_);
@@ -49,6 +54,14 @@ void OutputFlags::check(bool check_paths) {
         fmt::format("-T/--timeout must be 0 (off) or a positive number of seconds (got {:g})", o.timeout_seconds));
   if (o.repeat < 1 || o.repeat > 1000)
     throw UsageError(fmt::format("--repeat must be 1 to 1000 sweeps (got {})", o.repeat));
+  if (o.repeat_max > o.repeat && o.repeat < 2)
+    throw UsageError(
+        "--repeat-max needs --repeat 2 or more: one kept sweep has no others to hold its contention against");
+  if (o.repeat_max != 0 && o.repeat_max < o.repeat)
+    throw UsageError(
+        fmt::format("--repeat-max {} is below --repeat {}: it is the most sweeps measured, those kept "
+                    "included",
+                    o.repeat_max, o.repeat));
   if (o.progress != "auto" && o.progress != "on" && o.progress != "off")
     throw UsageError(fmt::format("--progress: '{}' is not on, off or auto", o.progress));
   for (const std::string& tag : tag_texts_) {
@@ -61,6 +74,11 @@ void OutputFlags::check(bool check_paths) {
   if (check_paths && !o.prom_path.empty()) check_writable_path(o.prom_path, "--prom");
   // Rank 0 writes; every rank refuses alike (the paths are the same text on every rank).
   if (check_paths) check_distinct_files({{"--csv", o.csv_path}, {"--json", o.json_path}, {"--prom", o.prom_path}});
+}
+
+RepeatPlan OutputOptions::repeats() const {
+  if (repeat_max != 0) return {repeat, repeat_max};
+  return {repeat, repeat >= 2 ? 3 * repeat : repeat};
 }
 
 std::pair<std::string, std::string> parse_tag(const std::string& text) {

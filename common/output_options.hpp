@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/key_values.hpp"
+#include "common/quiet_repeats.hpp"
 
 namespace CLI {
 class App;
@@ -24,7 +25,11 @@ struct OutputOptions {
   KeyValues tags;
   double timeout_seconds = 300;  ///< -T; 0 = no deadline
   int repeat = 1;                ///< --repeat: whole sweeps in this launch, combined per row
+  int repeat_max = 0;            ///< --repeat-max: sweeps measured at most; 0 for 3 x --repeat (from 2)
   bool keep_samples = false;     ///< --samples: every timed sample in the JSON rows
+
+  /// --repeat sweeps kept per row, of up to --repeat-max measured (common/quiet_repeats.hpp).
+  RepeatPlan repeats() const;
 };
 
 /// Binds the shared flags to `options` on `app`; check() after parsing.

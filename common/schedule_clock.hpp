@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "common/control_plane.hpp"
+#include "common/quiet_repeats.hpp"
 
 namespace fabricbench {
 
@@ -15,6 +16,7 @@ struct ScheduleFigures {
   std::size_t rounds = 0;
   double wall_seconds = 0;   ///< first round's start to the last round's gathered cells, rank 0
   double cells_seconds = 0;  ///< sum over rounds of the longest cell's own measuring time
+  RepeatFigures repeats;     ///< the sweeps each round measured (run_group_rounds)
   /// (wall - cells) / cells; 0 when nothing was measured.
   double overhead() const { return cells_seconds > 0 ? (wall_seconds - cells_seconds) / cells_seconds : 0; }
 };

@@ -108,6 +108,15 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"wall_seconds", s.schedule->wall_seconds},
                      {"cells_seconds", s.schedule->cells_seconds}};
   if (s.contention.known) j["contention"] = to_json(s.contention);
+  if (const RepeatFigures& r = s.repeats; r.most > r.least) {
+    j["repeats"] = {{"least", r.least},
+                    {"most", r.most},
+                    {"measured", r.measured},
+                    {"rounds", r.rounds},
+                    {"rounds_extended", r.rounds_extended},
+                    {"sweeps_left_out", r.sweeps_left_out}};
+    if (r.sweeps_left_out > 0) j["repeats"]["contention_all_sweeps"] = to_json(r.all_contention);
+  }
   if (s.memory) {
     j["memory_at_end"] = {{"peak_rss_bytes", s.memory->peak_rss_bytes}};
     if (s.memory->gpu)
@@ -155,6 +164,18 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
                "# CPU contention        : rank {} waited for a CPU {:.1f} % of the time measured, the hypervisor "
                "took {:.1f} %: times may read up to {:.2f}x slow from that alone\n",
                c.runqueue_wait_rank, 100 * c.runqueue_wait, 100 * c.steal, c.slowdown);
+  if (const RepeatFigures& r = s.repeats; r.rounds_extended > 0) {
+    std::string line = fmt::format(
+        "# Repeats               : {} of {} round(s) measured more than {} sweeps (up to {} of --repeat-max {}): "
+        "CPU contention struck some, or the rows' spread asked for more",
+        r.rounds_extended, r.rounds, r.least, r.measured, r.most);
+    if (r.sweeps_left_out > 0)
+      line += fmt::format(
+          "; {} contended sweep(s) left out, the kept ones may read up to {:.2f}x slow from it "
+          "(every sweep: {:.2f}x)",
+          r.sweeps_left_out, s.contention.slowdown, r.all_contention.slowdown);
+    fmt::print(out, "{}\n", line);
+  }
   print_verdicts(out, s);
 }
 

@@ -100,6 +100,7 @@ struct RunSummary {
   std::optional<MemoryAtEnd> memory;
   std::vector<std::shared_ptr<const SummaryExhibit>> exhibits;  ///< e.g. --pairs: the node x node matrix
   std::optional<ScheduleFigures> schedule;                      ///< --pairs: what the rounds cost beyond their cells
+  RepeatFigures repeats;     ///< --repeat: the sweeps measured and kept (said where more could be measured than kept)
   CpuContention contention;  ///< while the job measured: how long its ranks could not run
   /// Per-rank detail kept in the JSON file only (each rank's NCCL log digest, end-of-run context).
   nlohmann::json attachments = nlohmann::json::object();

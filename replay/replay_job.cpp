@@ -138,13 +138,15 @@ class ReplayJob final : public Job, private GroupedMeasurement {
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     ReportedRows sink(reporter);
     sink_ = &sink;
-    run_group_rounds(*this, options_.collective.outputs.repeat, world_, watchdog, sink);
+    const ScheduleFigures schedule =
+        run_group_rounds(*this, options_.collective.outputs.repeats(), world_, watchdog, sink);
     sink_ = nullptr;
     JobOutcome outcome;
     const std::int64_t wrong = all_reduce(world_, wrong_here_, ControlPlane::Fold::kSum);
     outcome.wrong_total = options_.collective.check > 0 ? wrong : -1;
     outcome.rows = sink.rows.size();
     outcome.summary = summarize_rows(sink.rows);
+    outcome.summary.repeats = schedule.repeats;
     const auto refused = static_cast<std::size_t>(std::count(refused_round_.begin(), refused_round_.end(), true));
     outcome.summary.refused_settings = refused;
     outcome.failed = refused == tunings_.size();  // NCCL replayed under none of the settings asked for

@@ -80,12 +80,13 @@ assert len(cells) == 6 and len(doc["rows"]) == 6, cells
 assert sorted({r["round"] for r in doc["rows"]}) == [0, 1, 2]
 assert len(doc["summary"]["matrix"]["units"]) == 4
 PY
-# --repeat 3: each pair's row of a size holds 3 sweeps' centre and spread (two pairs: their rows and the total).
+# --repeat 3: each pair's row of a size holds 3 sweeps' centre and spread (two pairs: their rows and the total),
+# or up to 9 where CPU contention or the spread asked for more.
 run write_bw_repeat 3 -np 4 "$bin/fb_rdma_write_bw" -d rxe0 -s 64K -n 512 --repeat 3 --json "$out/repeat.json"
-python3 - "$out/repeat.json" <<'PY' && echo "ok: --repeat 3: pair rows hold runs=3 and their spread" || fail "--repeat 3: rows"
+python3 - "$out/repeat.json" <<'PY' && echo "ok: --repeat 3: pair rows hold runs=3 (to 9) and their spread" || fail "--repeat 3: rows"
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["pair"] >= 0]
-assert len(rows) == 2 and all(r["runs"] == 3 and r["between_run_rsd"] > 0 for r in rows), rows
+assert len(rows) == 2 and all(3 <= r["runs"] <= 9 and r["between_run_rsd"] > 0 for r in rows), rows
 PY
 # Load patterns of verbs flows on the ranks of one host (its ranks are the units; no attribution
 # claim on one device): an incast of two writers into each rank in turn, its receivers' side with

@@ -75,6 +75,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
         static_cast<int>(hca_.port.number), hca_.gid_index, o.qps, o.tx_depth,
         o.bidirectional ? "bidirectional" : "unidirectional", memory_description_);
     header.context["repeat"] = o.outputs.repeat;
+    header.context["repeat_max"] = o.outputs.repeats().most;
     for (const LoadRound& round : layout_.schedule().rounds) header.planned_rows += round.groups.size() * steps();
     header.notes.push_back(
         "a group's rate is at its leader: an incast's ingress, one-to-many's egress, an all-to-all's per-rank egress");
@@ -83,7 +84,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
 
   JobOutcome measure(Reporter* reporter, Watchdog& watchdog) override {
     LoadRows sink(reporter);
-    const ScheduleFigures schedule = run_group_rounds(*this, plan_.options.outputs.repeat, world_, watchdog, sink);
+    const ScheduleFigures schedule = run_group_rounds(*this, plan_.options.outputs.repeats(), world_, watchdog, sink);
     JobOutcome outcome;
     outcome.rows = sink.rows.size();
     std::int64_t wrong = 0;
@@ -94,6 +95,7 @@ class VerbsLoadJob final : public Job, private GroupedMeasurement {
     add_load_report(outcome.summary, layout_, sink.rows,
                     rate_rule(plan_, hca_, layout_.tree() ? &*layout_.tree() : nullptr));
     outcome.summary.schedule = schedule;
+    outcome.summary.repeats = schedule.repeats;
     if (const auto& gate = plan_.options.expect_gbps)
       outcome.summary.verdicts.push_back(judge_expected_gbps(sink.rows, *gate));
     return outcome;

@@ -173,9 +173,9 @@ class VerbsJob final : public Job, public GroupedMeasurement {
                                plan_.program, word_, pairing.rounds.front().size(), pairing.describe(), hca_.name,
                                static_cast<int>(hca_.port.number), hca_.gid_index, o.qps, o.tx_depth,
                                o.bidirectional ? "bidirectional" : "unidirectional", memory_description_);
-    if (o.outputs.repeat > 1)
-      header.title += fmt::format(", {} sweeps combined per row (centre and run-to-run spread)", o.outputs.repeat);
+    header.title += repeats_title(o.outputs.repeats());
     header.context["repeat"] = o.outputs.repeat;
+    header.context["repeat_max"] = o.outputs.repeats().most;
     std::size_t rows = 0;
     for (const auto& round : pairing.rounds)
       rows += round.size() > 1 && !pairing.matrix() ? round.size() + 1 : round.size();
@@ -197,10 +197,11 @@ class VerbsJob final : public Job, public GroupedMeasurement {
       record.emplace(plan_.pairing, topology_, std::move(rule), reporter);
     }
     PairRows rows(record ? &*record : nullptr, reporter, topology_);
-    const ScheduleFigures schedule = run_group_rounds(*this, plan_.options.outputs.repeat, world_, watchdog, rows);
+    const ScheduleFigures schedule = run_group_rounds(*this, plan_.options.outputs.repeats(), world_, watchdog, rows);
     outcome.rows = rows.reported;
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(rows.wrong_total), 0));
     if (topology_.rank != 0) return outcome;
+    outcome.summary.repeats = schedule.repeats;
     if (!latency) outcome.summary.verdicts.push_back(line_rate_verdict(rows.pair_rows, hca_, plan_.options));
     if (const auto& gate = plan_.options.expect_gbps)
       outcome.summary.verdicts.push_back(judge_expected_gbps(rows.pair_rows, *gate));
