@@ -101,21 +101,45 @@ std::vector<std::size_t> kept_sweeps(const std::vector<std::vector<ResultRow>>& 
   return kept;
 }
 
-// Whether the round measures another sweep: too few quiet sweeps, or (rank 0, which holds the
-// rows) a row whose kept sweeps scatter too far. The decision is reduced over the world, so every
-// rank takes the same number of sweeps.
+// The sweeps that measured some step (rank 0, which holds the rows: none elsewhere). One that
+// measured nothing (a setting refused earlier in the round) is a barrier and a gather, whose
+// contention says nothing of the rows.
+std::vector<std::size_t> measuring_sweeps(const std::vector<std::vector<std::vector<ResultRow>>>& repeats_of_step,
+                                          std::size_t sweeps) {
+  std::vector<std::size_t> measuring;
+  for (std::size_t k = 0; k < sweeps; ++k)
+    if (std::any_of(repeats_of_step.begin(), repeats_of_step.end(),
+                    [&](const auto& of_step) { return k < of_step.size() && !of_step[k].empty(); }))
+      measuring.push_back(k);
+  return measuring;
+}
+
+std::vector<CpuContention> contention_of(const std::vector<CpuContention>& contention,
+                                         const std::vector<std::size_t>& sweeps) {
+  std::vector<CpuContention> of;
+  for (std::size_t k : sweeps) of.push_back(contention[k]);
+  return of;
+}
+
+// Whether the round measures another sweep: too few quiet sweeps, or a row whose kept sweeps
+// scatter too far. Rank 0, which holds the rows, decides; the decision is reduced over the world,
+// so every rank takes the same number of sweeps.
 bool another_sweep(const std::vector<std::vector<std::vector<ResultRow>>>& repeats_of_step,
                    const std::vector<CpuContention>& contention, const RepeatPlan& plan, ControlPlane& world,
                    Watchdog& watchdog) {
   const auto taken = static_cast<int>(contention.size());
   if (taken < plan.least) return true;
   if (taken >= plan.most) return false;
-  bool more = contention_wants_more(contention, plan.least);
-  for (std::size_t step = 0; step < repeats_of_step.size() && !more; ++step) {
-    std::vector<const std::vector<ResultRow>*> kept;
-    for (std::size_t k : kept_sweeps(repeats_of_step[step], contention, plan))
-      kept.push_back(&repeats_of_step[step][k]);
-    more = spread_wants_more(kept);
+  bool more = false;
+  if (world.rank() == 0) {
+    more = contention_wants_more(contention_of(contention, measuring_sweeps(repeats_of_step, contention.size())),
+                                 plan.least);
+    for (std::size_t step = 0; step < repeats_of_step.size() && !more; ++step) {
+      std::vector<const std::vector<ResultRow>*> kept;
+      for (std::size_t k : kept_sweeps(repeats_of_step[step], contention, plan))
+        kept.push_back(&repeats_of_step[step][k]);
+      more = spread_wants_more(kept);
+    }
   }
   watchdog.set_activity("agreeing on another sweep (CPU contention or the rows' spread)");
   Watchdog::Scope wait(watchdog);
@@ -137,6 +161,29 @@ std::vector<ResultRow> kept_rows_of_step(std::vector<std::vector<ResultRow>>& sw
   return combined;
 }
 
+// The kept sweeps' contention, their mean (the run's own figure is a mean over its measuring
+// time too; a maximum over rounds would hold a many-round run to its worst one). Not known where
+// any is not.
+CpuContention mean_contention(const std::vector<CpuContention>& sweeps) {
+  CpuContention mean;
+  if (sweeps.empty() || !std::all_of(sweeps.begin(), sweeps.end(), [](const CpuContention& c) { return c.known; }))
+    return mean;
+  const auto n = static_cast<double>(sweeps.size());
+  mean.known = true;
+  mean.slowdown = 0;
+  double most_wait = -1;
+  for (const CpuContention& c : sweeps) {
+    mean.slowdown += c.slowdown / n;
+    mean.runqueue_wait += c.runqueue_wait / n;
+    mean.steal += c.steal / n;
+    if (c.runqueue_wait > most_wait) {
+      most_wait = c.runqueue_wait;
+      mean.runqueue_wait_rank = c.runqueue_wait_rank;
+    }
+  }
+  return mean;
+}
+
 }  // namespace
 
 ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, ControlPlane& world, Watchdog& watchdog,
@@ -146,12 +193,13 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, Co
   RepeatFigures taken;
   taken.least = repeats.least;
   taken.most = repeats.most;
+  std::vector<CpuContention> kept_contention;  // every round's kept sweeps
   const std::size_t steps = job.steps();
   for (std::size_t round = 0; round < job.rounds(); ++round) {
     sink.begin_round(round);
     const RoundGroup group = enter(job, round, world, watchdog);
     std::vector<std::vector<std::vector<ResultRow>>> repeats_of_step(steps);
-    std::vector<CpuContention> contention_of_sweep;
+    std::vector<CpuContention> contention_of_sweep;  // every rank: the same folded figures
     int sweeps = 0;
     for (; repeats.adaptive() ? another_sweep(repeats_of_step, contention_of_sweep, repeats, world, watchdog)
                               : sweeps < repeats.least;
@@ -171,13 +219,12 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, Co
         const std::vector<std::size_t> kept = kept_sweeps(sweeps_of_step, contention_of_sweep, repeats);
         if (!kept.empty()) sink.add_step(round, kept_rows_of_step(sweeps_of_step, kept));
       }
-    if (repeats.adaptive()) {
-      // Every round's kept sweeps, whether it left one out or not: the run's contention where some round did.
-      const std::vector<std::size_t> quiet = quiet_sweeps(contention_of_sweep, repeats.least);
-      taken.sweeps_left_out += contention_of_sweep.size() - quiet.size();
-      for (std::size_t k : quiet)
-        if (contention_of_sweep[k].slowdown >= taken.kept_contention.slowdown)
-          taken.kept_contention = contention_of_sweep[k];
+    if (repeats.adaptive()) {  // rank 0: every round's kept sweeps, the run's contention where some round left one out
+      const std::vector<CpuContention> measuring =
+          contention_of(contention_of_sweep, measuring_sweeps(repeats_of_step, contention_of_sweep.size()));
+      const std::vector<std::size_t> quiet = quiet_sweeps(measuring, repeats.least);
+      taken.sweeps_left_out += measuring.size() - quiet.size();
+      for (std::size_t i : quiet) kept_contention.push_back(measuring[i]);
     }
     taken.rounds_extended += sweeps > repeats.least;
     taken.measured = std::max(taken.measured, sweeps);
@@ -185,6 +232,7 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, Co
     job.leave_round(round);
     clock.end_round();
   }
+  taken.kept_contention = mean_contention(kept_contention);
   ScheduleFigures figures = clock.figures();
   figures.repeats = taken;
   return figures;

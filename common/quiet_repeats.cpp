@@ -23,12 +23,17 @@ bool all_known(const std::vector<CpuContention>& sweeps) {
   return std::all_of(sweeps.begin(), sweeps.end(), [](const CpuContention& c) { return c.known; });
 }
 
+// A sweep's bound as the agreement sees it: waits under 2 % per rank count as none (a bound of
+// exactly 1), so bounds below kQuietAgreement all read alike (with 8 ranks waiting 1.5-3 %, sweeps
+// read 1.0 or 1.27 by chance, and keeping the 1.0 ones would drop a real allowance).
+double effective(const CpuContention& c) { return std::max(c.slowdown, kQuietAgreement); }
+
 // Sweep indices by contention bound, quietest first (stable: measured order among equals).
 std::vector<std::size_t> by_contention(const std::vector<CpuContention>& sweeps) {
   std::vector<std::size_t> order(sweeps.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return sweeps[a].slowdown < sweeps[b].slowdown; });
+                   [&](std::size_t a, std::size_t b) { return effective(sweeps[a]) < effective(sweeps[b]); });
   return order;
 }
 
@@ -36,7 +41,7 @@ std::vector<std::size_t> by_contention(const std::vector<CpuContention>& sweeps)
 double kept_bound(const std::vector<CpuContention>& sweeps, int least) {
   const std::vector<std::size_t> order = by_contention(sweeps);
   const std::size_t nth = std::min(order.size(), static_cast<std::size_t>(std::max(least, 1))) - 1;
-  return sweeps[order[nth]].slowdown * kQuietAgreement;
+  return effective(sweeps[order[nth]]) * kQuietAgreement;
 }
 
 }  // namespace
@@ -47,14 +52,15 @@ std::vector<std::size_t> quiet_sweeps(const std::vector<CpuContention>& sweeps, 
   const bool known = all_known(sweeps);
   const double bound = known ? kept_bound(sweeps, least) : 0;
   for (std::size_t k = 0; k < sweeps.size(); ++k)
-    if (!known || sweeps[k].slowdown <= bound) kept.push_back(k);
+    if (!known || effective(sweeps[k]) <= bound) kept.push_back(k);
   return kept;
 }
 
 bool contention_wants_more(const std::vector<CpuContention>& sweeps, int least) {
   if (!all_known(sweeps) || sweeps.size() < static_cast<std::size_t>(least)) return false;
   const std::vector<std::size_t> order = by_contention(sweeps);
-  return sweeps[order[static_cast<std::size_t>(least) - 1]].slowdown > sweeps[order.front()].slowdown * kQuietAgreement;
+  return effective(sweeps[order[static_cast<std::size_t>(least) - 1]]) >
+         effective(sweeps[order.front()]) * kQuietAgreement;
 }
 
 bool spread_wants_more(const std::vector<const std::vector<ResultRow>*>& rows_of_sweep) {

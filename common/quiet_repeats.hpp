@@ -45,8 +45,8 @@ struct RepeatFigures {
   std::size_t rounds = 0;           ///< rounds run
   std::size_t rounds_extended = 0;  ///< rounds that measured more than `least` sweeps
   std::size_t sweeps_left_out = 0;  ///< sweeps left out as contended, over every round
-  /// The most contended kept sweep of any round (folded over the ranks): the contention the rows
-  /// were measured under, where a round left a sweep out. Not known otherwise.
+  /// Every round's kept sweeps' contention (each folded over the ranks), their mean: what the rows
+  /// were measured under, where a round left a sweep out (rank 0). Not known otherwise.
   CpuContention kept_contention;
   /// Over every sweep measured, kept or not (the driver's meter), where a sweep was left out.
   CpuContention all_contention;

@@ -893,7 +893,7 @@ def test_compare(runner, _):
         repeats = json.load(open(t / "rep.json"))["summary"]["repeats"]
         runs = rows[0]["runs"] if rows else 0
         expect(len(rows) == 6 and 3 <= runs <= 9 and all(r["runs"] == runs and r["between_run_rsd"] > 0 for r in rows)
-               and repeats["least"] == 3 and repeats["most"] == 9 and (runs == 3) == (repeats["rounds_extended"] == 0)
+               and repeats["least"] == 3 and repeats["most"] == 9 and (repeats["measured"] == 3) == (repeats["rounds_extended"] == 0)
                and repeats["measured"] == runs + repeats["sweeps_left_out"] and (runs == 3 or "# Repeats" in result.stdout),
                f"--repeat 3 rows: {[(r['size_bytes'], r['runs'], r['between_run_rsd']) for r in rows]}, {repeats}")
         # --samples: every kept sweep's 50 timed samples, none beyond the slowest the row reports.

@@ -33,6 +33,10 @@ TEST(QuietRepeats, SteadyLoadOrUnknownContentionKeepsEverySweep) {
   // The build beside every sweep alike (bounds 15.4-17.6 on the fake cluster): they agree.
   EXPECT_FALSE(contention_wants_more(sweeps({15.4, 17.6, 16.2}), 3));
   EXPECT_EQ(quiet_sweeps(sweeps({15.4, 17.6, 16.2, 15.0}), 3), (std::vector<std::size_t>{0, 1, 2, 3}));
+  // Eight ranks waiting 1.5-3 %: bounds of exactly 1 (waits under 2 % count as none) or 1.27 by
+  // chance are one state, not a burst to leave out.
+  EXPECT_FALSE(contention_wants_more(sweeps({1.0, 1.27, 1.0}), 3));
+  EXPECT_EQ(quiet_sweeps(sweeps({1.0, 1.27, 1.0, 1.5}), 3), (std::vector<std::size_t>{0, 1, 2, 3}));
   // Not known for one sweep (no /proc): nothing to hold the others against; kept as measured.
   std::vector<CpuContention> unknown = sweeps({5, 10, 5, 4});
   unknown[1].known = false;
