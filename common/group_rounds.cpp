@@ -85,6 +85,14 @@ CpuContention sweep_contention(const ContentionMeter& meter, ControlPlane& world
   return fold_over_ranks(meter.local(), world);
 }
 
+// The contention of the sweeps named, in that order.
+std::vector<CpuContention> contention_of(const std::vector<CpuContention>& contention,
+                                         const std::vector<std::size_t>& sweeps) {
+  std::vector<CpuContention> of;
+  for (std::size_t k : sweeps) of.push_back(contention[k]);
+  return of;
+}
+
 // The sweeps a step keeps: of those that measured it (a repeat that measured nothing of a step, a
 // setting refused by then, is left out: it would read quiet), the quiet ones; every one for a
 // fixed plan.
@@ -94,10 +102,8 @@ std::vector<std::size_t> kept_sweeps(const std::vector<std::vector<ResultRow>>& 
   for (std::size_t k = 0; k < sweeps.size(); ++k)
     if (!sweeps[k].empty()) measured.push_back(k);
   if (!plan.adaptive()) return measured;
-  std::vector<CpuContention> of_measured;
-  for (std::size_t k : measured) of_measured.push_back(contention[k]);
   std::vector<std::size_t> kept;
-  for (std::size_t i : quiet_sweeps(of_measured, plan.least)) kept.push_back(measured[i]);
+  for (std::size_t i : quiet_sweeps(contention_of(contention, measured), plan.least)) kept.push_back(measured[i]);
   return kept;
 }
 
@@ -112,13 +118,6 @@ std::vector<std::size_t> measuring_sweeps(const std::vector<std::vector<std::vec
                     [&](const auto& of_step) { return k < of_step.size() && !of_step[k].empty(); }))
       measuring.push_back(k);
   return measuring;
-}
-
-std::vector<CpuContention> contention_of(const std::vector<CpuContention>& contention,
-                                         const std::vector<std::size_t>& sweeps) {
-  std::vector<CpuContention> of;
-  for (std::size_t k : sweeps) of.push_back(contention[k]);
-  return of;
 }
 
 // Whether the round measures another sweep: too few quiet sweeps, or a row whose kept sweeps
@@ -148,7 +147,7 @@ bool another_sweep(const std::vector<std::vector<std::vector<ResultRow>>>& repea
 
 // Row j of each kept sweep of one step combined, and the wrong elements of the sweeps left out
 // added to it: corruption found in a contended sweep is still corruption.
-std::vector<ResultRow> kept_rows_of_step(std::vector<std::vector<ResultRow>>& sweeps,
+std::vector<ResultRow> kept_rows_of_step(const std::vector<std::vector<ResultRow>>& sweeps,
                                          const std::vector<std::size_t>& kept) {
   std::vector<std::vector<ResultRow>> rows;
   for (std::size_t k : kept) rows.push_back(sweeps[k]);
