@@ -8,7 +8,8 @@
 # without a topology (exit 2, one line, before any work).
 #   scripts/fake-cluster.sh --hosts 9 --leaves 3 --slots 1 -- bash tests/tree_cluster.sh BIN_DIR
 # As in tests/pairs_cluster.sh, every host link is first shaped to a 1 Gbit/s "line rate" (so a
-# cell measures the network, not its share of this machine's two cores); faults are 100 Mbit/s.
+# cell measures the network, not its share of this machine's two cores); the shaped uplink is
+# 200 Mbit/s (its three across-leaf flows 0.07 Gb/s each, under 0.2x the median), the other faults 100 Mbit/s.
 set -uo pipefail
 bin=$(cd "${1:?usage: tests/tree_cluster.sh BIN_DIR}" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -50,8 +51,8 @@ topology = doc["context"]["topology"]
 assert topology["format"] == "topology.conf" and topology["leaves"] == 3 and topology["nodes"] == 9, topology
 PY
 
-# 2. Leaf 2's uplink at 100 Mbit/s: the uplink alone.
-shape_uplink 2 100mbit
+# 2. Leaf 2's uplink at 200 Mbit/s: the uplink alone.
+shape_uplink 2 200mbit
 sweep uplink tree
 unshape_uplink 2
 [[ $rc -eq 1 && $(slow_lines uplink) == "SLOW uplink: leaf2 - spine1" ]] ||
