@@ -80,6 +80,8 @@ class Backend {
   /// The shortest timed sample worth taking: long enough that a sample's fixed cost (the first
   /// call's launch after its start event) is shared by many calls. 0: only the clock decides.
   virtual double min_sample_seconds() const { return 0; }
+  /// The most calls one sample may batch (0: no limit of the backend's own).
+  virtual std::uint64_t max_batch() const { return 0; }
   /// Whether timed calls reuse one buffer or move through windows (buffer_windows.hpp).
   virtual CacheMode cache_mode() const = 0;
 

@@ -22,6 +22,7 @@ SamplingPlan sampling_plan(const CollectiveOptions& o, const Backend& backend) {
   // A sample must span many clock ticks for the tick not to show in the numbers, and enough calls
   // for the start of its first one not to (backend.hpp).
   plan.min_sample_seconds = std::max({1000 * clock_resolution_seconds(), 10e-6, backend.min_sample_seconds()});
+  if (backend.max_batch() > 0) plan.max_batch = backend.max_batch();
   return plan;
 }
 

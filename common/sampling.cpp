@@ -69,7 +69,7 @@ namespace {
 // call), so the probe grows until it is as long as a sample should be.
 std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                            Watchdog& watchdog) {
-  constexpr double kMostOperations = 100000;
+  const auto most = static_cast<double>(std::max(plan.max_batch, plan.min_batch));
   double batch = static_cast<double>(std::max<std::uint64_t>(plan.min_batch, 1));
   for (int step = 0; step < 5; ++step) {
     // [0]: this rank's probe time, [1]: its minimum sample length (clock resolutions differ between
@@ -88,8 +88,8 @@ std::uint64_t choose_batch(const SamplingPlan& plan, const std::function<double(
       }
     }
     const double seconds_per_operation = std::max(probe[0] / batch, 1e-12);
-    if (probe[0] >= probe[1] || batch >= kMostOperations) break;
-    batch = std::min(std::max(std::ceil(probe[1] / seconds_per_operation), 2 * batch), kMostOperations);
+    if (probe[0] >= probe[1] || batch >= most) break;
+    batch = std::min(std::max(std::ceil(probe[1] / seconds_per_operation), 2 * batch), most);
   }
   return static_cast<std::uint64_t>(batch);
 }

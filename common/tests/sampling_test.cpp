@@ -70,6 +70,23 @@ double spin(double seconds) {
   return seconds;
 }
 
+TEST(Measure, BatchesCallsUntilASampleIsLongEnoughButNoMoreThanTheMost) {
+  // A "call" of 1 us (counted, not timed: the batch returns what it was asked for): a 300 us sample
+  // batches 300 of them, unless the plan allows fewer per sample.
+  SingletonPlane alone;
+  Watchdog watchdog(60, "sampling test");
+  SamplingPlan plan;
+  plan.samples = 3;
+  plan.warmup_operations = 0;
+  plan.min_sample_seconds = 300e-6;
+  const auto call = [](int operations) { return 1e-6 * operations; };
+  EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 300u);
+  plan.max_batch = 64;
+  EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 64u);
+  plan.min_batch = 128;  // the cap never goes below a pipeline's depth
+  EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 128u);
+}
+
 TEST(Measure, EachMeasurementKeepsTheContentionOfItsOwnSamples) {
   // Pinned to one CPU, then a neighbour spins on it: the samples taken beside it wait for the CPU
   // about half their time (a bound near 2x), those taken alone keep their own, lower bound.
