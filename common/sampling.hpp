@@ -27,7 +27,7 @@ struct SamplingPlan {
   RankReduction policy = RankReduction::kMax;
   double min_sample_seconds = 20e-6;  ///< a sample shorter than this batches several operations
   std::uint64_t min_batch = 1;        ///< operations per sample at least (RDMA bandwidth: a full pipeline)
-  std::uint64_t max_batch = 100000;   ///< operations per sample at most
+  std::uint64_t max_batch = 100000;   ///< operations per sample at most (never below min_batch)
   /// Fixed mode: when set, take enough samples to cover this many operations (perftest's -n counts
   /// messages) instead of `samples`.
   std::optional<std::uint64_t> total_operations;

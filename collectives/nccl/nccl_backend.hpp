@@ -118,12 +118,13 @@ class NcclBackend final : public Backend,
   std::string call_name(const Collective& c, CallForm form) const override;
   bool in_place_defined(const Collective& c) const override { return c.nccl_in_place_defined || ranks() == 1; }
   CacheMode cache_mode() const override { return settings_.cache; }
-  /// The event between two samples costs the GPU time of its own: 1.1-1.3 us beside an all_reduce
-  /// and 2.2-3 us beside a grouped send/recv on an H100 (results/reference/h200-parity/
+  /// The event between two samples costs the GPU time of its own: 1.0-1.3 us beside an all_reduce
+  /// and 2.2-2.8 us beside a grouped send/recv on an H100 (results/reference/h200-parity/
   /// 2026-12-06-night). Samples of 300 us or more keep it under 1 % of what they time.
   double min_sample_seconds() const override { return 300e-6; }
-  /// A one-rank in-place call is a no-op of ~0.2 us, and NCCL 2.27+ keeps ~170 B of host memory per
-  /// call on a one-rank communicator (NVIDIA/nccl#1944): 300 us of them would be 1,500 calls a sample.
+  /// A one-rank in-place call is a no-op of ~0.2 us, and NCCL 2.27+ keeps a 160 B block of host
+  /// memory per call on a one-rank communicator (NVIDIA/nccl#1944): 300 us of them would be 1,500
+  /// calls a sample or more.
   std::uint64_t max_batch() const override { return 1024; }
   void set_group(std::vector<int> members) override;
   std::string dtype_unsupported(DataType dtype) const override;

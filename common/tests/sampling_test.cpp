@@ -71,15 +71,17 @@ double spin(double seconds) {
 }
 
 TEST(Measure, BatchesCallsUntilASampleIsLongEnoughButNoMoreThanTheMost) {
-  // A "call" of 1 us (counted, not timed: the batch returns what it was asked for): a 300 us sample
-  // batches 300 of them, unless the plan allows fewer per sample.
+  // A "call" of 2^-20 s (counted, not timed: the batch returns what it was asked for; a power of two
+  // keeps the arithmetic exact): a sample of 300 calls' length batches 300, unless the plan allows
+  // fewer per sample.
   SingletonPlane alone;
   Watchdog watchdog(60, "sampling test");
   SamplingPlan plan;
   plan.samples = 3;
   plan.warmup_operations = 0;
-  plan.min_sample_seconds = 300e-6;
-  const auto call = [](int operations) { return 1e-6 * operations; };
+  const double one_call = std::ldexp(1.0, -20);
+  plan.min_sample_seconds = 300 * one_call;
+  const auto call = [one_call](int operations) { return one_call * operations; };
   EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 300u);
   plan.max_batch = 64;
   EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 64u);
