@@ -67,6 +67,10 @@ void check_timing(const CollectiveOptions& o) {
       throw UsageError(fmt::format("--max-noise must be a positive percentage (got {:g})", *o.max_noise_percent));
     if (o.iterations_given)
       throw UsageError("-n/--iters and --max-noise both given: adaptive mode chooses the iteration count");
+    if (o.host_timer)
+      throw UsageError(
+          "--timer host and --max-noise both given: the host timer takes nccl-tests' one window of -n "
+          "calls a size, which has no adaptive mode");
   } else if (o.min_time_given || o.max_time_given) {
     throw UsageError("--min-time/--max-time need --max-noise (they bound adaptive mode)");
   }
@@ -186,8 +190,8 @@ void add_nccl_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   app.add_option("--nccl-logs", o.nccl_log_dir, "NCCL: folder for each rank's INFO log [beside --json]");
   app.add_option("--path", f.path_text, "NCCL: observe algorithm/protocol/transport: on, off [on]");
   app.add_option("--timer", f.timer_text,
-                 "NCCL: events (CUDA events between back-to-back samples) or host (nccl-tests' method: the host "
-                 "clock around each sample's calls and the stream sync) [events]");
+                 "NCCL: events (CUDA events between back-to-back samples) or host (nccl-tests' loop: one window a "
+                 "size of -n calls from an idle GPU, the host clock through the sync after the last) [events]");
   app.add_option("--nccl-call", f.calls_text,
                  "NCCL: native (ncclAlltoAll, ncclGather, ncclScatter on NCCL 2.28+), p2p (grouped ncclSend/ncclRecv) "
                  "or native,p2p (one sweep each) [native where the library has it]");

@@ -64,8 +64,8 @@ struct CollectiveOptions {
   /// --cache: cold (nccl-tests' moving windows) or warm (one buffer); empty = the backend's
   /// default (cold on NCCL, warm on MPI).
   std::optional<CacheMode> cache;
-  /// --timer: host = nccl-tests' host clock around each sample's calls and sync (NCCL backend);
-  /// false: CUDA events between back-to-back samples.
+  /// --timer: host = nccl-tests' loop, one window a size of -n calls on the host clock through the
+  /// sync after them (NCCL backend); false: CUDA events between back-to-back samples.
   bool host_timer = false;
   bool timer_given = false;
   FaultInjection fault;

@@ -136,6 +136,7 @@ double samples_slowdown(const ContentionMeter& meter, ControlPlane& group, Watch
 
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                     Watchdog& watchdog, const RunSamples& run_samples) {
+  if (plan.window_operations && plan.max_noise) throw Error("nccl-tests' one window a size has no adaptive mode");
   if (plan.warmup_operations > 0) {
     Watchdog::Scope wait(watchdog);
     run_batch(plan.warmup_operations);
@@ -146,11 +147,11 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   }
   Measurement m;
   double local_seconds = 0;
-  m.batch = choose_batch(plan, run_batch, group, watchdog);
+  m.batch = plan.window_operations ? *plan.window_operations : choose_batch(plan, run_batch, group, watchdog);
   const ContentionMeter contention;
 
   if (!plan.max_noise) {
-    auto samples = static_cast<std::size_t>(plan.samples);
+    auto samples = static_cast<std::size_t>(plan.window_operations ? 1 : plan.samples);
     if (plan.total_operations) samples = std::max<std::size_t>(1, (*plan.total_operations + m.batch - 1) / m.batch);
     m.seconds_per_operation =
         take_samples(samples, m.batch, plan, run_batch, run_samples, group, watchdog, local_seconds);

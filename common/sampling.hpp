@@ -31,6 +31,9 @@ struct SamplingPlan {
   /// Fixed mode: when set, take enough samples to cover this many operations (perftest's -n counts
   /// messages) instead of `samples`.
   std::optional<std::uint64_t> total_operations;
+  /// nccl-tests' loop: one sample a size of exactly this many operations, back to back from an idle
+  /// GPU after the barrier (no batch probe); fixed mode only.
+  std::optional<std::uint64_t> window_operations;
 };
 
 struct Measurement {

@@ -11,9 +11,9 @@
 # for --ranks above 1). The flags after -- go to both tools unchanged (default: -b 1M -e 1G -f 8
 # -n 20 -w 5); fabricbench also gets -a avg, nccl-tests' rank reduction. --shared-gpu runs the
 # ranks on GPU 0 as separate NCCL hosts (NCCL_HOSTID per rank, NCCL_TESTS_DEVICE=0): one GPU's
-# way to exercise the network transport. --timer host times fabricbench on the host clock around
-# each sample's calls and a sync after it (nccl-tests syncs once after all its -n calls); the
-# default is fabricbench's own (CUDA events between back-to-back samples).
+# way to exercise the network transport. --timer host times fabricbench with nccl-tests' loop (one
+# window a size of -n calls from an idle GPU, on the host clock through the sync after the last);
+# the default is fabricbench's own (CUDA events between back-to-back samples).
 # Writes DIR/parity.csv and DIR/parity.md, the raw logs and CSVs under DIR/round<N>/, and each
 # launch's wall time.
 set -euo pipefail

@@ -19,7 +19,8 @@
 namespace fabricbench::collectives {
 
 /// How a sample is timed: CUDA events between back-to-back samples, or nccl-tests' host clock
-/// around a sample's calls and the stream sync after them.
+/// around a sample's calls and the stream sync after them (the sample then is nccl-tests' window
+/// of -n calls: run_plan.cpp).
 enum class Timer { kEvents, kHost };
 
 struct NcclSettings {

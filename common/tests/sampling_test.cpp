@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/singleton_plane.hpp"
 #include "common/watchdog.hpp"
 
@@ -87,6 +88,30 @@ TEST(Measure, BatchesCallsUntilASampleIsLongEnoughButNoMoreThanTheMost) {
   EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 64u);
   plan.min_batch = 128;  // the cap never goes below a pipeline's depth
   EXPECT_EQ(measure(plan, call, alone, watchdog).batch, 128u);
+}
+
+TEST(Measure, NcclTestsWindowIsOneSampleOfExactlyTheCallsAskedWithNoProbe) {
+  // nccl-tests' loop: after the warm-up, one window of -n calls, however short a call is; the
+  // calls the batch probe would add are not run.
+  SingletonPlane alone;
+  Watchdog watchdog(60, "sampling test");
+  SamplingPlan plan;
+  plan.samples = 20;
+  plan.warmup_operations = 5;
+  plan.min_sample_seconds = 1;  // would batch ~10^6 calls of 1 us
+  plan.window_operations = 20;
+  std::vector<int> runs;
+  const auto call = [&runs](int operations) {
+    runs.push_back(operations);
+    return 1e-6 * operations;
+  };
+  const Measurement m = measure(plan, call, alone, watchdog);
+  EXPECT_EQ(m.batch, 20u);
+  ASSERT_EQ(m.seconds_per_operation.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.seconds_per_operation[0], 1e-6);
+  EXPECT_EQ(runs, (std::vector<int>{5, 20}));  // the warm-up, then the window
+  plan.max_noise = 0.01;
+  EXPECT_THROW(measure(plan, call, alone, watchdog), Error);
 }
 
 TEST(Measure, EachMeasurementKeepsTheContentionOfItsOwnSamples) {
