@@ -129,7 +129,9 @@ def test_strays_outside_the_group(options, tmp):
         return (process_stat(pid) or ("Z", 0))[0] in "ZX"
 
     for how in ("exit", "SIGTERM", "SIGKILL", "timeout"):
+        # Both: a pid file left by the last case would be read before this launch writes its own.
         (tmp / "stray.pid").unlink(missing_ok=True)
+        (tmp / "deaf.pid").unlink(missing_ok=True)
         # Two strays, the second deaf to SIGTERM: one ends at SIGTERM, the other needs SIGKILL. The
         # launcher that exits waits 3 s first, so the strays are seen outside its group before
         # fb_sweep ends them.
