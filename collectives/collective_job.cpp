@@ -125,10 +125,7 @@ class CollectiveJob final : public Job {
     for (const std::string& text : rank_contexts) header.context["rank_context"].push_back(nlohmann::json::parse(text));
     header.title =
         fmt::format("{} ({} backend, {} rank(s) on {} host(s), rank reduction {}, {})", program_, backend_->name(),
-                    plan_.ranks, topology_.ranks_per_host.size(), name_of(o.rank_reduction),
-                    o.max_noise_percent ? fmt::format("adaptive to {:g}% noise", *o.max_noise_percent)
-                    : o.host_timer      ? fmt::format("one window of {} calls a size, nccl-tests' loop", o.iterations)
-                                        : fmt::format("{} samples", o.iterations));
+                    plan_.ranks, topology_.ranks_per_host.size(), name_of(o.rank_reduction), describe_sampling(o));
     header.title += repeats_title(o.outputs.repeats());
     header.context["repeat"] = o.outputs.repeat;
     header.context["repeat_max"] = o.outputs.repeats().most;

@@ -74,6 +74,8 @@ void check_timing(const CollectiveOptions& o) {
   } else if (o.min_time_given || o.max_time_given) {
     throw UsageError("--min-time/--max-time need --max-noise (they bound adaptive mode)");
   }
+  if (o.host_timer && o.graph_iterations > 0)
+    throw UsageError("--timer host and -G both given: nccl-tests' window of -n calls is timed from plain launches");
   if (!(o.min_time_seconds >= 0)) throw UsageError("--min-time must be 0 or more seconds");
   if (!(o.max_time_seconds > 0)) throw UsageError("--max-time must be a positive number of seconds");
   if (o.min_time_seconds > o.max_time_seconds)
@@ -136,8 +138,10 @@ void add_sweep_flags(CLI::App& app, CollectiveOptions& o, CollectiveFlags& f) {
   f.factor = app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor (> 1) [2]")
                  ->transform(number_in(NumberRange::between(1, 1e6)));
   f.step = app.add_option("-i,--stepbytes", f.step_text, "add this many bytes instead of multiplying");
-  f.iters = app.add_option("-n,--iters", o.iterations,
-                           "timed samples per size; a sample batches calls shorter than the clock can time [20]")
+  f.iters = app.add_option(
+                   "-n,--iters", o.iterations,
+                   "timed samples per size; a sample batches calls shorter than the clock can time (--timer host: the "
+                   "calls of nccl-tests' one window) [20]")
                 ->transform(number_in(NumberRange::between(1, 1e9)));  // a burn-in runs for hours
   app.add_option("-w,--warmup_iters,--warmup", o.warmup_iterations, "untimed iterations per size [5]")
       ->transform(number_in(NumberRange::between(0, 1e6)));
@@ -242,6 +246,12 @@ void resolve_nccl_flags(CollectiveOptions& o, const CollectiveFlags& f) {
 }
 
 }  // namespace
+
+std::string describe_sampling(const CollectiveOptions& o) {
+  if (o.max_noise_percent) return fmt::format("adaptive to {:g}% noise", *o.max_noise_percent);
+  if (o.host_timer) return fmt::format("one window of {} calls a size, nccl-tests' loop", o.iterations);
+  return fmt::format("{} samples", o.iterations);
+}
 
 ParsedCommandLine parse_collective_options(const std::string& program, int argc, const char* const* argv,
                                            bool check_paths) {

@@ -114,6 +114,10 @@ void resolve(CollectiveOptions& options, const ValidationContext& context);
 const std::vector<std::string>& nccl_algorithms();
 const std::vector<std::string>& nccl_protocols();
 
+/// How each size is sampled, for a run's title: "20 samples", "adaptive to 1% noise" or nccl-tests'
+/// one window of -n calls (--timer host).
+std::string describe_sampling(const CollectiveOptions& o);
+
 /// "Ring,tree" -> {"Ring", "Tree"}; "all" -> every known name. Throws UsageError naming `flag`.
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
                                          const std::string& flag);

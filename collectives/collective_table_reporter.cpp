@@ -102,14 +102,17 @@ class TableReporter final : public Reporter {
     const std::string empty = fmt::format("{:>10} {:>8} {:>8} {:>7}", "-", "-", "-", "-");
     double noise = first.time_s.relative_noise();
     if (second) noise = std::max(noise, second->time_s.relative_noise());
+    // One sample (nccl-tests' window) has no spread to show: not a quiet 0.00.
+    const bool one_sample = first.samples == 1 || (second && second->samples == 1);
+    const std::string noise_cell = one_sample ? fmt::format("{:>7}", "-") : fmt::format("{:>7.2f}", noise * 100);
     const std::string root = first.root < 0 ? "-" : fmt::format("{}", first.root);
     const ResultRow& shown = out_of_place ? *out_of_place : first;
     const std::string path = algorithm_of(shown).empty()
                                  ? std::string()
                                  : fmt::format("{}/{}/{}", algorithm_of(shown), protocol_of(shown), channels_of(shown));
-    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {:>7.2f}  {}\n", first.size_bytes, first.count,
-               first.dtype, first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
-               in_place ? placement_cells(*in_place) : empty, noise * 100, path);
+    fmt::print(out_, "  {:>10} {:>12} {:>8} {:>6} {:>5}   {}   {} {}  {}\n", first.size_bytes, first.count, first.dtype,
+               first.op, root, out_of_place ? placement_cells(*out_of_place) : empty,
+               in_place ? placement_cells(*in_place) : empty, noise_cell, path);
     std::fflush(out_);
   }
 

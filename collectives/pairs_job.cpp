@@ -65,8 +65,8 @@ class PairsJob final : public Job {
     header.context["backend"] = backend_name_;
     header.context["matrix_units"] = pairing_.units;
     header.title =
-        fmt::format("{} ({} backend, {}, {} rank(s) on {} host(s), {} samples)", program_, backend_name_,
-                    pairing_.describe(), topology_.size, topology_.ranks_per_host.size(), plan_.options.iterations);
+        fmt::format("{} ({} backend, {}, {} rank(s) on {} host(s), {})", program_, backend_name_, pairing_.describe(),
+                    topology_.size, topology_.ranks_per_host.size(), describe_sampling(plan_.options));
     std::size_t cells = 0;
     for (const auto& round : pairing_.rounds) cells += round.size();
     header.planned_rows = plan_.points.size() * plan_.placements.size() * cells;

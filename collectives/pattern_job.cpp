@@ -73,10 +73,9 @@ class PatternJob final : public Job, private GroupedMeasurement {
     header.context["backend"] = backend_name_;
     header.context["pattern"] = pattern;
     header.context["matrix_units"] = layout_.units().names;
-    header.title =
-        fmt::format("{} ({} backend, --pattern {}: {} over {} node(s), {} rank(s) on {} host(s), {} samples)", program_,
-                    backend_name_, pattern, layout_.schedule().note, layout_.units().names.size(), topology_.size,
-                    topology_.ranks_per_host.size(), options_.iterations);
+    header.title = fmt::format("{} ({} backend, --pattern {}: {} over {} node(s), {} rank(s) on {} host(s), {})",
+                               program_, backend_name_, pattern, layout_.schedule().note, layout_.units().names.size(),
+                               topology_.size, topology_.ranks_per_host.size(), describe_sampling(options_));
     for (const LoadRound& round : layout_.schedule().rounds)
       for (const LoadGroup& group : round.groups) header.planned_rows += plan_for(group).points.size();
     header.notes.push_back(

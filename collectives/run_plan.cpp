@@ -23,8 +23,12 @@ SamplingPlan sampling_plan(const CollectiveOptions& o, const Backend& backend) {
   // for the start of its first one not to (backend.hpp).
   plan.min_sample_seconds = std::max({1000 * clock_resolution_seconds(), 10e-6, backend.min_sample_seconds()});
   if (backend.max_batch() > 0) plan.max_batch = backend.max_batch();
-  // --timer host: nccl-tests' loop, -n calls in one window whose launch and sync it shares.
-  if (o.host_timer) plan.window_operations = static_cast<std::uint64_t>(o.iterations);
+  // --timer host: nccl-tests' loop, -n calls in one window whose launch and sync it shares, after
+  // the warm-up and the one untimed call nccl-tests makes before its barrier (with -w 0 too).
+  if (o.host_timer) {
+    plan.window_operations = static_cast<std::uint64_t>(o.iterations);
+    plan.warmup_operations = o.warmup_iterations + 1;
+  }
   return plan;
 }
 

@@ -136,11 +136,15 @@ double samples_slowdown(const ContentionMeter& meter, ControlPlane& group, Watch
 
 Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& run_batch, ControlPlane& group,
                     Watchdog& watchdog, const RunSamples& run_samples) {
-  if (plan.window_operations && plan.max_noise) throw Error("nccl-tests' one window a size has no adaptive mode");
+  if (plan.window_operations && (plan.max_noise || plan.total_operations))
+    throw Error("nccl-tests' one window a size has no adaptive mode and no operation count of its own");
   if (plan.warmup_operations > 0) {
     Watchdog::Scope wait(watchdog);
     run_batch(plan.warmup_operations);
   }
+  // A window starts right after the barrier: the meter's reads of /proc come before it.
+  std::optional<ContentionMeter> contention;
+  if (plan.window_operations) contention.emplace();
   {
     Watchdog::Scope wait(watchdog);
     group.barrier();
@@ -148,7 +152,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
   Measurement m;
   double local_seconds = 0;
   m.batch = plan.window_operations ? *plan.window_operations : choose_batch(plan, run_batch, group, watchdog);
-  const ContentionMeter contention;
+  if (!contention) contention.emplace();
 
   if (!plan.max_noise) {
     auto samples = static_cast<std::size_t>(plan.window_operations ? 1 : plan.samples);
@@ -158,7 +162,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     m.stop_reason = "iterations";
     m.summary = summarize(m.seconds_per_operation);
     m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
-    m.contention_slowdown = samples_slowdown(contention, group, watchdog);
+    m.contention_slowdown = samples_slowdown(*contention, group, watchdog);
     return m;
   }
 
@@ -177,7 +181,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     m.stop_reason = rule.decide(m.summary, measured);
     if (!m.stop_reason.empty()) {
       m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
-      m.contention_slowdown = samples_slowdown(contention, group, watchdog);
+      m.contention_slowdown = samples_slowdown(*contention, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));

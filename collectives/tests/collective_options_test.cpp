@@ -74,6 +74,7 @@ TEST(Options, ConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"--max-noise", "1", "-n", "5"}).find("--max-noise"), std::string::npos);
   EXPECT_NE(usage_error({"--min-time", "1"}).find("--max-noise"), std::string::npos);
   EXPECT_NE(usage_error({"--timer", "host", "--max-noise", "1"}).find("nccl-tests' one window"), std::string::npos);
+  EXPECT_NE(usage_error({"--timer", "host", "-G", "4"}).find("plain launches"), std::string::npos);
   EXPECT_NE(usage_error({"--timer", "window"}).find("--timer: 'window' is not events or host"), std::string::npos);
   EXPECT_NE(usage_error({"--max-noise", "1", "--min-time", "3", "--max-time", "2"}).find("--min-time"),
             std::string::npos);
