@@ -185,9 +185,14 @@ RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, do
                                bool within_run_only) {
   RowUncertainty u;
   const bool median = keeps_median_spread(base) && keeps_median_spread(fresh);
-  if (!median && !(keeps_mean_spread(base) && keeps_mean_spread(fresh))) return u;
+  const bool mean = keeps_mean_spread(base) && keeps_mean_spread(fresh);
+  // A row of one sample a run (nccl-tests' window, --timer host) has no spread of its own; where
+  // both sides repeated it (--repeat), its runs' spread judges it.
+  const bool runs_only =
+      !median && !mean && base.runs >= 2 && fresh.runs >= 2 && base.between_run_rsd > 0 && fresh.between_run_rsd > 0;
+  if (!median && !mean && !runs_only) return u;
   u.statistic = median ? "median" : "mean";
-  const double a = relative_error(base, median), b = relative_error(fresh, median);
+  const double a = runs_only ? 0 : relative_error(base, median), b = runs_only ? 0 : relative_error(fresh, median);
   const double kb = static_cast<double>(std::max<std::uint64_t>(base.runs, 1));
   const double kf = static_cast<double>(std::max<std::uint64_t>(fresh.runs, 1));
   const double df_base = base.between_run_rsd > 0 ? kb - 1 : 0, df_fresh = fresh.between_run_rsd > 0 ? kf - 1 : 0;

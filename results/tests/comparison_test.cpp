@@ -177,6 +177,23 @@ TEST(Model, TheBaselinesRunToRunSpreadWidensTheInterval) {
   EXPECT_EQ(r.verdict, Verdict::kUnsure);
 }
 
+TEST(Model, RowsOfOneSampleARunAreJudgedByTheirRunsSpread) {
+  // nccl-tests' window (--timer host) keeps one sample a run: no spread of its own. One run a side
+  // stays of unknown uncertainty (as an nccl-tests log); three runs a side at 2 % spread judge a
+  // 20 % drop SLOWER on that spread, and no change SAME.
+  ResultRow base = timed(1.0, 0, 1), fresh = timed(1 / 0.8, 0, 1);
+  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front().uncertainty,
+            Uncertainty::kUnknown);
+  base.runs = fresh.runs = 3;
+  base.between_run_rsd = fresh.between_run_rsd = 0.02;
+  const RowComparison r = compare_runs(run_of({base}, "b"), run_of({fresh}, "n"), CompareOptions{}).rows.front();
+  EXPECT_EQ(r.uncertainty, Uncertainty::kBetweenRun);
+  EXPECT_NEAR(r.standard_error, 0.02 * std::sqrt(2.0 / 3), 1e-12);
+  EXPECT_EQ(r.verdict, Verdict::kSlower);
+  EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({base}, "n"), CompareOptions{}).rows.front().verdict,
+            Verdict::kSame);
+}
+
 TEST(Decide, StudentQuantilesForFewRuns) {
   // Tables: t(0.975; 2) = 4.303, t(0.975; 10) = 2.228, t(0.995; 4) = 4.604; large df -> z.
   EXPECT_NEAR(two_sided_t(0.05, 2), 4.302653, 1e-5);
