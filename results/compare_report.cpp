@@ -72,8 +72,10 @@ std::string model_line(const ReportInput& in) {
     text +=
         fmt::format("; {} row(s) judged on their samples alone (--within-run-only)", kinds[Uncertainty::kWithinRun]);
   if (kinds[Uncertainty::kUnknown] > 0)
-    text += fmt::format("; {} row(s) of uncertainty unknown (no samples in the file): judged on the threshold alone",
-                        kinds[Uncertainty::kUnknown]);
+    text += fmt::format(
+        "; {} row(s) of uncertainty unknown (no spread in the files: one sample a run, or none): judged on the "
+        "threshold alone",
+        kinds[Uncertainty::kUnknown]);
   return text;
 }
 

@@ -187,9 +187,10 @@ RowUncertainty row_uncertainty(const ResultRow& base, const ResultRow& fresh, do
   const bool median = keeps_median_spread(base) && keeps_median_spread(fresh);
   const bool mean = keeps_mean_spread(base) && keeps_mean_spread(fresh);
   // A row of one sample a run (nccl-tests' window, --timer host) has no spread of its own; where
-  // both sides repeated it (--repeat), its runs' spread judges it.
+  // a side repeated it (--repeat, a baseline of several runs), the runs' spread judges it.
   const bool runs_only =
-      !median && !mean && base.runs >= 2 && fresh.runs >= 2 && base.between_run_rsd > 0 && fresh.between_run_rsd > 0;
+      !median && !mean &&
+      ((base.runs >= 2 && base.between_run_rsd > 0) || (fresh.runs >= 2 && fresh.between_run_rsd > 0));
   if (!median && !mean && !runs_only) return u;
   u.statistic = median ? "median" : "mean";
   const double a = runs_only ? 0 : relative_error(base, median), b = runs_only ? 0 : relative_error(fresh, median);

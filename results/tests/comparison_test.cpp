@@ -192,6 +192,15 @@ TEST(Model, RowsOfOneSampleARunAreJudgedByTheirRunsSpread) {
   EXPECT_EQ(r.verdict, Verdict::kSlower);
   EXPECT_EQ(compare_runs(run_of({base}, "b"), run_of({base}, "n"), CompareOptions{}).rows.front().verdict,
             Verdict::kSame);
+  // A baseline of three runs against one new run: the baseline's spread judges both sides (the new
+  // run is one draw of it). At a 10 % spread a 10 % drop is within reach of chance: UNSURE, where
+  // the point alone (unknown uncertainty) would have said SLOWER.
+  const ResultRow single = timed(1 / 0.9, 0, 1);
+  base.between_run_rsd = 0.10;
+  const RowComparison wide = compare_runs(run_of({base}, "b"), run_of({single}, "n"), CompareOptions{}).rows.front();
+  EXPECT_EQ(wide.uncertainty, Uncertainty::kBetweenRun);
+  EXPECT_NEAR(wide.standard_error, std::sqrt(0.1 * 0.1 / 3 + 0.1 * 0.1), 1e-12);
+  EXPECT_EQ(wide.verdict, Verdict::kUnsure);
 }
 
 TEST(Decide, StudentQuantilesForFewRuns) {
