@@ -43,6 +43,13 @@ def times(rows):
     return found
 
 
+def is_no_op(row):
+    """One rank's in-place call has nothing to move: both tools time a no-op, and its ratio compares
+    two clocks' overheads, not the collective. Not sendrecv: NCCL still launches a kernel for a send
+    to itself (1.2-2.5 us a call at every size on an H100), which is judged."""
+    return row["ranks"] == 1 and row["placement"] == "in-place" and row["collective"] != "sendrecv"
+
+
 def human(size):
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale and size % scale == 0:
@@ -110,12 +117,8 @@ def main():
         shown = " | ".join(f"{cells[s]:.3f}" if s in cells else "-" for s in sizes)
         lines.append(f"| {collective} | {placement} | {call} | {shown} |")
 
-    # One rank's in-place call has nothing to move: both tools time a no-op, and its ratio compares
-    # two clocks' overheads, not the collective. Not sendrecv: NCCL still launches a kernel for a
-    # send to itself (1.2-2.5 us a call at every size on an H100), which is judged.
-    no_ops = [row for row in table
-              if row["ranks"] == 1 and row["placement"] == "in-place" and row["collective"] != "sendrecv"]
-    judged = [row for row in table if row not in no_ops]
+    no_ops = [row for row in table if is_no_op(row)]
+    judged = [row for row in table if not is_no_op(row)]
     large = [row for row in judged if row["size_bytes"] >= LARGE]
     small = [row for row in judged if row["size_bytes"] < LARGE]
     lines += ["", "## Goals"]
