@@ -272,6 +272,21 @@ TEST(Baseline, CombinedRunsKeepTheCentreAndTheRunToRunSpread) {
   EXPECT_EQ(rows[0].samples, 50u);
 }
 
+TEST(Baseline, CombinedRatesAreTheRatesAtTheCombinedTimes) {
+  // Two runs of 1 and 3 s: the centre time is 2 s, so the centre rate is the size's rate at 2 s,
+  // not the mean of the two rates (which the 1 s run would lead to 1.33x it).
+  std::vector<StoredRun> runs;
+  for (double median : {1.0, 3.0}) runs.push_back(run_of({timed(median, 0.01, 50)}, "r"));
+  const std::vector<ResultRow> rows = combine_runs(runs, CompareOptions{});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].time_s.median, 2.0, 1e-12);
+  EXPECT_NEAR(rows[0].busbw_median_bytes_per_s, 1.75 * static_cast<double>(1 << 20) / 2.0, 1e-6);
+  EXPECT_NEAR(rows[0].busbw_mean_bytes_per_s, 1.75 * static_cast<double>(1 << 20) / 2.0, 1e-6);
+  // Against one run of 2 s: no change, where a mean of rates would read -25 %.
+  const Comparison c = compare_runs(run_of(rows, "base"), run_of({timed(2.0, 0.01, 50)}, "new"), CompareOptions{});
+  EXPECT_NEAR(c.rows.front().speedup, 1.0, 1e-12);
+}
+
 TEST(Compare, PlantedTenPercentDropAtOneSizeIsTheOnlySlowerRow) {
   const StoredRun base = run_of(sweep(), "base"), fresh = run_of(sweep(0.90, 0.01, "run=after"), "new");
   const Comparison c = compare_runs(base, fresh, CompareOptions{});
