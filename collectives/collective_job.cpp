@@ -24,6 +24,7 @@
 #include "common/expectation.hpp"
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
+#include "common/utf8.hpp"
 #include "common/watchdog.hpp"
 
 namespace fabricbench::collectives {
@@ -116,7 +117,7 @@ class CollectiveJob final : public Job {
   }
 
   void describe(RunHeader& header) override {
-    const std::vector<std::string> rank_contexts = world_.gather(backend_->rank_context().dump(), 0);
+    const std::vector<std::string> rank_contexts = world_.gather(json_text(backend_->rank_context()), 0);
     const CollectiveOptions& o = plan_.options;
     header.context["collective"] = plan_.collective->name;
     header.context["backend"] = backend_->name();
@@ -243,7 +244,7 @@ class CollectiveJob final : public Job {
     const auto* observer = capability<PathObservingBackend>(*backend_);
     if (!observer) return;  // the same on every rank: none gathers
     const nlohmann::json mine = {{"digest", observer->path_digest()}, {"note", observer->path_note()}};
-    const std::vector<std::string> all = world_.gather(mine.dump(), 0);
+    const std::vector<std::string> all = world_.gather(json_text(mine), 0);
     if (topology_.rank != 0) return;
     std::vector<nccl_path::LogDigest> digests;
     std::set<std::string> notes;
@@ -271,7 +272,7 @@ class CollectiveJob final : public Job {
   void add_memory(RunSummary& summary) {
     nlohmann::json end_report = backend_->rank_context();
     end_report["peak_rss_bytes"] = peak_rss_bytes();
-    const std::vector<std::string> end_reports = world_.gather(end_report.dump(), 0);
+    const std::vector<std::string> end_reports = world_.gather(json_text(end_report), 0);
     if (topology_.rank != 0) return;
     nlohmann::json ranks = nlohmann::json::array();
     for (const std::string& text : end_reports) ranks.push_back(nlohmann::json::parse(text));

@@ -19,6 +19,7 @@
 #include "common/expectation.hpp"
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
+#include "common/utf8.hpp"
 #include "common/watchdog.hpp"
 #include "fabric/expected_rates.hpp"
 #include "fabric/link_matrix.hpp"
@@ -261,7 +262,7 @@ class PairsJob final : public Job {
           }
       }
     nlohmann::json choice = {{"cells", chosen}, {"size", matrix.size_bytes}};
-    choice = nlohmann::json::parse(world_.broadcast(choice.dump(), 0));
+    choice = nlohmann::json::parse(world_.broadcast(json_text(choice), 0));
     matrix_size_ = choice["size"].get<std::uint64_t>();
     return choice["cells"].get<std::vector<long long>>();
   }
@@ -302,7 +303,7 @@ class PairsJob final : public Job {
     const int pair = pairing_.pair_of(round, topology_.rank);
     const nlohmann::json mine =
         pair < 0 ? nlohmann::json(nullptr) : nlohmann::json{{"pair", pair}, {"digest", observer_->path_digest()}};
-    const std::vector<std::string> all = world_.gather(mine.dump(), 0);
+    const std::vector<std::string> all = world_.gather(json_text(mine), 0);
     if (topology_.rank != 0) return;
     std::map<int, std::vector<nccl_path::LogDigest>> digests;
     for (const std::string& text : all) {

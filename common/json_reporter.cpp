@@ -9,6 +9,7 @@
 
 #include "common/output_file.hpp"
 #include "common/reporter.hpp"
+#include "common/utf8.hpp"
 
 namespace fabricbench {
 namespace {
@@ -24,7 +25,7 @@ class JsonReporter final : public Reporter {
     complete_at_ = head.size();
     nlohmann::json context = header.context;
     if (!header.library_columns.empty()) context["library_columns"] = to_json(header.library_columns);
-    head += "false,\"context\":" + context.dump() + ",\"rows\":[";
+    head += "false,\"context\":" + json_text(context) + ",\"rows\":[";
     library_ = header.library_columns;
     end_ = head.size();
     file_.append(head + std::string(kClosing));
@@ -45,7 +46,7 @@ class JsonReporter final : public Reporter {
                             {"end_time", totals.end_time}}},
                           {"summary", to_json(totals.summary)}};
     if (!totals.ended_by.empty()) end["ended_by"] = totals.ended_by;
-    std::string text = end.dump();
+    std::string text = json_text(end);
     text.front() = ',';  // the object's members follow the rows
     file_.write_at(end_, "\n]" + text + "\n");
     // "false" and "true " are as long: the document stays valid while it turns complete.

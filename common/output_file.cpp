@@ -247,6 +247,17 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
   }
 }
 
+void check_distinct_inputs(const std::vector<NamedPath>& inputs, std::string_view why) {
+  std::vector<FileIdentity> seen;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    seen.push_back(identity_of(inputs[i].path));
+    for (std::size_t j = 0; j < i; ++j)
+      if (seen[j].same_as(seen[i]))
+        throw UsageError(fmt::format("{} '{}' and {} '{}' are one file: {}", inputs[j].flag, inputs[j].path,
+                                     inputs[i].flag, inputs[i].path, why));
+  }
+}
+
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_) {
   if (is_symlink(path_)) {
     const std::string resolved = link_target(path_);
@@ -287,9 +298,9 @@ void OutputFile::append(std::string_view text) {
 
 void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
   if (done_) throw Error(fmt::format("{} was already finished; cannot write to it", path_));
-  if (in_place_) {
-    pending_.resize(std::min<std::size_t>(pending_.size(), offset));
-    pending_ += text;
+  if (in_place_) {  // as pwrite(2) on the file: the bytes there are overwritten, the rest kept
+    const std::size_t at = std::min<std::size_t>(pending_.size(), offset);
+    pending_.replace(at, std::min(text.size(), pending_.size() - at), text);
     return;
   }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)

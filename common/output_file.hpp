@@ -33,6 +33,10 @@ struct NamedPath {
 /// tree). Empty paths are skipped. Throws UsageError naming both flags.
 void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
+/// Refuses one file named twice among `inputs`, however spelled (resolved path, or device and
+/// inode): UsageError naming both and `why`.
+void check_distinct_inputs(const std::vector<NamedPath>& inputs, std::string_view why);
+
 class OutputFile {
  public:
   /// A regular target: creates (truncates) "<target>.partial". Anything else: opens nothing yet.

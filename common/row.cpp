@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/utf8.hpp"
+
 namespace fabricbench {
 namespace {
 
@@ -230,6 +232,12 @@ std::vector<LibraryColumn> library_columns_of(std::span<const ResultRow> rows) {
 namespace {
 
 void append_json_string(std::string& out, std::string_view text) {
+  // A byte that is not UTF-8 (a Latin-1 tag or path) would leave a file no reader takes: U+FFFD.
+  std::string replaced;
+  if (std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    replaced = valid_utf8(std::string(text));
+    text = replaced;
+  }
   out += '"';
   for (const char c : text) {
     switch (c) {

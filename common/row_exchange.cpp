@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "common/utf8.hpp"
+
 namespace fabricbench {
 namespace {
 
@@ -28,7 +30,7 @@ ResultRow row_from_peer(const nlohmann::json& object) {
 std::vector<ResultRow> gather_rows(ControlPlane& plane, const std::vector<ResultRow>& mine, int root) {
   nlohmann::json encoded = nlohmann::json::array();
   for (const ResultRow& row : mine) encoded.push_back(row_to_json(row));
-  const std::vector<std::string> all = plane.gather(encoded.dump(), root);
+  const std::vector<std::string> all = plane.gather(json_text(encoded), root);
   std::vector<ResultRow> rows;
   for (const std::string& text : all)
     for (const nlohmann::json& object : nlohmann::json::parse(text)) rows.push_back(row_from_peer(object));

@@ -8,10 +8,16 @@
 
 namespace fabricbench {
 
+/// `value` as JSON text, a byte that is not UTF-8 in any of its strings (a Latin-1 path, tag or
+/// environment value) written as U+FFFD where nlohmann's writer would throw.
+inline std::string json_text(const nlohmann::json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 /// `text` with every byte that is not valid UTF-8 replaced by U+FFFD, as the JSON files would have
 /// it (nlohmann's own replacement): for a label, a drain reason or a launcher's log line.
 inline std::string valid_utf8(const std::string& text) {
-  const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string quoted = json_text(nlohmann::json(text));
   return nlohmann::json::parse(quoted).get<std::string>();
 }
 

@@ -370,10 +370,6 @@ nlohmann::json to_json(const NodeReport& r) {
           {"ports", ports}, {"link_errors", errors}, {"topology", to_json(r.topology)}};
 }
 
-std::string json_text(const nlohmann::json& value, int indent) {
-  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 NodeReport report_from_json(const nlohmann::json& j) {
   NodeReport r;
   r.host = j.value("host", std::string());

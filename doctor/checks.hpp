@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.hpp"  // json_text: a sysfs file may hold any byte
 #include "doctor/finding.hpp"
 #include "doctor/pci_paths.hpp"
 #include "doctor/port_checks.hpp"
@@ -60,9 +61,5 @@ int acs_control(const std::string& config);
 /// The report as JSON. Its strings come from the machine: write it with json_text.
 nlohmann::json to_json(const NodeReport& report);
 NodeReport report_from_json(const nlohmann::json& json);
-
-/// `value` as JSON text with every byte of invalid UTF-8 replaced by U+FFFD: a sysfs file may
-/// hold any byte, and nlohmann's default dump throws on one. `indent` as nlohmann's dump.
-std::string json_text(const nlohmann::json& value, int indent = -1);
 
 }  // namespace fabricbench::doctor

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/numbers.hpp"
+#include "common/utf8.hpp"
 #include "doctor/words.hpp"
 
 namespace fabricbench::doctor {
@@ -229,10 +230,6 @@ ReachResult probe(const NodeSide& side, const std::vector<PeerCard>& cards, cons
   return r;
 }
 
-std::string dumped(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 nlohmann::json card_json(const PeerCard& c) {
   return {{"host", c.host},
           {"interface", c.chosen.name},
@@ -287,9 +284,10 @@ Reachability check_reachability(bool inspecting, const std::string& host, const 
     side.emplace(prepare(host, plan, env, interfaces, resolver));
   }
   Reachability reach;
-  for (const std::string& text : exchange(side ? dumped(card_json(side->card)) : ""))
+  for (const std::string& text : exchange(side ? json_text(card_json(side->card)) : ""))
     if (!text.empty()) reach.cards.push_back(card_from_json(nlohmann::json::parse(text)));
-  const std::string mine = side ? dumped(result_json(probe(*side, reach.cards, plan, env, interfaces, resolver))) : "";
+  const std::string mine =
+      side ? json_text(result_json(probe(*side, reach.cards, plan, env, interfaces, resolver))) : "";
   // Every node's listeners stay open until this exchange: no node returns from it before every
   // node has finished probing.
   for (const std::string& text : exchange(mine))

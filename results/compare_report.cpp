@@ -88,9 +88,10 @@ std::string what(const ResultRow& r) {
 
 std::string verdict_line(const Comparison& c) {
   return fmt::format("{}: {} SLOWER, {} FASTER, {} SAME, {} UNSURE of {} matched rows",
-                     c.count(Verdict::kSlower) > 0 ? "REGRESSION"
-                     : c.regression()              ? "FAILED CLOSED"
-                                                   : "OK",
+                     c.wrong_data()                  ? "WRONG DATA"
+                     : c.count(Verdict::kSlower) > 0 ? "REGRESSION"
+                     : c.regression()                ? "FAILED CLOSED"
+                                                     : "OK",
                      c.count(Verdict::kSlower), c.count(Verdict::kFaster), c.count(Verdict::kSame),
                      c.count(Verdict::kUnsure), c.rows.size());
 }
@@ -161,6 +162,13 @@ void print_console(std::FILE* out, const ReportInput& in) {
                "no verdict could be made\n",
                c.lost_figure.size(), c.lost_figure.front().collective, c.lost_figure.front().size_bytes,
                c.lost_figure.front().placement);
+  for (const auto& [run, wrong] : {std::pair{&in.base, &c.wrong_base}, std::pair{&in.fresh, &c.wrong_new}})
+    if (!wrong->empty())
+      fmt::print(out,
+                 "# WRONG DATA in {}: {} row(s) with wrong elements, first {} {} ({} wrong): a run that moved wrong "
+                 "data is no measure of speed\n",
+                 run->path, wrong->size(), format_bytes(wrong->front().size_bytes), what(wrong->front()),
+                 wrong->front().wrong);
   fmt::print(out, "# {}\n", model_line(in));
 }
 
@@ -247,6 +255,8 @@ nlohmann::json json_report(const ReportInput& in) {
           {"only_in_new", c.only_new.size()},
           {"without_figure", c.without_figure.size()},
           {"lost_figure", c.lost_figure.size()},
+          {"wrong_rows_baseline", c.wrong_base.size()},
+          {"wrong_rows_new", c.wrong_new.size()},
           {"rows", rows}};
 }
 
@@ -259,8 +269,9 @@ std::string prom_report(const ReportInput& in) {
               prom::with(run, "verdict", verdict_name(v)), static_cast<double>(c.count(v)));
   doc.gauge(
       "fabricbench_compare_regression",
-      "1 when a row got SLOWER or the new run has no figure for a row the baseline measured (fb_compare exits 1).", run,
-      c.regression() ? 1 : 0);
+      "1 when a row got SLOWER, the new run has no figure for a row the baseline measured, or either run moved wrong "
+      "data (fb_compare exits 1).",
+      run, c.regression() ? 1 : 0);
   doc.gauge("fabricbench_compare_geomean_ratio", "Geometric mean of new/baseline over the large sizes (> 1 better).",
             run, c.geomean_speedup);
   for (const RowComparison& r : c.rows) {

@@ -10,6 +10,7 @@
 
 #include "common/measured_row.hpp"
 #include "common/stats.hpp"
+#include "common/utf8.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 std::string text_of(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return {};
-  return value.dump();
+  return json_text(value);
 }
 
 /// The comparable items of a context, ours or an import's, flattened to text.
@@ -406,6 +407,10 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
   c.contention.handoff_base = run.handoff_base;
   c.contention.handoff_fresh = run.handoff_fresh;
   match_rows(c, base, fresh, options);
+  for (const ResultRow& r : base.rows)
+    if (r.wrong > 0) c.wrong_base.push_back(r);
+  for (const ResultRow& r : fresh.rows)
+    if (r.wrong > 0) c.wrong_new.push_back(r);
   for (RowComparison& r : c.rows) {
     r.contention = row_allowance(r, run);
     c.contention.base = std::max(c.contention.base, r.contention.base);

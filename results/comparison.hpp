@@ -112,6 +112,9 @@ struct Comparison {
   /// Of those, the rows the baseline measured and the new run has no figure for: their verdict
   /// could not be made, and the comparison fails closed on them.
   std::vector<ResultRow> lost_figure;
+  /// Rows of each run that moved wrong data (wrong elements > 0), matched or not: a broken run's
+  /// figures are no verdict either way, and the comparison fails on them.
+  std::vector<ResultRow> wrong_base, wrong_new;
   std::vector<ContextDifference> context_differences;
   double geomean_speedup = 0;  ///< over the matched rows of at least cutoff_bytes (all rows if none)
   std::size_t geomean_rows = 0;
@@ -130,7 +133,8 @@ struct Comparison {
   std::size_t count(Verdict verdict) const;
   /// Rows judged on their own samples' contention, above the runs' allowance.
   std::size_t rows_with_own_contention() const;
-  bool regression() const { return count(Verdict::kSlower) > 0 || !lost_figure.empty(); }
+  bool wrong_data() const { return !wrong_base.empty() || !wrong_new.empty(); }
+  bool regression() const { return count(Verdict::kSlower) > 0 || !lost_figure.empty() || wrong_data(); }
 };
 
 /// True for rows whose natural metric is time: latency benchmarks (*_lat) and ping-pong rows.

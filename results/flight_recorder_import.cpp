@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "common/fnv1a.hpp"
 #include "common/input_file.hpp"
+#include "common/json_input.hpp"
 #include "common/step_inference.hpp"
 #include "results/json_fields.hpp"
 
@@ -209,6 +210,7 @@ Dump dump_from(const NamedText& file) {
   d.rank = *rank;
   if (!file.text.empty() && static_cast<unsigned char>(file.text[0]) == 0x80)
     throw InputError(fmt::format("{}: a pickle; convert it first: scripts/flight-recorder-to-json.py", file.name));
+  check_json_nesting(file.text, file.name);
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(file.text);

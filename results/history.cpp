@@ -85,6 +85,12 @@ std::optional<std::size_t> History::first_regression() const {
   return first;
 }
 
+std::optional<std::size_t> History::first_wrong() const {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].wrong > 0) return i;
+  return std::nullopt;
+}
+
 std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, const std::vector<double>& errors,
                                       bool higher_is_better, double threshold, double alpha, std::size_t tests) {
   // The scatter is never taken below the runs' own typical standard error (identical figures do
@@ -197,7 +203,9 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
   for (const StoredRun& run : runs) {
     std::string tags;
     if (!run.rows.empty()) tags = run.rows.front().tags.text();
-    h.runs.push_back({run.path, run.context.value("start_time", std::string()), tags});
+    std::int64_t wrong = 0;
+    for (const ResultRow& r : run.rows) wrong += std::max<std::int64_t>(r.wrong, 0);
+    h.runs.push_back({run.path, run.context.value("start_time", std::string()), tags, wrong});
   }
   std::size_t left_out = 0;
   h.series = series_of(grid_of(runs, options), runs.size(), left_out);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,7 @@ struct HistorySeries {
 
 struct HistoryRun {
   std::string path, start_time, tags;
+  std::int64_t wrong = 0;  ///< wrong elements over its rows: a run that moved wrong data fails the history
 };
 
 struct History {
@@ -65,6 +67,8 @@ struct History {
   std::vector<std::string> notes;  ///< sizes left out (not in every run), runs reordered
   /// The earliest run where some series became SLOWER, if any.
   std::optional<std::size_t> first_regression() const;
+  /// The earliest run that moved wrong data, if any.
+  std::optional<std::size_t> first_wrong() const;
 };
 
 /// Throws UsageError for fewer than 3 runs (two runs: fb_compare) or runs with no series in common.

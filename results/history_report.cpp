@@ -68,9 +68,17 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
   for (const HistorySeries& s : h.series)
     for (const ChangePoint& c : s.changes) (c.verdict == Verdict::kSlower ? slower : faster)++;
   fmt::print(out, "#\n");
+  for (std::size_t i = 0; i < h.runs.size(); ++i)
+    if (h.runs[i].wrong > 0)
+      fmt::print(out, "# WRONG DATA: run {} ({}) moved {} wrong element(s): its figures are no measure of speed\n",
+                 i + 1, h.runs[i].path, h.runs[i].wrong);
   if (const auto first = h.first_regression())
     fmt::print(out, "# REGRESSION: first in {}: {} level(s) SLOWER, {} FASTER over {} series x bucket(s)\n",
                run_label(h, *first), slower, faster, h.series.size());
+  else if (h.first_wrong())
+    fmt::print(out,
+               "# WRONG DATA: no level got slower ({} FASTER) over {} series x bucket(s), but a run moved wrong data\n",
+               faster, h.series.size());
   else
     fmt::print(out, "# OK: no level got slower ({} FASTER) over {} series x bucket(s)\n", faster, h.series.size());
   fmt::print(out,
@@ -83,7 +91,8 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
 
 nlohmann::json history_json(const History& h, const HistoryOptions& options) {
   nlohmann::json runs = nlohmann::json::array(), series = nlohmann::json::array();
-  for (const HistoryRun& r : h.runs) runs.push_back({{"path", r.path}, {"start_time", r.start_time}, {"tags", r.tags}});
+  for (const HistoryRun& r : h.runs)
+    runs.push_back({{"path", r.path}, {"start_time", r.start_time}, {"tags", r.tags}, {"wrong", r.wrong}});
   for (const HistorySeries& s : h.series) {
     nlohmann::json changes = nlohmann::json::array();
     for (const ChangePoint& c : s.changes)

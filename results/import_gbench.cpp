@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "results/importers.hpp"
 
@@ -61,9 +62,10 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
   program = std::filesystem::path(program).filename().string();
   std::map<std::string, ResultRow> rows;  // by run name, in first-seen order below
   std::vector<std::string> order;
+  std::set<std::string> failed;  // error_occurred: no figure, whatever other entries of it say
   for (const auto& b : document["benchmarks"]) {
     if (!b.is_object() || !b.contains("run_name") || !b["run_name"].is_string()) continue;
-    if (b.value("error_occurred", false) || b.value("skipped", false)) continue;
+    if (b.value("skipped", false) && !b.value("error_occurred", false)) continue;
     const std::string run_name = b["run_name"].get<std::string>();
     const double unit = seconds_per_unit(b.value("time_unit", std::string("ns")), name);
     // Google Benchmark times and rates are never negative; one that is was not written by it.
@@ -73,7 +75,6 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
         throw InputError(fmt::format("{}: {} '{}' is {}: not a time or a rate", name, run_name, key, value.dump()));
       return value.get<double>();
     };
-    const double seconds = measured("real_time") * unit;
     auto [it, fresh] = rows.try_emplace(run_name);
     ResultRow& r = it->second;
     if (fresh) {
@@ -95,6 +96,11 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
       r.busbw_factor = 1;
       r.tags.set("source", "gbench");
     }
+    // A benchmark that failed keeps its row with no figure: where the baseline had one, the
+    // comparison fails closed on it instead of leaving it out as a row the new run did not measure.
+    if (b.value("error_occurred", false)) failed.insert(run_name);
+    if (failed.count(run_name)) continue;
+    const double seconds = measured("real_time") * unit;
     const std::string aggregate = b.value("aggregate_name", std::string());
     if (b.value("run_type", std::string("iteration")) == "iteration") {
       if (r.samples == 0 || aggregate.empty()) {
@@ -118,6 +124,11 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
   StoredRun run;
   for (const std::string& run_name : order) {
     ResultRow& r = rows[run_name];
+    if (failed.count(run_name)) {
+      r.time_s = Summary{};
+      r.algbw_mean_bytes_per_s = 0;
+      r.samples = 0;
+    }
     if (r.algbw_mean_bytes_per_s == 0 && r.time_s.mean > 0 && r.size_bytes > 0)
       r.algbw_mean_bytes_per_s = static_cast<double>(r.size_bytes) / r.time_s.mean;
     r.busbw_mean_bytes_per_s = r.algbw_median_bytes_per_s = r.busbw_median_bytes_per_s = r.algbw_mean_bytes_per_s;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/json_input.hpp"
 #include "results/importers.hpp"
 
 namespace fabricbench::results {
@@ -284,6 +285,7 @@ StoredRun import_perftest_json(const nlohmann::json& document, const std::string
 
 /// perftest's --out_json is not strict JSON: read through the lenient reader.
 StoredRun import_perftest_json_text(std::string_view text, const std::string& name) {
+  check_json_nesting(text, name);
   if (nlohmann::json::accept(text)) return import_perftest_json(nlohmann::json::parse(text), name);
   return import_perftest_json(lenient_perftest_json(text, name), name);
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "common/json_input.hpp"
 #include "common/reporter.hpp"
 #include "results/importers.hpp"
 
@@ -39,6 +40,7 @@ std::string_view trim_left(std::string_view text) {
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
 
 nlohmann::json parse_json(std::string_view text, const std::string& name) {
+  check_json_nesting(text, name);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

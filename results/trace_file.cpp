@@ -12,7 +12,9 @@
 #include <set>
 
 #include "common/input_file.hpp"
+#include "common/json_input.hpp"
 #include "common/text_lines.hpp"
+#include "common/utf8.hpp"
 #include "results/json_fields.hpp"
 
 namespace fabricbench::results {
@@ -230,6 +232,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
   for_each_line(text, [&](std::string_view line, std::size_t number) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
     const std::string where = fmt::format("{} line {}", name, number);
+    check_json_nesting(line, where);
     const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
     if (object.is_discarded() || !object.is_object())
       throw InputError(fmt::format("{}: not a JSON object (a truncated or damaged trace?)", where));
@@ -365,15 +368,15 @@ std::vector<RankTrace> load_trace(const std::string& folder) {
 }
 
 std::string trace_text(const RankTrace& trace) {
-  std::string out = nlohmann::json{{"fabricbench_trace", trace.version},
-                                   {"rank", trace.rank},
-                                   {"ranks", trace.ranks},
-                                   {"host", trace.host},
-                                   {"clock", trace.clock}}
-                        .dump() +
+  std::string out = json_text(nlohmann::json{{"fabricbench_trace", trace.version},
+                                             {"rank", trace.rank},
+                                             {"ranks", trace.ranks},
+                                             {"host", trace.host},
+                                             {"clock", trace.clock}}) +
                     "\n";
   for (const TraceCommunicator& c : trace.communicators)
-    out += nlohmann::json{{"comm", {{"hash", c.hash}, {"size", c.size}, {"rank", c.rank}, {"nodes", c.nodes}}}}.dump() +
+    out += json_text(
+               nlohmann::json{{"comm", {{"hash", c.hash}, {"size", c.size}, {"rank", c.rank}, {"nodes", c.nodes}}}}) +
            "\n";
   for (const TraceOperation& op : trace.operations) {
     nlohmann::json line{{"op",
@@ -393,7 +396,7 @@ std::string trace_text(const RankTrace& trace) {
                           {"step", op.step}}}};
     if (op.group >= 0) line["op"]["group"] = op.group;
     if (!op.timed) line["op"]["timed"] = false;
-    out += line.dump() + "\n";
+    out += json_text(line) + "\n";
   }
   return out;
 }

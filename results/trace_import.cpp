@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/input_file.hpp"
 #include "common/output_file.hpp"
+#include "common/utf8.hpp"
 #include "results/json_fields.hpp"
 
 namespace fabricbench::results {
@@ -139,39 +140,37 @@ RankTrace rank_trace(const std::vector<InspectorRecord>& records, int rank, int 
     gpu = gpu && r.gpu_timed;
     if (host.empty()) host = r.host;
   }
-  std::string out = nlohmann::json{{"fabricbench_trace", kTraceVersion},
-                                   {"rank", rank},
-                                   {"ranks", ranks},
-                                   {"host", host},
-                                   {"clock", gpu ? "gpu" : "host"},
-                                   {"imported_from", "NCCL Inspector"}}
-                        .dump() +
+  std::string out = json_text(nlohmann::json{{"fabricbench_trace", kTraceVersion},
+                                             {"rank", rank},
+                                             {"ranks", ranks},
+                                             {"host", host},
+                                             {"clock", gpu ? "gpu" : "host"},
+                                             {"imported_from", "NCCL Inspector"}}) +
                     "\n";
   std::set<std::string> declared;
   for (const InspectorRecord& r : records)
     if (declared.insert(r.comm).second)
-      out +=
-          nlohmann::json{{"comm", {{"hash", r.comm}, {"size", r.comm_size}, {"rank", r.comm_rank}, {"nodes", r.nodes}}}}
-              .dump() +
-          "\n";
+      out += json_text(nlohmann::json{
+                 {"comm", {{"hash", r.comm}, {"size", r.comm_size}, {"rank", r.comm_rank}, {"nodes", r.nodes}}}}) +
+             "\n";
   const double origin = records.empty() || !records.front().start_us ? 0 : *records.front().start_us;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const InspectorRecord& r = records[i];
     double gap = 0;
     if (r.start_us && i > 0 && records[i - 1].start_us)
       gap = std::max(0.0, *r.start_us - *records[i - 1].start_us - records[i - 1].exec_us);
-    out += nlohmann::json{{"op",
-                           {{"comm", r.comm},
-                            {"function", r.function},
-                            {"count", r.bytes},
-                            {"type", "int8"},
-                            {"root", rooted_function(r.function) ? 0 : -1},  // Inspector does not record the root
-                            {"peer", r.peer},
-                            {"start_us", r.start_us ? *r.start_us - origin : 0.0},
-                            {"duration_us", r.exec_us},
-                            {"gap_us", gap},
-                            {"step", -1}}}}
-               .dump() +
+    out += json_text(
+               nlohmann::json{{"op",
+                               {{"comm", r.comm},
+                                {"function", r.function},
+                                {"count", r.bytes},
+                                {"type", "int8"},
+                                {"root", rooted_function(r.function) ? 0 : -1},  // Inspector does not record the root
+                                {"peer", r.peer},
+                                {"start_us", r.start_us ? *r.start_us - origin : 0.0},
+                                {"duration_us", r.exec_us},
+                                {"gap_us", gap},
+                                {"step", -1}}}}) +
            "\n";
   }
   return parse_rank_trace(out, name);

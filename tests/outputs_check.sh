@@ -68,7 +68,14 @@ reader=$!
 wait $reader
 if [[ -p pipe.csv && $(cat pipe.count) -gt 10 ]]; then ok "--csv on a FIFO: $(cat pipe.count) lines read from it, still a FIFO"
 else fail "FIFO: $(ls -la pipe.csv) $(cat pipe.count 2>/dev/null)"; fi
-rm -f pipe.csv pipe.count real.csv link.csv
+mkfifo pipe.json
+(python3 -c 'import json, sys; print(len(json.load(sys.stdin)["rows"]))' < pipe.json > pipe.count 2>&1) &
+reader=$!
+"$bin/fb_import" in.txt --json pipe.json > /dev/null
+wait $reader
+if [[ -p pipe.json && $(cat pipe.count) -gt 10 ]]; then ok "--json on a FIFO: a whole document of $(cat pipe.count) rows, still a FIFO"
+else fail "FIFO JSON: $(ls -la pipe.json) $(cat pipe.count 2>/dev/null)"; fi
+rm -f pipe.csv pipe.json pipe.count real.csv link.csv
 
 # 4. Inputs and outputs that are one file, however named.
 ln in.txt hard.txt
@@ -162,6 +169,30 @@ mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --tag
 lines, one tag" --csv t.csv --json t.json > /dev/null 2>&1 || fail "the tagged run"
 if "$bin/fb_compare" t.csv t.json > cmp.txt 2>&1; then ok "a CSV whose tag holds a newline reads back (fb_compare against its JSON: exit 0)"
 else fail "CSV with a newline in a tag: $(tail -2 cmp.txt)"; fi
+
+# 8. Bytes that are not UTF-8 (a Latin-1 environment value or path) are written as U+FFFD and the
+# files read back; a run nested beyond any real file is refused, not a crash; a run that moved
+# wrong data fails a comparison and a history; one run named three times is not a history.
+NCCL_DEBUG=$'\xff' "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json $'lat\xe9.json' --csv $'lat\xe9.csv' > /dev/null 2>&1 ||
+  fail "a run with a Latin-1 environment value and path: exit $?"
+if "$bin/fb_compare" $'lat\xe9.json' $'lat\xe9.csv' > /dev/null 2>&1; then ok "a Latin-1 environment value and path: written, read back"
+else fail "Latin-1: $("$bin/fb_compare" $'lat\xe9.json' $'lat\xe9.csv' 2>&1 | tail -1)"; fi
+rm -f $'lat\xe9.json' $'lat\xe9.csv'
+python3 -c 'import sys; sys.stdout.write("{\"schema_version\":9,\"rows\":[],\"context\":" + "[" * 100000 + "]" * 100000 + "}")' > deep.json
+refused "nested 100001 levels deep" "$bin/fb_compare" a.json deep.json
+refused "nested 100001 levels deep" "$bin/fb_import" deep.json --csv deep.csv
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --inject-fault wrong:1 --json w.json > /dev/null 2>&1
+"$bin/fb_compare" a.json w.json > cmp.txt 2>&1
+rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA in w.json" cmp.txt; then ok "a run with wrong elements fails the comparison: exit 1, $(grep -m1 '^# WRONG DATA in' cmp.txt | cut -c1-70)..."
+else fail "wrong data compared: exit $rc, $(grep -E '^# (OK|WRONG|REGRESSION)' cmp.txt)"; fi
+cp a.json a2.json
+"$bin/fb_history" a.json a2.json w.json > hist.txt 2>&1
+rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA: run 3" hist.txt; then ok "a run with wrong elements fails the history: exit 1"
+else fail "wrong data in a history: exit $rc, $(grep -E '^# (OK|WRONG|REGRESSION)' hist.txt)"; fi
+refused "are one file" "$bin/fb_history" a.json ./a.json "$PWD/a.json"
+rm -f deep.json w.json a2.json cmp.txt hist.txt
 
 echo "outputs: $failures failed check(s)"
 exit $((failures > 0))

@@ -136,7 +136,7 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
     for (const ResultRow& row : runs.front().rows) rows.push_back(row_to_json(row));
   }
   document["rows"] = std::move(rows);
-  write_file(target.string(), document.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file(target.string(), json_text(document, 1) + "\n");
   std::error_code ec;
   fs::remove(baseline_folder() / (name + ".csv"), ec);  // left by older versions beside the JSON
   if (runs.size() > 1)
@@ -230,7 +230,7 @@ int run(int argc, char** argv) {
   print_console(stdout, input);
   if (!markdown_path.empty()) write_file(markdown_path, markdown_report(input));
   if (!csv_path.empty()) write_file(csv_path, csv_report(input));
-  if (!json_path.empty()) write_file(json_path, json_report(input).dump(2) + "\n");
+  if (!json_path.empty()) write_file(json_path, json_text(json_report(input), 2) + "\n");
   if (!prom_path.empty()) prom::write_exposition_file(prom_path, prom_report(input));
   return comparison.regression() ? 1 : kExitOk;
 }

@@ -11,6 +11,7 @@
 #include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
+#include "common/utf8.hpp"
 #include "results/history.hpp"
 #include "results/history_report.hpp"
 
@@ -55,13 +56,14 @@ int run(int argc, char** argv) {
   std::vector<NamedPath> inputs;
   for (const std::string& path : paths) inputs.push_back({"run", path});
   check_distinct_files({{"--json", json_path}, {"--csv", csv_path}}, inputs);
+  check_distinct_inputs(inputs, "a history counts each run once");
   std::vector<StoredRun> runs;
   for (const std::string& path : paths) runs.push_back(load_run(path));
   const History history = build_history(std::move(runs), options);
   print_history(stdout, history, options);
   if (!json_path.empty()) {
     OutputFile out(json_path);
-    out.append(history_json(history, options).dump(1) + "\n");
+    out.append(json_text(history_json(history, options), 1) + "\n");
     out.commit();
   }
   if (!csv_path.empty()) {
@@ -69,7 +71,7 @@ int run(int argc, char** argv) {
     out.append(history_csv(history));
     out.commit();
   }
-  return history.first_regression() ? kExitWrongResults : kExitOk;
+  return history.first_regression() || history.first_wrong() ? kExitWrongResults : kExitOk;
 }
 
 }  // namespace

@@ -204,6 +204,21 @@ TEST(GoogleBenchmark, ArgumentsBeyondTheSizeKeepRowsApart) {
   EXPECT_EQ(run.rows[2].size_bytes, 4096u);
 }
 
+TEST(GoogleBenchmark, AFailedBenchmarkKeepsItsRowWithNoFigure) {
+  // SkipWithError: error_occurred, and no time worth reading. Left out, a comparison would call the
+  // run OK with that row "only in the baseline"; kept without a figure, it fails closed there.
+  const std::string text = R"({"context": {"executable": "bm"}, "benchmarks": [
+    {"run_name": "BM_x/4096", "run_type": "iteration", "real_time": 10, "time_unit": "ns"},
+    {"run_name": "BM_y/4096", "run_type": "iteration", "real_time": 0, "time_unit": "ns",
+     "error_occurred": true, "error_message": "ibv_reg_mr failed"}]})";
+  const StoredRun run = parse_run(text, "bm.json");
+  ASSERT_EQ(run.rows.size(), 2u);
+  EXPECT_GT(run.rows[0].time_s.mean, 0);
+  EXPECT_EQ(run.rows[1].collective, "BM_y");
+  EXPECT_EQ(run.rows[1].time_s.mean, 0);
+  EXPECT_EQ(run.rows[1].busbw_mean_bytes_per_s, 0);
+}
+
 TEST(NcclTestsText, ALogCutShortNegativeOrHexFiguresAreNoFinishedRun) {
   const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
   EXPECT_TRUE(parse_run(clean, "f").complete);
