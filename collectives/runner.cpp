@@ -104,9 +104,14 @@ ResultRow SweepCells::measure(std::size_t index, Watchdog& watchdog) {
     PathObservingBackend* observer = capability<PathObservingBackend>(backend_);
     backend_.prepare(call);
     if (observer) observer->begin_observation();
+    // Adaptive: a cell may spend what earlier cells saved, so the sweep costs what fixed mode's would.
+    SamplingPlan sampling = plan_.sampling;
+    if (sampling.max_noise) sampling.budget = saved_;
     const Measurement m = fabricbench::measure(
-        plan_.sampling, [&](int n) { return backend_.run(call, n); }, group_.plane, watchdog,
+        sampling, [&](int n) { return backend_.run(call, n); }, group_.plane, watchdog,
         [&](int batch, int samples) { return backend_.run_samples(call, batch, samples); });
+    saved_.seconds += m.saved.seconds;
+    saved_.operations += m.saved.operations;
     const ObservedPath path = observer ? observer->observed_path(call) : ObservedPath{};
 
     std::int64_t wrong = -1;

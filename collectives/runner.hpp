@@ -12,6 +12,7 @@
 #include "common/control_plane.hpp"
 #include "common/reporter.hpp"
 #include "common/row.hpp"
+#include "common/sampling.hpp"
 #include "common/topology.hpp"
 
 namespace fabricbench {
@@ -40,7 +41,8 @@ struct RankGroup {
 };
 
 /// The cells of one sweep (call form, then point, then placement), measured one at a time: the
-/// steps the driver's rounds take. Keeps what spans cells: the planted fault, the wrong elements.
+/// steps the driver's rounds take. Keeps what spans cells: the planted fault, the wrong elements,
+/// and in adaptive mode what earlier cells saved against fixed mode's cost (SamplingBudget).
 class SweepCells {
  public:
   SweepCells(const std::string& program, const RunPlan& plan, Backend& backend, RankGroup group,
@@ -60,6 +62,7 @@ class SweepCells {
   bool fault_pending_;
   std::size_t measured_ = 0;
   std::int64_t wrong_total_;
+  SamplingBudget saved_;
 };
 
 /// Runs the sweep. Every rank of `group` must call; `reporter` is non-null on rank 0 only.

@@ -166,7 +166,7 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     return m;
   }
 
-  const StopRule rule{*plan.max_noise, plan.min_time_seconds, plan.max_time_seconds};
+  StopRule rule{*plan.max_noise, plan.min_time_seconds, plan.max_time_seconds};
   // Rounds sized by what the spread so far says the bound needs: a quiet size stops after
   // kMinSamples, a noisy one grows its rounds geometrically, so the rank-reducing step between
   // rounds is taken a logarithmic number of times. Every rank sizes alike from the reduced samples.
@@ -178,13 +178,31 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     for (double s : fresh) measured += s * static_cast<double>(m.batch);
     m.seconds_per_operation.insert(m.seconds_per_operation.end(), fresh.begin(), fresh.end());
     m.summary = summarize(m.seconds_per_operation);
+    // Fixed mode's cost of this row, from the samples so far (identical on every rank: reduced).
+    const double fixed_seconds = static_cast<double>(plan.samples) * m.summary.mean * static_cast<double>(m.batch);
+    const double fixed_operations = static_cast<double>(plan.samples) * static_cast<double>(m.batch);
+    const auto taken_operations = static_cast<double>(m.seconds_per_operation.size() * m.batch);
+    if (plan.budget) {
+      // The row's own share and what earlier rows saved: the max-time bound tightens to it.
+      rule.max_time_seconds = std::min(plan.max_time_seconds, fixed_seconds + plan.budget->seconds);
+      m.saved = {fixed_seconds - measured, fixed_operations - taken_operations};
+    }
     m.stop_reason = rule.decide(m.summary, measured);
+    if (m.stop_reason == "max-time" && plan.budget && rule.max_time_seconds < plan.max_time_seconds)
+      m.stop_reason = "budget";
+    if (m.stop_reason.empty() && plan.budget && taken_operations >= fixed_operations + plan.budget->operations)
+      m.stop_reason = "budget";
     if (!m.stop_reason.empty()) {
       m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
       m.contention_slowdown = samples_slowdown(*contention, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));
+    if (plan.budget) {  // nor more operations than the budget leaves
+      const double left =
+          (fixed_operations + plan.budget->operations - taken_operations) / static_cast<double>(m.batch);
+      round = std::max<std::size_t>(1, std::min(round, static_cast<std::size_t>(std::ceil(left))));
+    }
   }
 }
 

@@ -18,6 +18,15 @@ namespace fabricbench {
 
 class Watchdog;
 
+/// What an adaptive sweep may still spend beyond fixed mode's cost of the rows ahead: the time
+/// and the operations its earlier rows saved by stopping before `samples` (negative once spent).
+/// Operations are counted apart from time because a call can cost host memory of its own (NCCL
+/// keeps 160 B per one-rank call), so time saved on long calls must not buy millions of short ones.
+struct SamplingBudget {
+  double seconds = 0;
+  double operations = 0;
+};
+
 struct SamplingPlan {
   int warmup_operations = 5;
   int samples = 20;                 ///< fixed mode: timed samples
@@ -34,6 +43,10 @@ struct SamplingPlan {
   /// nccl-tests' loop: one sample a size of exactly this many operations, back to back from an idle
   /// GPU after the barrier (no batch probe); fixed mode only.
   std::optional<std::uint64_t> window_operations;
+  /// Adaptive mode within a sweep: a row takes at most what `samples` fixed samples of it would
+  /// cost plus this (time and operations both), so the sweep costs no more than fixed mode's;
+  /// unbounded (but for max_time_seconds) when not set.
+  std::optional<SamplingBudget> budget;
 };
 
 struct Measurement {
@@ -45,6 +58,9 @@ struct Measurement {
   /// How much slower the timed samples may read from CPU contention alone while they were taken
   /// (CpuContention::slowdown over the group, for this measurement only); 0 where /proc does not say.
   double contention_slowdown = 0;
+  /// Adaptive mode with a budget: what fixed mode's `samples` would have cost this row less what it
+  /// took (time, operations); the sweep carries it to the next row.
+  SamplingBudget saved;
 };
 
 /// The adaptive stopping rule, separate so it can be tested: stop when the median's relative
@@ -56,7 +72,7 @@ struct StopRule {
   double max_time_seconds;
   static constexpr std::size_t kMinSamples = 10;
 
-  /// Empty to go on, else the reason to stop ("noise" or "max-time").
+  /// Empty to go on, else the reason to stop ("noise" or "max-time"; "budget" is the caller's).
   std::string decide(const Summary& summary, double measured_seconds) const;
 
   /// How many more samples to take after `summary`: what its spread says the bound needs, at least

@@ -545,7 +545,7 @@ def test_adaptive(runner, _):
         expect(result.returncode == 0, f"adaptive: exit {result.returncode}\n{result.stderr}")
         rows = read_csv(f"{tmp}/r.csv")
         for row in rows:
-            expect(row["stop_reason"] in ("noise", "max-time"), f"stop_reason {row['stop_reason']}")
+            expect(row["stop_reason"] in ("noise", "max-time", "budget"), f"stop_reason {row['stop_reason']}")
             expect(int(row["samples"]) >= 10, f"samples {row['samples']}")
             if row["stop_reason"] == "noise":  # the median's standard error, from the MAD
                 n = int(row["samples"])

@@ -114,6 +114,50 @@ TEST(Measure, NcclTestsWindowIsOneSampleOfExactlyTheCallsAskedWithNoProbe) {
   EXPECT_THROW(measure(plan, call, alone, watchdog), Error);
 }
 
+TEST(Measure, AdaptiveSweepRowsSpendWhatEarlierRowsSavedAndNoMore) {
+  // Calls of 2^-20 s, one per sample. Fixed mode would take 20 samples a row.
+  SingletonPlane alone;
+  Watchdog watchdog(60, "sampling test");
+  SamplingPlan plan;
+  plan.samples = 20;
+  plan.warmup_operations = 0;
+  plan.max_noise = 0.01;
+  plan.max_time_seconds = 1e9;
+  const double one = std::ldexp(1.0, -20);
+  plan.min_sample_seconds = one;
+  plan.budget = SamplingBudget{};
+  const auto quiet = [one](int operations) { return one * operations; };
+  // A quiet row stops after 10 samples and saves the other 10: their time and their calls.
+  const Measurement saving = measure(plan, quiet, alone, watchdog);
+  EXPECT_EQ(saving.stop_reason, "noise");
+  EXPECT_EQ(saving.seconds_per_operation.size(), 10u);
+  EXPECT_DOUBLE_EQ(saving.saved.operations, 10);
+  EXPECT_DOUBLE_EQ(saving.saved.seconds, 10 * one);
+  // A row that never gets quiet takes fixed mode's 20 samples plus what the budget holds.
+  int call = 0;
+  const auto noisy = [&](int operations) { return one * operations * (++call % 2 ? 1 : 2); };
+  plan.budget = SamplingBudget{1e9, 0};
+  const Measurement even = measure(plan, noisy, alone, watchdog);
+  EXPECT_EQ(even.stop_reason, "budget");
+  EXPECT_EQ(even.seconds_per_operation.size(), 20u);
+  EXPECT_DOUBLE_EQ(even.saved.operations, 0);
+  plan.budget = SamplingBudget{1e9, 10};
+  EXPECT_EQ(measure(plan, noisy, alone, watchdog).seconds_per_operation.size(), 30u);
+  // Spent beyond it by earlier rows: the first round of 10 still, then no more.
+  plan.budget = SamplingBudget{1e9, -15};
+  EXPECT_EQ(measure(plan, noisy, alone, watchdog).seconds_per_operation.size(), 10u);
+  // Time is a bound of its own: 6 samples' time overspent leaves about 14 samples of a row.
+  plan.budget = SamplingBudget{-6 * 1.5 * one, 1e9};
+  const Measurement timed = measure(plan, noisy, alone, watchdog);
+  EXPECT_EQ(timed.stop_reason, "budget");
+  EXPECT_GE(timed.seconds_per_operation.size(), 12u);
+  EXPECT_LE(timed.seconds_per_operation.size(), 16u);
+  // Without a budget (not a sweep's row) only max-time bounds it.
+  plan.budget.reset();
+  plan.max_time_seconds = 60 * one;
+  EXPECT_EQ(measure(plan, noisy, alone, watchdog).stop_reason, "max-time");
+}
+
 TEST(Measure, EachMeasurementKeepsTheContentionOfItsOwnSamples) {
   // Pinned to one CPU, then a neighbour spins on it: the samples taken beside it wait for the CPU
   // about half their time (a bound near 2x), those taken alone keep their own, lower bound.
