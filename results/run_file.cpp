@@ -17,6 +17,7 @@
 
 #include "common/json_input.hpp"
 #include "common/reporter.hpp"
+#include "results/comparison.hpp"
 #include "results/importers.hpp"
 
 namespace fabricbench::results {
@@ -370,6 +371,16 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
     for (std::size_t i = 0; i < run.rows.size(); ++i)
       check_figures(run.rows[i],
                     fmt::format("{}: the {} row of {} B", name, run.rows[i].placement, run.rows[i].size_bytes));
+  // One row twice (two logs in one file, a size line repeated) is no run: no reader could tell
+  // which of them to compare. nccl-tests' -N cycles and gbench's repetitions are folded by their
+  // importers before this.
+  if (format != Format::kFabricbenchJson && format != Format::kFabricbenchCsv) {
+    std::set<std::string> keys;
+    for (const ResultRow& r : run.rows)
+      if (!keys.insert(match_key(r, CompareOptions{})).second)
+        throw InputError(fmt::format("{}: the {} {} row of {} B is there twice: two {} outputs in one file?", name,
+                                     r.collective, r.placement, r.size_bytes, format_name(format)));
+  }
   run.path = name;
   run.format = format;
   return run;

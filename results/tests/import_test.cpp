@@ -204,6 +204,13 @@ TEST(GoogleBenchmark, ArgumentsBeyondTheSizeKeepRowsApart) {
   EXPECT_EQ(run.rows[2].size_bytes, 4096u);
 }
 
+TEST(Perftest, TwoLogsInOneFileAreRefusedNotTwoRowsOfOneSize) {
+  const std::string log = read_text(kData + "/perftest/ib_write_bw_gbits.txt");
+  EXPECT_NE(error_of(log + log).find("row of 2 B is there twice: two perftest-text outputs in one file?"),
+            std::string::npos)
+      << error_of(log + log);
+}
+
 TEST(GoogleBenchmark, AFailedBenchmarkKeepsItsRowWithNoFigure) {
   // SkipWithError: error_occurred, and no time worth reading. Left out, a comparison would call the
   // run OK with that row "only in the baseline"; kept without a figure, it fails closed there.
