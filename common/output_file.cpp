@@ -3,8 +3,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -159,6 +161,18 @@ void check_writable_path(const std::string& path, std::string_view flag) {
   if (::access(folder.c_str(), W_OK) != 0)
     throw UsageError(
         fmt::format("{}: folder '{}' is not writable ({})", flag, folder.string(), system_error_text(errno)));
+  // Root may write anywhere but a kernel filesystem, which takes no new file: found before any work.
+  struct statfs where {};
+  if (::statfs(folder.c_str(), &where) == 0 &&
+      (where.f_type == PROC_SUPER_MAGIC || where.f_type == SYSFS_MAGIC || where.f_type == CGROUP_SUPER_MAGIC ||
+       where.f_type == CGROUP2_SUPER_MAGIC))
+    throw UsageError(fmt::format("{}: folder '{}' is a kernel filesystem (/proc, /sys): no file can be made there",
+                                 flag, folder.string()));
+  if (const std::string leaf = fs::path(target).filename().string() + ".partial"; leaf.size() > NAME_MAX)
+    throw UsageError(
+        fmt::format("{}: '{}' is too long a name for the '.partial' written beside it ({} bytes of at "
+                    "most {}): shorten it",
+                    flag, path, leaf.size(), NAME_MAX));
   if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{}: '{}' exists and is not writable", flag, path));
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/program.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -14,6 +16,18 @@
 #include "common/singleton_plane.hpp"
 
 namespace fabricbench {
+namespace {
+
+// What went to standard output must have got there: a table written into a full disk or
+// /dev/full is lost, and exit 0 would say it was printed.
+int after_stdout_flushed(const std::string& program, int code) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  const int err = errno;
+  std::fprintf(stderr, "%s: error: writing to standard output failed: %s\n", program.c_str(), std::strerror(err));
+  return code == kExitOk ? kExitFailure : code;
+}
+
+}  // namespace
 
 void print_failure(const std::string& program, const Topology& topology, const std::exception& e) {
   std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
@@ -65,7 +79,7 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
       world->abort(kExitFailure);
     }
     world->close();
-    return code;
+    return after_stdout_flushed(program, code);
   } catch (const UsageError& e) {  // the launch itself (a launcher's variables, --launcher)
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
     return kExitUsage;
@@ -77,7 +91,7 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
 
 int run_tool(const char* program, const std::function<int()>& body, int other_errors) {
   try {
-    return body();
+    return after_stdout_flushed(program, body());
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: error: %s\n", program, e.what());
     return kExitUsage;

@@ -193,6 +193,15 @@ if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA: run 3" hist.txt; then ok "a run wi
 else fail "wrong data in a history: exit $rc, $(grep -E '^# (OK|WRONG|REGRESSION)' hist.txt)"; fi
 refused "are one file" "$bin/fb_history" a.json ./a.json "$PWD/a.json"
 rm -f deep.json w.json a2.json cmp.txt hist.txt
+# Outputs that could only fail after the run are refused before it; a table that could not be
+# printed is not an exit 0.
+refused "is a kernel filesystem" "$bin/fb_import" in.txt --json /proc/fb-new.json --csv fine.csv
+refused "too long a name for the '.partial'" "$bin/fb_import" in.txt --csv "$(printf 'n%.0s' {1..250}).csv"
+"$bin/fb_compare" a.json a.csv > /dev/full 2> full.err
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "No space left" full.err; then ok "a report into /dev/full: exit $rc, $(head -1 full.err)"
+else fail "a report into /dev/full: exit $rc, $(cat full.err)"; fi
+rm -f full.err
 
 echo "outputs: $failures failed check(s)"
 exit $((failures > 0))
