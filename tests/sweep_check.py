@@ -183,6 +183,7 @@ def test_bad_input(options, tmp):
              (["--var", "A=1,2,1"], "--var A: value '1' given twice"),
              (["--launcher-is", "/nonexistent/mpirun"], "launcher '/nonexistent/mpirun': not found on PATH or not executable"),
              (["--out-is", str(tmp / "file")], f"--out: {tmp}/file.runs exists and is not a folder"),
+             (["--out-is", f"{tmp}/"], f"--out '{tmp}/' is a folder: give a prefix in it"),
              (many, "100000 combinations to launch; at most 10000"),
              (["--bogus"], "--bogus")]
     for args, message in cases:
@@ -232,6 +233,14 @@ def test_results_are_each_launchs_own(options, tmp):
     expect(third.returncode == 3 and b"did not finish" in third.stdout and not Path(prefix + ".json").exists(),
            f"a launch whose run did not finish: exit {third.returncode} {third.stdout.decode(errors='replace')[-300:]}")
     print("a launch whose run says \"complete\": false is a failed launch, never merged into a complete file")
+    (tmp / "copy.json").write_text(source.read_text())
+    two = subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1,2", "--out", prefix, "--", str(copier)],
+                         capture_output=True, timeout=120)
+    expect(two.returncode == 0 and Path(prefix + ".runs/1.json").exists(), f"two launches: exit {two.returncode}")
+    one = sweep(copier)
+    left = sorted(p.name for p in Path(prefix + ".runs").iterdir())
+    expect(one.returncode == 0 and left == ["0.json", "0.log"], f"a shorter sweep after a longer one left {left}")
+    print(f"a shorter sweep removes the longer one's launches beyond its own: {left}")
 
 
 def main():

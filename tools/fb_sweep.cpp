@@ -187,12 +187,20 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
     throw UsageError(fmt::format("--var: {:g} combinations to launch; at most {:g}", launches, kMostLaunches));
   if (sweep::find_program(request.launcher.front()).empty())
     throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", request.launcher.front()));
+  std::error_code ec;
+  if (out_prefix.ends_with('/') || fs::is_directory(out_prefix, ec)) {
+    std::string folder = out_prefix;
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    throw UsageError(
+        fmt::format("--out '{}' is a folder: give a prefix in it (--out {}/sweep writes sweep.csv, "
+                    "sweep.json and sweep.runs/)",
+                    out_prefix, folder));
+  }
   request.csv_path = out_prefix + ".csv";
   request.json_path = out_prefix + ".json";
   request.runs = out_prefix + ".runs";
   check_writable_path(request.csv_path, "--out");
   check_writable_path(request.json_path, "--out");
-  std::error_code ec;
   if (fs::exists(request.runs, ec) && !fs::is_directory(request.runs, ec))
     throw UsageError(fmt::format("--out: {} exists and is not a folder", request.runs));
   if (fs::create_directories(request.runs, ec); ec)
@@ -212,7 +220,7 @@ struct Launches {
 /// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
 /// be merged with the old rows.
 void remove_stale_results(const std::string& stem) {
-  for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial"}) {
+  for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial", ".log"}) {
     const std::string path = stem + suffix;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;
@@ -230,6 +238,17 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
   Launches out;
   // Before the first launch: a name that is not ours to remove refuses the sweep, not its fifth launch.
   for (std::size_t i = 0; i < settings.size(); ++i) remove_stale_results(fmt::format("{}/{}", request.runs, i));
+  // And those of launches an earlier, longer sweep made beyond this one's: left, they would be taken
+  // for this sweep's (fb_compare PREFIX.runs/3.json).
+  std::error_code ec;
+  std::set<std::string> beyond;  // gathered first: the folder is not changed while it is read
+  for (const auto& entry : fs::directory_iterator(request.runs, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::size_t digits = name.find_first_not_of("0123456789");
+    if (digits == 0 || digits == std::string::npos || digits > 6) continue;
+    if (std::stoul(name.substr(0, digits)) >= settings.size()) beyond.insert(name.substr(0, digits));
+  }
+  for (const std::string& index : beyond) remove_stale_results(fmt::format("{}/{}", request.runs, index));
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
     const std::string stem = fmt::format("{}/{}", request.runs, i);
