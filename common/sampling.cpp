@@ -184,21 +184,24 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     const auto taken_operations = static_cast<double>(m.seconds_per_operation.size() * m.batch);
     if (plan.budget) {
       // The row's own share and what earlier rows saved: the max-time bound tightens to it.
-      rule.max_time_seconds = std::min(plan.max_time_seconds, fixed_seconds + plan.budget->seconds);
+      // --min-time is asked for in so many words: the budget never stops a row before it.
+      rule.max_time_seconds =
+          std::min(plan.max_time_seconds, std::max(plan.min_time_seconds, fixed_seconds + plan.budget->seconds));
       m.saved = {fixed_seconds - measured, fixed_operations - taken_operations};
     }
     m.stop_reason = rule.decide(m.summary, measured);
     if (m.stop_reason == "max-time" && plan.budget && rule.max_time_seconds < plan.max_time_seconds)
       m.stop_reason = "budget";
-    if (m.stop_reason.empty() && plan.budget && taken_operations >= fixed_operations + plan.budget->operations)
-      m.stop_reason = "budget";
+    const bool over_operations = plan.budget && measured >= plan.min_time_seconds &&
+                                 taken_operations >= fixed_operations + plan.budget->operations;
+    if (m.stop_reason.empty() && over_operations) m.stop_reason = "budget";
     if (!m.stop_reason.empty()) {
       m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
       m.contention_slowdown = samples_slowdown(*contention, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));
-    if (plan.budget) {  // nor more operations than the budget leaves
+    if (plan.budget && measured >= plan.min_time_seconds) {  // nor more operations than the budget leaves
       const double left =
           (fixed_operations + plan.budget->operations - taken_operations) / static_cast<double>(m.batch);
       round = std::max<std::size_t>(1, std::min(round, static_cast<std::size_t>(std::ceil(left))));

@@ -318,6 +318,14 @@ void check_figures(const ResultRow& row, const std::string& where) {
   // bandwidth FASTER or a negative time SAME.
   for (const Column& column : columns()) {
     const FieldValue value = column.get(row);
+    if (const auto* whole = std::get_if<std::int64_t>(&value)) {
+      // -1 means none (no root, no pair, not checked); nothing counts below it, nor ranks below 0.
+      const std::int64_t least = column.name == "ranks" || column.name == "hosts" ? 0 : -1;
+      if (*whole < least)
+        throw InputError(
+            fmt::format("{}: '{}' is {}: below {}, which no run writes", where, column.name, *whole, least));
+      continue;
+    }
     const auto* number = std::get_if<double>(&value);
     if (!number) continue;
     if (!std::isfinite(*number) || *number < 0)

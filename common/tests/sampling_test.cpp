@@ -152,6 +152,13 @@ TEST(Measure, AdaptiveSweepRowsSpendWhatEarlierRowsSavedAndNoMore) {
   EXPECT_EQ(timed.stop_reason, "budget");
   EXPECT_GE(timed.seconds_per_operation.size(), 12u);
   EXPECT_LE(timed.seconds_per_operation.size(), 16u);
+  // --min-time is asked for in so many words: the budget stops nothing before it.
+  plan.budget = SamplingBudget{-1e9, -1e9};
+  plan.min_time_seconds = 40 * one;
+  double measured = 0;
+  for (double sample : measure(plan, noisy, alone, watchdog).seconds_per_operation) measured += sample;
+  EXPECT_GE(measured, 40 * one);
+  plan.min_time_seconds = 0;
   // Without a budget (not a sweep's row) only max-time bounds it.
   plan.budget.reset();
   plan.max_time_seconds = 60 * one;

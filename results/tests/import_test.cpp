@@ -318,6 +318,18 @@ TEST(GoogleBenchmarkJson, ANegativeTimeOrRateIsRefusedNotDropped) {
   EXPECT_NE(error_of(rate).find("'bytes_per_second' is -7359"), std::string::npos) << error_of(rate);
 }
 
+TEST(OurFiles, AWholeNumberBelowWhatAnyRunWritesIsRefused) {
+  const std::string run =
+      read_text(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
+  std::string ranks = run, wrong = run;
+  ranks.replace(ranks.rfind("\"ranks\": 1"), 10, "\"ranks\": -2");
+  EXPECT_NE(error_of(ranks).find("'ranks' is -2: below 0"), std::string::npos) << error_of(ranks);
+  const std::size_t at = wrong.find("\"wrong\": ");
+  ASSERT_NE(at, std::string::npos);
+  wrong.replace(at, 10, "\"wrong\": -7");
+  EXPECT_NE(error_of(wrong).find("'wrong' is -7"), std::string::npos) << error_of(wrong);
+}
+
 TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
   const StoredRun json =
