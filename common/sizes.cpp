@@ -49,6 +49,7 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view flag) {
   } else {
     throw fail(fmt::format("unknown suffix '{}'", suffix));
   }
+  if (!std::isfinite(number)) throw fail(std::isnan(number) ? "not a number" : "not finite");
   const double bytes = number * scale;
   if (!std::isfinite(bytes) || bytes >= static_cast<double>(std::numeric_limits<std::uint64_t>::max()))
     throw fail("too large");

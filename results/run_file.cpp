@@ -267,14 +267,14 @@ const char* format_name(Format format) {
   return "auto";
 }
 
-Format format_from_name(const std::string& name) {
+Format format_from_name(const std::string& name, std::string_view flag) {
   if (name == "auto") return Format::kAuto;
   std::string valid = "auto";
   for (const auto& [f, n] : kFormatNames) {
     if (name == n) return f;
     valid += std::string(", ") + n;
   }
-  throw UsageError(fmt::format("--format '{}': valid formats are {}", name, valid));
+  throw UsageError(fmt::format("{} '{}': valid formats are {}", flag, name, valid));
 }
 
 ResultRow row_from_json(const nlohmann::json& row, int schema_version, const std::string& where) {
@@ -396,9 +396,15 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
 
 StoredRun load_run(const std::string& path, Format format) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(fmt::format("{}: no such file{}", path,
-                                 std::filesystem::exists(path, ec) ? " (it is a folder or a device)" : ""));
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    const auto kind = std::filesystem::status(path, ec).type();
+    using Type = std::filesystem::file_type;
+    const char* what = kind == Type::not_found || kind == Type::none ? "no such file"
+                       : kind == Type::directory                     ? "a folder, not a run"
+                       : kind == Type::fifo                          ? "a FIFO, not a run file: never read"
+                                                                     : "a device or socket, not a run file: never read";
+    throw InputError(fmt::format("{}: {}", path, what));
+  }
   // Parsed whole, at several times its size: a file past this is no run of ours (a fleet's 1,024-node
   // matrix with --samples is tens of MB), and reading it would take the node's memory.
   constexpr std::uintmax_t kMaxResultFileBytes = std::uintmax_t{512} << 20;

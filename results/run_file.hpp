@@ -36,7 +36,7 @@ enum class Format {
 /// "fabricbench-json", "nccl-tests-text", ...: the --format spelling.
 const char* format_name(Format format);
 /// Throws UsageError listing the valid names.
-Format format_from_name(const std::string& name);
+Format format_from_name(const std::string& name, std::string_view flag = "--format");
 
 struct StoredRun {
   std::string path;

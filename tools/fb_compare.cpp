@@ -218,8 +218,8 @@ int run(int argc, char** argv) {
     if (!output.path.empty()) check_writable_path(output.path, output.flag);
   check_distinct_files(outputs, {{"BASELINE", resolve(base_path)}, {"NEW", resolve(new_path)}});
 
-  const StoredRun base = load_run(resolve(base_path), format_from_name(base_format));
-  const StoredRun fresh = load_run(resolve(new_path), format_from_name(new_format));
+  const StoredRun base = load_run(resolve(base_path), format_from_name(base_format, "--baseline-format"));
+  const StoredRun fresh = load_run(resolve(new_path), format_from_name(new_format, "--new-format"));
   const Comparison comparison = compare_runs(base, fresh, options);
   const ReportInput input{base, fresh, comparison, options};
   // A run that did not finish is judged on the rows it has, and says so first.

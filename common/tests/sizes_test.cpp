@@ -33,6 +33,17 @@ TEST(ParseBytes, ErrorNamesTheFlagAndTheValue) {
   }
 }
 
+TEST(ParseBytes, NotANumberOrInfinityIsSaidSoNotTooLarge) {
+  for (const auto& [text, why] : {std::pair{"nan", "(not a number)"}, std::pair{"inf", "(not finite)"}}) {
+    try {
+      parse_bytes(text, "-b");
+      FAIL() << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(FormatBytes, UsesBinaryUnits) {
   EXPECT_EQ(format_bytes(8), "8 B");
   EXPECT_EQ(format_bytes(65536), "64 KiB");
