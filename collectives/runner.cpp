@@ -106,6 +106,7 @@ ResultRow SweepCells::measure(std::size_t index, Watchdog& watchdog) {
     if (observer) observer->begin_observation();
     // Adaptive: a cell may spend what earlier cells saved, so the sweep costs what fixed mode's would.
     SamplingPlan sampling = plan_.sampling;
+    if (index == 0) saved_ = {};  // each sweep of --repeat is sampled alike, not on the last one's savings
     if (sampling.max_noise) sampling.budget = saved_;
     const Measurement m = fabricbench::measure(
         sampling, [&](int n) { return backend_.run(call, n); }, group_.plane, watchdog,

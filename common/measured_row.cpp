@@ -66,12 +66,22 @@ ResultRow combine_measurements(const std::vector<const ResultRow*>& rows) {
       rate_at_centre([](const ResultRow& r) { return r.algbw_median_bytes_per_s; }, median_time, centre.time_s.median);
   centre.busbw_median_bytes_per_s =
       rate_at_centre([](const ResultRow& r) { return r.busbw_median_bytes_per_s; }, median_time, centre.time_s.median);
-  centre.wrong = 0;  // summed; -1 (not checked) when any of them was not
+  centre.wrong = 0;  // summed; -1 (not checked) when any of them was not, unless one found wrong data
+  std::int64_t found_wrong = 0;
   for (const ResultRow* r : rows) {
     centre.samples = std::min(centre.samples, r->samples);
     centre.time_s.max = std::max(centre.time_s.max, r->time_s.max);
     centre.busbw_peak_bytes_per_s = std::max(centre.busbw_peak_bytes_per_s, r->busbw_peak_bytes_per_s);
     centre.wrong = r->wrong < 0 || centre.wrong < 0 ? -1 : centre.wrong + r->wrong;
+    found_wrong += std::max<std::int64_t>(r->wrong, 0);
+  }
+  if (found_wrong > 0) centre.wrong = found_wrong;
+  // One run without a figure (a failed benchmark, a refused setting) leaves the centre without one:
+  // half a mean would be a figure no run measured.
+  if (std::any_of(rows.begin(), rows.end(), [](const ResultRow* r) { return !(r->time_s.mean > 0); })) {
+    centre.time_s = Summary{};
+    centre.algbw_mean_bytes_per_s = centre.busbw_mean_bytes_per_s = 0;
+    centre.algbw_median_bytes_per_s = centre.busbw_median_bytes_per_s = centre.busbw_peak_bytes_per_s = 0;
   }
   centre.sample_seconds.clear();  // every run's samples, run after run
   for (const ResultRow* r : rows)

@@ -21,9 +21,11 @@ namespace {
 // What went to standard output must have got there: a table written into a full disk or
 // /dev/full is lost, and exit 0 would say it was printed.
 int after_stdout_flushed(const std::string& program, int code) {
+  errno = 0;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
   const int err = errno;
-  std::fprintf(stderr, "%s: error: writing to standard output failed: %s\n", program.c_str(), std::strerror(err));
+  std::fprintf(stderr, "%s: error: writing to standard output failed: %s\n", program.c_str(),
+               err ? std::strerror(err) : "a write error");
   return code == kExitOk ? kExitFailure : code;
 }
 

@@ -13,10 +13,10 @@
 namespace fabricbench {
 
 std::string StopRule::decide(const Summary& summary, double measured_seconds) const {
-  if (measured_seconds >= max_time_seconds) return "max-time";
   if (summary.count >= kMinSamples && measured_seconds >= min_time_seconds &&
       relative_median_error(summary) <= max_noise)
     return "noise";
+  if (measured_seconds >= max_time_seconds) return "max-time";
   return {};
 }
 

@@ -119,7 +119,8 @@ nlohmann::json history_json(const History& h, const HistoryOptions& options) {
           {"notes", h.notes},
           {"series", series},
           {"regression", first.has_value()},
-          {"first_regression_run", first ? nlohmann::json(*first) : nlohmann::json(nullptr)}};
+          {"first_regression_run", first ? nlohmann::json(*first) : nlohmann::json(nullptr)},
+          {"first_wrong_data_run", h.first_wrong() ? nlohmann::json(*h.first_wrong()) : nlohmann::json(nullptr)}};
 }
 
 std::string history_csv(const History& h) {

@@ -379,10 +379,9 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
     for (std::size_t i = 0; i < run.rows.size(); ++i)
       check_figures(run.rows[i],
                     fmt::format("{}: the {} row of {} B", name, run.rows[i].placement, run.rows[i].size_bytes));
-  // One row twice (two logs in one file, a size line repeated) is no run: no reader could tell
-  // which of them to compare. nccl-tests' -N cycles and gbench's repetitions are folded by their
-  // importers before this.
-  if (format != Format::kFabricbenchJson && format != Format::kFabricbenchCsv) {
+  // One row twice (two perftest logs in one file) is no run: no reader could tell which of them to
+  // compare. nccl-tests' -N cycles and gbench's repetitions are folded by their importers.
+  if (format == Format::kPerftestText || format == Format::kPerftestJson) {
     std::set<std::string> keys;
     for (const ResultRow& r : run.rows)
       if (!keys.insert(match_key(r, CompareOptions{})).second)

@@ -188,7 +188,7 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
   if (sweep::find_program(request.launcher.front()).empty())
     throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", request.launcher.front()));
   std::error_code ec;
-  if (out_prefix.ends_with('/') || fs::is_directory(out_prefix, ec)) {
+  if (out_prefix.ends_with('/')) {
     std::string folder = out_prefix;
     while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
     throw UsageError(
@@ -219,11 +219,12 @@ struct Launches {
 /// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
 /// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
 /// be merged with the old rows.
-void remove_stale_results(const std::string& stem) {
+void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
   for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial", ".log"}) {
     const std::string path = stem + suffix;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;
+    if ((!S_ISREG(st.st_mode) || st.st_nlink != 1) && !refuse_foreign) continue;  // not ours, not in our way
     if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
       throw UsageError(
           fmt::format("--out: {} is left from elsewhere (not a file of an earlier sweep): remove it or "
@@ -245,10 +246,10 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
   for (const auto& entry : fs::directory_iterator(request.runs, ec)) {
     const std::string name = entry.path().filename().string();
     const std::size_t digits = name.find_first_not_of("0123456789");
-    if (digits == 0 || digits == std::string::npos || digits > 6) continue;
+    if (digits == 0 || digits == std::string::npos || digits > 6 || (name[0] == '0' && digits > 1)) continue;
     if (std::stoul(name.substr(0, digits)) >= settings.size()) beyond.insert(name.substr(0, digits));
   }
-  for (const std::string& index : beyond) remove_stale_results(fmt::format("{}/{}", request.runs, index));
+  for (const std::string& index : beyond) remove_stale_results(fmt::format("{}/{}", request.runs, index), false);
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
     const std::string stem = fmt::format("{}/{}", request.runs, i);

@@ -287,6 +287,23 @@ TEST(Baseline, CombinedRatesAreTheRatesAtTheCombinedTimes) {
   EXPECT_NEAR(c.rows.front().speedup, 1.0, 1e-12);
 }
 
+TEST(Baseline, ARunWithoutAFigureOrWithWrongDataIsNotAveragedAway) {
+  // A failed benchmark (no figure) in one run: the centre has none, and fails closed where judged.
+  std::vector<StoredRun> runs;
+  ResultRow failed = timed(1.0, 0.01, 50), wrong = timed(1.0, 0.01, 50), unchecked = timed(1.0, 0.01, 50);
+  failed.time_s = Summary{};
+  failed.busbw_median_bytes_per_s = failed.busbw_mean_bytes_per_s = 0;
+  for (const ResultRow& r : {timed(1.0, 0.01, 50), failed}) runs.push_back(run_of({r}, "r"));
+  const std::vector<ResultRow> centre = combine_runs(runs, CompareOptions{});
+  EXPECT_EQ(centre[0].time_s.mean, 0);
+  EXPECT_EQ(centre[0].busbw_median_bytes_per_s, 0);
+  // Wrong data in one run and another not checked: the wrong elements stay.
+  wrong.wrong = 3;
+  unchecked.wrong = -1;
+  const std::vector<ResultRow> mixed = combine_runs({run_of({wrong}, "w"), run_of({unchecked}, "u")}, CompareOptions{});
+  EXPECT_EQ(mixed[0].wrong, 3);
+}
+
 TEST(Compare, PlantedTenPercentDropAtOneSizeIsTheOnlySlowerRow) {
   const StoredRun base = run_of(sweep(), "base"), fresh = run_of(sweep(0.90, 0.01, "run=after"), "new");
   const Comparison c = compare_runs(base, fresh, CompareOptions{});
