@@ -111,8 +111,7 @@ ResultRow SweepCells::measure(std::size_t index, Watchdog& watchdog) {
     const Measurement m = fabricbench::measure(
         sampling, [&](int n) { return backend_.run(call, n); }, group_.plane, watchdog,
         [&](int batch, int samples) { return backend_.run_samples(call, batch, samples); });
-    saved_.seconds += m.saved.seconds;
-    saved_.operations += m.saved.operations;
+    saved_ += m.saved;
     const ObservedPath path = observer ? observer->observed_path(call) : ObservedPath{};
 
     std::int64_t wrong = -1;

@@ -182,6 +182,9 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     const double fixed_seconds = static_cast<double>(plan.samples) * m.summary.mean * static_cast<double>(m.batch);
     const double fixed_operations = static_cast<double>(plan.samples) * static_cast<double>(m.batch);
     const auto taken_operations = static_cast<double>(m.seconds_per_operation.size() * m.batch);
+    // Beyond --min-time, the operations this row's share and the earlier rows' savings still allow.
+    const bool budgeted = plan.budget && measured >= plan.min_time_seconds;
+    const double operations_left = budgeted ? fixed_operations + plan.budget->operations - taken_operations : 0;
     if (plan.budget) {
       // The row's own share and what earlier rows saved: the max-time bound tightens to it.
       // --min-time is asked for in so many words: the budget never stops a row before it.
@@ -192,19 +195,16 @@ Measurement measure(const SamplingPlan& plan, const std::function<double(int)>& 
     m.stop_reason = rule.decide(m.summary, measured);
     if (m.stop_reason == "max-time" && plan.budget && rule.max_time_seconds < plan.max_time_seconds)
       m.stop_reason = "budget";
-    const bool over_operations = plan.budget && measured >= plan.min_time_seconds &&
-                                 taken_operations >= fixed_operations + plan.budget->operations;
-    if (m.stop_reason.empty() && over_operations) m.stop_reason = "budget";
+    if (m.stop_reason.empty() && budgeted && operations_left <= 0) m.stop_reason = "budget";
     if (!m.stop_reason.empty()) {
       m.slowest_rank = slowest_rank(local_seconds, group, watchdog);
       m.contention_slowdown = samples_slowdown(*contention, group, watchdog);
       return m;
     }
     round = rule.next_round(m.summary, measured, m.summary.mean * static_cast<double>(m.batch));
-    if (plan.budget && measured >= plan.min_time_seconds) {  // nor more operations than the budget leaves
-      const double left =
-          (fixed_operations + plan.budget->operations - taken_operations) / static_cast<double>(m.batch);
-      round = std::max<std::size_t>(1, std::min(round, static_cast<std::size_t>(std::ceil(left))));
+    if (budgeted) {  // nor more operations than the budget leaves
+      const double left = std::ceil(operations_left / static_cast<double>(m.batch));
+      round = std::max<std::size_t>(1, std::min(round, static_cast<std::size_t>(left)));
     }
   }
 }

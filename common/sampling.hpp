@@ -25,6 +25,11 @@ class Watchdog;
 struct SamplingBudget {
   double seconds = 0;
   double operations = 0;
+  SamplingBudget& operator+=(const SamplingBudget& more) {
+    seconds += more.seconds;
+    operations += more.operations;
+    return *this;
+  }
 };
 
 struct SamplingPlan {
