@@ -187,7 +187,6 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
     throw UsageError(fmt::format("--var: {:g} combinations to launch; at most {:g}", launches, kMostLaunches));
   if (sweep::find_program(request.launcher.front()).empty())
     throw UsageError(fmt::format("launcher '{}': not found on PATH or not executable", request.launcher.front()));
-  std::error_code ec;
   if (out_prefix.ends_with('/')) {
     std::string folder = out_prefix;
     while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
@@ -201,6 +200,7 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
   request.runs = out_prefix + ".runs";
   check_writable_path(request.csv_path, "--out");
   check_writable_path(request.json_path, "--out");
+  std::error_code ec;
   if (fs::exists(request.runs, ec) && !fs::is_directory(request.runs, ec))
     throw UsageError(fmt::format("--out: {} exists and is not a folder", request.runs));
   if (fs::create_directories(request.runs, ec); ec)
@@ -224,8 +224,9 @@ void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
     const std::string path = stem + suffix;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;
-    if ((!S_ISREG(st.st_mode) || st.st_nlink != 1) && !refuse_foreign) continue;  // not ours, not in our way
-    if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+    const bool ours = S_ISREG(st.st_mode) && st.st_nlink == 1;
+    if (!ours && !refuse_foreign) continue;  // not ours, and not in this sweep's way
+    if (!ours)
       throw UsageError(
           fmt::format("--out: {} is left from elsewhere (not a file of an earlier sweep): remove it or "
                       "choose another --out",
