@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -39,6 +42,29 @@ void check_json_nesting(std::string_view text, std::string_view name) {
         fmt::format("{}: JSON nested {} levels deep, beyond the {} any file fabricbench reads needs: "
                     "damaged or not one of its inputs",
                     name, depth, kMaxJsonNesting));
+}
+
+nlohmann::json parse_json_input(std::string_view text, std::string_view name, bool allow_exceptions) {
+  check_json_nesting(text, name);
+  std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
+  const nlohmann::json::parser_callback_t unique_keys = [&](int, nlohmann::json::parse_event_t event,
+                                                            nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Event::object_end && !open_objects.empty()) {
+      open_objects.pop_back();
+    } else if (event == Event::key && !open_objects.empty()) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (!open_objects.back().insert(key).second)
+        throw UsageError(
+            fmt::format("{}: key '{}' appears twice in one object: which value is meant is not known "
+                        "(damaged, or not written by one program)",
+                        name, key));
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, unique_keys, allow_exceptions);
 }
 
 }  // namespace fabricbench

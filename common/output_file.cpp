@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/magic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
@@ -38,6 +39,8 @@ void write_all(int fd, std::string_view text, const std::string& path) {
   }
 }
 
+constexpr std::string_view kLiveRun = "the file of another run writing there now";
+
 // What stands at a ".partial" name that is not a file fabricbench left there (a regular file of one
 // name, from a run that stopped); "" for that file or nothing.
 std::string foreign_partial(const std::string& path) {
@@ -46,7 +49,28 @@ std::string foreign_partial(const std::string& path) {
   if (S_ISLNK(st.st_mode)) return "a symlink";
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (st.st_nlink != 1) return "a file with other names (a hard link)";
-  return {};
+  // A live run holds a lock on its .partial (open_partial); a stopped run's is free to replace.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held ? std::string(kLiveRun) : "";
+}
+
+// What to do about a ".partial" that is not a stopped run's.
+std::string_view advice_about(std::string_view what) {
+  return what == kLiveRun ? "wait for that run or choose another name" : "remove it or choose another name";
+}
+
+// Undoes a failed write (a full disk, a quota) so the file ends where it did before it: on whole
+// rows, never on a torn one. `old_tail`: the bytes from `offset` on that the write overwrote.
+void restore_after_failed_write(int fd, off_t offset, std::string_view old_tail) {
+  if (!old_tail.empty()) {
+    const ssize_t ignored = ::pwrite(fd, old_tail.data(), old_tail.size(), offset);
+    (void)ignored;
+  }
+  const off_t end = offset + static_cast<off_t>(old_tail.size());
+  if (::ftruncate(fd, end) == 0) ::lseek(fd, end, SEEK_SET);
 }
 
 // "<target>.partial" is fabricbench's own name: a stale one of a run that stopped is replaced, but
@@ -54,11 +78,13 @@ std::string foreign_partial(const std::string& path) {
 int open_partial(const std::string& path) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) return fd;
+    if (fd >= 0) {
+      ::flock(fd, LOCK_EX | LOCK_NB);  // held until the file is renamed or the process ends
+      return fd;
+    }
     if (errno != EEXIST) throw Error(fmt::format("cannot create {}: {}", path, system_error_text(errno)));
     if (const std::string what = foreign_partial(path); !what.empty())
-      throw Error(
-          fmt::format("{} is {}: not a file fabricbench left there; remove it or choose another name", path, what));
+      throw Error(fmt::format("{} is {}: not a file a stopped run left there; {}", path, what, advice_about(what)));
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       throw Error(fmt::format("cannot replace {}: {}", path, system_error_text(errno)));
   }
@@ -80,7 +106,10 @@ extern "C" void on_interrupt(int signal_number) {
   // Only a rank that writes files has something to say; the others die quietly, so a launcher's
   // SIGTERM to the peers of a failed rank adds no noise.
   if (g_partial_count > 0) {
-    write_stderr(signal_number == SIGINT ? "fabricbench: interrupted (SIGINT)" : "fabricbench: terminated (SIGTERM)");
+    write_stderr(signal_number == SIGINT    ? "fabricbench: interrupted (SIGINT)"
+                 : signal_number == SIGHUP  ? "fabricbench: hung up (SIGHUP)"
+                 : signal_number == SIGPIPE ? "fabricbench: its output was closed (SIGPIPE)"
+                                            : "fabricbench: terminated (SIGTERM)");
     bool unfinished = false;  // a file already finished (renamed to its name) is no longer partial
     for (int i = 0; i < g_partial_count; ++i)
       unfinished = unfinished || g_partial_paths[static_cast<std::size_t>(i)][0];
@@ -149,10 +178,8 @@ void check_writable_path(const std::string& path, std::string_view flag) {
   if (is_symlink(path) && link_target(path).empty())
     throw UsageError(fmt::format("{}: '{}' is a symlink to nothing; give the file itself", flag, path));
   if (const std::string what = foreign_partial(target + ".partial"); !what.empty())
-    throw UsageError(
-        fmt::format("{}: '{}.partial', where the rows go until the run ends, is {}; remove it or "
-                    "choose another name",
-                    flag, target, what));
+    throw UsageError(fmt::format("{}: '{}.partial', where the rows go until the run ends, is {}; {}", flag, target,
+                                 what, advice_about(what)));
   std::error_code ec;
   fs::path folder = fs::path(target).parent_path();
   if (folder.empty()) folder = ".";
@@ -272,7 +299,8 @@ void check_distinct_inputs(const std::vector<NamedPath>& inputs, std::string_vie
   }
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_) {
+OutputFile::OutputFile(std::string path, Unfinished unfinished)
+    : path_(std::move(path)), target_(path_), remove_unfinished_(unfinished == Unfinished::kRemove) {
   if (is_symlink(path_)) {
     const std::string resolved = link_target(path_);
     if (!resolved.empty()) target_ = resolved;  // the link stays; its file is what gets written
@@ -292,13 +320,21 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
       in_place_(other.in_place_),
       pending_(std::move(other.pending_)),
       fd_(other.fd_),
-      done_(other.done_) {
+      done_(other.done_),
+      remove_unfinished_(other.remove_unfinished_) {
   other.fd_ = -1;
   other.done_ = true;
 }
 
 OutputFile::~OutputFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  // Neither committed nor kept: a write failed (a full disk). A document written whole has
+  // nothing worth keeping.
+  if (!done_ && remove_unfinished_) {
+    ::unlink(partial_path().c_str());
+    forget_partial_file(partial_path());
+  }
+  ::close(fd_);
 }
 
 void OutputFile::append(std::string_view text) {
@@ -307,7 +343,13 @@ void OutputFile::append(std::string_view text) {
     pending_ += text;
     return;
   }
-  write_all(fd_, text, partial_path());
+  const off_t end = ::lseek(fd_, 0, SEEK_CUR);
+  try {
+    write_all(fd_, text, partial_path());
+  } catch (...) {
+    if (end >= 0) restore_after_failed_write(fd_, end, {});
+    throw;
+  }
 }
 
 void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
@@ -317,9 +359,23 @@ void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
     pending_.replace(at, std::min(text.size(), pending_.size() - at), text);
     return;
   }
+  // What the write overwrites (a document's closing tail), to put back if it fails.
+  struct stat st {};
+  std::string old_tail;
+  if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > offset) {
+    old_tail.resize(static_cast<std::size_t>(static_cast<std::uint64_t>(st.st_size) - offset));
+    if (::pread(fd_, old_tail.data(), old_tail.size(), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(old_tail.size()))
+      old_tail.clear();
+  }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
     throw Error(fmt::format("seeking in {} failed: {}", partial_path(), system_error_text(errno)));
-  write_all(fd_, text, partial_path());
+  try {
+    write_all(fd_, text, partial_path());
+  } catch (...) {
+    restore_after_failed_write(fd_, static_cast<off_t>(offset), old_tail);
+    throw;
+  }
 }
 
 void OutputFile::commit() {
@@ -341,10 +397,11 @@ void OutputFile::commit() {
     ::close(fd);
     return;
   }
-  ::close(fd_);
-  fd_ = -1;
+  // Renamed before it is closed: the lock that says a run is writing it lasts until it has its name.
   if (std::rename(partial_path().c_str(), target_.c_str()) != 0)
     throw Error(fmt::format("renaming {} to {} failed: {}", partial_path(), target_, system_error_text(errno)));
+  ::close(fd_);
+  fd_ = -1;
   forget_partial_file(partial_path());
 }
 
@@ -375,8 +432,13 @@ void install_interrupt_notice() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  // SIGHUP: the terminal or ssh session went; SIGPIPE: `| head` closed standard output. Either
+  // used to kill the process with its .partial files left and nothing said.
+  for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    struct sigaction previous {};
+    sigaction(s, nullptr, &previous);
+    if (previous.sa_handler != SIG_IGN) sigaction(s, &action, nullptr);  // nohup's SIG_IGN stays
+  }
 }
 
 }  // namespace fabricbench

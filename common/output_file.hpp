@@ -37,17 +37,24 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
 /// inode): UsageError naming both and `why`.
 void check_distinct_inputs(const std::vector<NamedPath>& inputs, std::string_view why);
 
+/// What becomes of a regular target's ".partial" when the OutputFile goes away neither committed
+/// nor kept (a write failed): a run's rows stay for the user (cut back to whole rows); a document
+/// written whole (a report, a health verdict) is removed.
+enum class Unfinished { kKeep, kRemove };
+
 class OutputFile {
  public:
-  /// A regular target: creates (truncates) "<target>.partial". Anything else: opens nothing yet.
-  explicit OutputFile(std::string path);
+  /// A regular target: creates "<target>.partial" (a stale one of a stopped run is replaced; one a
+  /// live run holds is refused) and locks it while it is written. Anything else: opens nothing yet.
+  explicit OutputFile(std::string path, Unfinished unfinished = Unfinished::kKeep);
   ~OutputFile();
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  /// Appends text with one write(2), so a killed run ends on a whole line.
+  /// Appends text with one write(2), so a killed run ends on a whole line; a failed write is
+  /// undone (the file cut back to where it ended).
   void append(std::string_view text);
   /// Writes `text` at byte `offset` (at most the current size), with one write(2): a document can
   /// grow by overwriting its closing tail with a new row and the tail again.
@@ -71,10 +78,11 @@ class OutputFile {
   std::string pending_;  // what a target written in place gets at commit()
   int fd_ = -1;
   bool done_ = false;
+  bool remove_unfinished_ = false;
 };
 
-/// Makes SIGINT/SIGTERM print which .partial files hold the finished rows before the process
-/// dies with the signal's default action.
+/// Makes SIGINT, SIGTERM, SIGHUP and SIGPIPE print which .partial files hold the finished rows,
+/// then exit 3 (README's runtime failure). A signal already ignored (nohup) stays ignored.
 void install_interrupt_notice();
 void register_partial_file(const std::string& partial_path);
 /// The file was finished under its name: a signal no longer names its .partial path.

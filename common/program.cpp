@@ -14,6 +14,7 @@
 #include "common/mpi.hpp"
 #include "common/output_file.hpp"
 #include "common/singleton_plane.hpp"
+#include "common/utf8.hpp"
 
 namespace fabricbench {
 namespace {
@@ -29,11 +30,16 @@ int after_stdout_flushed(const std::string& program, int code) {
   return code == kExitOk ? kExitFailure : code;
 }
 
+// "PROGRAM: error: MESSAGE" on one line, whatever the message quotes (a file name with a newline).
+void print_error(const std::string& who, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(message).c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void print_failure(const std::string& program, const Topology& topology, const std::exception& e) {
-  std::fprintf(stderr, "%s %s: error: %s\n", topology.label().c_str(), program.c_str(), describe(e).c_str());
-  std::fflush(stderr);
+  print_error(topology.label() + " " + program, describe(e));
 }
 
 int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
@@ -64,7 +70,7 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
     try {
       discovered = discover_topology(*world);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: error: finding the ranks' nodes: %s\n", program.c_str(), describe(e).c_str());
+      print_error(program, "finding the ranks' nodes: " + describe(e));
       world->abort(kExitFailure);
     }
     const Topology& topology = *discovered;
@@ -72,7 +78,7 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
     try {
       code = body(program, topology, *world);
     } catch (const UsageError& e) {
-      if (topology.rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+      if (topology.rank == 0) print_error(program, e.what());
       code = kExitUsage;
     } catch (const ReportedError& e) {
       world->abort(e.code());
@@ -83,10 +89,10 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
     world->close();
     return after_stdout_flushed(program, code);
   } catch (const UsageError& e) {  // the launch itself (a launcher's variables, --launcher)
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    print_error(program, e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), describe(e).c_str());
+    print_error(program, describe(e));
     return kExitFailure;
   }
 }
@@ -95,10 +101,10 @@ int run_tool(const char* program, const std::function<int()>& body, int other_er
   try {
     return after_stdout_flushed(program, body());
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    print_error(program, e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program, describe(e).c_str());
+    print_error(program, describe(e));
     return other_errors;
   }
 }

@@ -110,7 +110,7 @@ Labels with(Labels labels, std::string name, std::string value) {
 }
 
 void write_exposition_file(const std::string& path, const std::string& text) {
-  OutputFile file(path);
+  OutputFile file(path, Unfinished::kRemove);
   file.append(text);
   file.commit();
 }

@@ -33,4 +33,19 @@ inline std::string printable_utf8(const std::string& text) {
   return shown;
 }
 
+/// printable_utf8(text) on one line: a line break or tab (in a file name, a tag, a key) written as
+/// \n or \t, so that an error stays the one line a script reads.
+inline std::string one_line(const std::string& text) {
+  std::string line;
+  for (const char c : printable_utf8(text)) {
+    if (c == '\n')
+      line += "\\n";
+    else if (c == '\t')
+      line += "\\t";
+    else
+      line += c;
+  }
+  return line;
+}
+
 }  // namespace fabricbench

@@ -210,10 +210,9 @@ Dump dump_from(const NamedText& file) {
   d.rank = *rank;
   if (!file.text.empty() && static_cast<unsigned char>(file.text[0]) == 0x80)
     throw InputError(fmt::format("{}: a pickle; convert it first: scripts/flight-recorder-to-json.py", file.name));
-  check_json_nesting(file.text, file.name);
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(file.text);
+    document = parse_input_json(file.text, file.name);
   } catch (const nlohmann::json::exception&) {
     throw InputError(fmt::format("{}: not JSON (a truncated or damaged Flight Recorder dump?)", file.name));
   }

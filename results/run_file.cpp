@@ -41,9 +41,8 @@ std::string_view trim_left(std::string_view text) {
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
 
 nlohmann::json parse_json(std::string_view text, const std::string& name) {
-  check_json_nesting(text, name);
   try {
-    return nlohmann::json::parse(text);
+    return parse_input_json(text, name);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON, truncated or damaged (parse error at byte {})", name, e.byte));
   } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (found by the fuzzer)
@@ -391,6 +390,16 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
   run.path = name;
   run.format = format;
   return run;
+}
+
+nlohmann::json parse_input_json(std::string_view text, std::string_view name, bool allow_exceptions) {
+  try {
+    return parse_json_input(text, name, allow_exceptions);
+  } catch (const InputError&) {
+    throw;
+  } catch (const UsageError& e) {
+    throw InputError(e.what());
+  }
 }
 
 StoredRun load_run(const std::string& path, Format format) {

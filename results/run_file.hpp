@@ -55,6 +55,10 @@ struct StoredRun {
 /// Reads and parses `path` (format detected from its content). For our CSV, the context comes
 /// from the JSON beside it (same name, .json) when there is one. Throws InputError.
 StoredRun load_run(const std::string& path, Format format = Format::kAuto);
+
+/// common/json_input's parse_json_input, its refusals (nesting, a key given twice) as InputError:
+/// every reader of a file someone else wrote.
+nlohmann::json parse_input_json(std::string_view text, std::string_view name, bool allow_exceptions = true);
 /// How the file says its run did not finish: "\"complete\": false", or an nccl-tests log's
 /// missing "# Avg bus bandwidth" line; "" for a finished run.
 std::string unfinished_sign(const StoredRun& run);

@@ -232,8 +232,7 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
   for_each_line(text, [&](std::string_view line, std::size_t number) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
     const std::string where = fmt::format("{} line {}", name, number);
-    check_json_nesting(line, where);
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
+    const nlohmann::json object = parse_input_json(line, where, false);
     if (object.is_discarded() || !object.is_object())
       throw InputError(fmt::format("{}: not a JSON object (a truncated or damaged trace?)", where));
     if (!header) {

@@ -265,7 +265,7 @@ void write_trace(const std::vector<RankTrace>& ranks, const std::string& folder)
   fs::create_directories(folder, ec);
   if (ec) throw UsageError(fmt::format("--trace {}: cannot make it ({})", folder, ec.message()));
   for (const RankTrace& rank : ranks) {
-    OutputFile file((fs::path(folder) / fmt::format("trace.rank{}.jsonl", rank.rank)).string());
+    OutputFile file((fs::path(folder) / fmt::format("trace.rank{}.jsonl", rank.rank)).string(), Unfinished::kRemove);
     file.append(trace_text(rank));
     file.commit();
   }

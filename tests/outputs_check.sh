@@ -202,6 +202,52 @@ rc=$?
 if [[ $rc -ne 0 ]] && grep -q "No space left" full.err; then ok "a report into /dev/full: exit $rc, $(head -1 full.err)"
 else fail "a report into /dev/full: exit $rc, $(cat full.err)"; fi
 rm -f full.err
+# A run writing its files holds them: a second run naming them is refused, the first keeps its rows.
+"$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --max-noise 0.0001 --min-time 1 --max-time 1.5 --json live.json \
+  --csv live.csv > /dev/null 2>&1 &
+first=$!
+for _ in $(seq 50); do [[ -s live.csv.partial ]] && break; sleep 0.1; done
+refused "another run writing there now" "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 -n 2 --json live.json --csv live.csv
+wait $first
+rc=$?
+if [[ $rc -eq 0 && -s live.csv && -s live.json ]]; then ok "the live run finished its files: exit 0"
+else fail "the live run: exit $rc, $(ls live.*)"; fi
+rm -f live.*
+# A full disk: a run's .partial ends on its last whole row (it reads back); a report is not left
+# half written.
+mkdir full
+unshare --mount bash -c '
+  mount -t tmpfs -o size=64k fbfull full
+  "$1/fb_all_reduce" --backend mpi -b 8 -e 16M -n 2 -w 0 --csv full/x.csv --json full/x.json > /dev/null 2>&1
+  echo "run exit $?"
+  "$1/fb_compare" full/x.csv.partial full/x.json.partial > /dev/null 2>&1 && echo "partial reads back"
+  dd if=/dev/zero of=full/fill bs=1k count=100 2>/dev/null
+  "$1/fb_compare" full/x.json.partial full/x.csv.partial --json full/y.json > /dev/null 2>&1
+  echo "report exit $?"
+  ls full
+' full "$bin" > full.txt 2>&1
+if grep -q "run exit 3" full.txt && grep -q "partial reads back" full.txt && ! grep -q "y.json" full.txt; then
+  ok "a full disk: the run's .partial reads back, no half-written report ($(grep 'report exit' full.txt))"
+else fail "a full disk: $(tr '\n' ' ' < full.txt)"; fi
+rm -rf full full.txt
+# A key given twice in one object: which value is meant is not known, so the file is refused.
+sed 's/"complete": *true/"complete": true, "complete": false/' a.json > dup.json
+refused "key 'complete' appears twice" "$bin/fb_compare" a.json dup.json
+rm -f dup.json
+# A file name holding a line break is named on the error's one line (as \n).
+"$bin/fb_compare" a.json "$(printf 'two\nlines.json')" > /dev/null 2> nl.err
+rc=$?
+if [[ $rc -eq 2 && $(wc -l < nl.err) -eq 1 ]] && grep -qF 'two\nlines.json' nl.err; then ok "a name with a line break, one line: $(cat nl.err)"
+else fail "a name with a line break: exit $rc, $(cat nl.err)"; fi
+rm -f nl.err
+# `| head -1` closes standard output mid-run: exit 3 and the .partial files named, as for Ctrl-C.
+"$bin/fb_all_reduce" --backend mpi -b 8 -e 4M -f 2 -n 50 --csv pipe.csv 2> pipe.err | head -1 > /dev/null
+rc=${PIPESTATUS[0]}
+named=$(grep -o '[^ ]*\.partial' pipe.err)
+if [[ $rc -eq 3 ]] && grep -q "SIGPIPE" pipe.err && { [[ -z $named ]] || [[ -s $named ]]; }; then
+  ok "standard output closed mid-run: exit 3, $(head -1 pipe.err | cut -c1-90)"
+else fail "standard output closed mid-run: exit $rc, $(cat pipe.err)"; fi
+rm -f pipe.err pipe.csv pipe.csv.partial
 
 echo "outputs: $failures failed check(s)"
 exit $((failures > 0))

@@ -32,9 +32,22 @@ fs::path baseline_folder() {
   return env && *env ? fs::path(env) : fs::path("results") / "baselines";
 }
 
+/// `what` names where the name came from: "--save-baseline 'n'" or "'@n'".
+void check_baseline_name(const std::string& name, const std::string& what) {
+  // Letters, digits and . _ - only: a name is a file name in the baselines folder (no '/' or '..'
+  // to leave it), and a newline would split every message naming it.
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (name.empty() || !plain || name.starts_with("."))
+    throw UsageError(fmt::format("{}: a baseline has a plain name such as cluster-a-ndr (letters, digits, . _ -)",
+                                 valid_utf8(what)));
+}
+
 std::string resolve(const std::string& argument) {
   if (!argument.starts_with("@")) return argument;
   const std::string name = argument.substr(1);
+  check_baseline_name(name, "'" + argument + "'");
   const fs::path json = baseline_folder() / (name + ".json");
   if (!fs::exists(json)) {
     std::string known;
@@ -48,19 +61,9 @@ std::string resolve(const std::string& argument) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  OutputFile out(path);
+  OutputFile out(path, Unfinished::kRemove);
   out.append(text);
   out.commit();
-}
-
-void check_baseline_name(const std::string& name) {
-  // Letters, digits and . _ - only: a name is a file name, and a newline would split every message naming it.
-  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-  });
-  if (name.empty() || !plain || name.starts_with("."))
-    throw UsageError(fmt::format(
-        "--save-baseline '{}': use a plain name such as cluster-a-ndr (letters, digits, . _ -)", valid_utf8(name)));
 }
 
 /// Whether two files hold one launch: the same launch_id in their contexts, or for runs written
@@ -119,7 +122,7 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
 /// One run: its context and rows as a fabricbench JSON. Several runs of the same measurement: one
 /// JSON whose rows hold each row's centre and run-to-run spread.
 int save_baseline(const std::string& name, const std::vector<std::string>& paths, const CompareOptions& options) {
-  check_baseline_name(name);
+  check_baseline_name(name, "--save-baseline '" + name + "'");
   const fs::path target = baseline_folder() / (name + ".json");
   std::vector<NamedPath> inputs;
   for (const std::string& path : paths) inputs.push_back({"run", path});
@@ -239,6 +242,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
+  install_interrupt_notice();  // a signal names the .partial files it leaves
   return run_tool(
       "fb_compare", [&] { return run(argc, argv); }, kExitUsage);
 }

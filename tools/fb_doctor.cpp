@@ -82,7 +82,7 @@ void write_json(const std::string& path, const std::vector<NodeReport>& nodes, c
   document["across_nodes"] = to_json(all)["findings"];
   document["reachability"] = to_json(reach);
   const std::string text = json_text(document, 2) + "\n";  // before the file: nothing left half made
-  OutputFile out(path);
+  OutputFile out(path, Unfinished::kRemove);
   out.append(text);
   out.commit();
 }

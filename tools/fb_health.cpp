@@ -23,6 +23,7 @@
 #include "common/output_file.hpp"
 #include "common/program.hpp"
 #include "common/prometheus_text.hpp"
+#include "common/utf8.hpp"
 #include "doctor/counter_window.hpp"
 #include "doctor/health.hpp"
 #include "doctor/health_probes.hpp"
@@ -194,7 +195,7 @@ int run(int argc, char** argv, bool& nagios) {
   std::puts(summary_line(o.host, checks).c_str());
   if (!o.json_path.empty()) {
     const std::string text = json_text(to_json(o.host, checks, seconds), 2) + "\n";  // before the file
-    OutputFile out(o.json_path);
+    OutputFile out(o.json_path, Unfinished::kRemove);
     out.append(text);
     out.commit();
   }
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
           return fabricbench::doctor::run(argc, argv, nagios);
         } catch (const fabricbench::UsageError& e) {
           if (!nagios) throw;
-          std::fprintf(stderr, "fb_health: error: %s\n", e.what());
+          std::fprintf(stderr, "fb_health: error: %s\n", fabricbench::one_line(e.what()).c_str());
           return 3;
         }
       },

@@ -62,12 +62,12 @@ int run(int argc, char** argv) {
   const History history = build_history(std::move(runs), options);
   print_history(stdout, history, options);
   if (!json_path.empty()) {
-    OutputFile out(json_path);
+    OutputFile out(json_path, Unfinished::kRemove);
     out.append(json_text(history_json(history, options), 1) + "\n");
     out.commit();
   }
   if (!csv_path.empty()) {
-    OutputFile out(csv_path);
+    OutputFile out(csv_path, Unfinished::kRemove);
     out.append(history_csv(history));
     out.commit();
   }
@@ -78,6 +78,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
+  install_interrupt_notice();  // a signal names the .partial files it leaves
   return run_tool(
       "fb_history", [&] { return run(argc, argv); }, kExitUsage);
 }

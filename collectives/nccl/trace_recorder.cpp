@@ -334,7 +334,7 @@ std::string TraceRecorder::write() {
   std::filesystem::create_directories(settings_.folder, ec);  // an existing folder is no error
   const std::string path = fmt::format("{}/trace.rank{}.jsonl", settings_.folder, rank);
   check_writable_path(path, "FABRICBENCH_TRACE_DIR");
-  OutputFile file(path);
+  OutputFile file(path, Unfinished::kRemove);
   file.append(text);
   file.commit();
   return path;

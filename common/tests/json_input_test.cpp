@@ -29,5 +29,19 @@ TEST(JsonNesting, ADocumentDeeperThanAnyInputIsRefusedByName) {
   }
 }
 
+TEST(JsonInput, AKeyGivenTwiceInOneObjectIsRefusedByName) {
+  EXPECT_EQ(parse_json_input(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})", "ok.json")["b"]["a"], 2);
+  try {
+    parse_json_input(R"({"rows":[{"size_bytes":8,"wrong":0,"wrong":5}]})", "run.json");
+    FAIL() << "a key given twice was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json: key 'wrong' appears twice in one object"), std::string::npos)
+        << e.what();
+  }
+  // A syntax error is left to the caller, which names the kind of file it expected.
+  EXPECT_THROW(parse_json_input(R"({"a":)", "cut.json"), nlohmann::json::parse_error);
+  EXPECT_TRUE(parse_json_input(R"({"a":)", "cut.json", false).is_discarded());
+}
+
 }  // namespace
 }  // namespace fabricbench
