@@ -48,7 +48,7 @@ class CsvReporter final : public Reporter {
 
   // A run that did not finish keeps its rows under the .partial name: a final name means complete.
   void finish(const RunTotals& totals) override {
-    if (totals.ended_by.empty())
+    if (totals.ended_by.empty() && !outputs_held_partial())
       file_.commit();
     else
       file_.keep_incomplete();

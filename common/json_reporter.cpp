@@ -45,13 +45,14 @@ class JsonReporter final : public Reporter {
                             {"wall_seconds", totals.wall_seconds},
                             {"end_time", totals.end_time}}},
                           {"summary", to_json(totals.summary)}};
-    if (!totals.ended_by.empty()) end["ended_by"] = totals.ended_by;
+    const std::string ended_by = outputs_held_partial() && totals.ended_by.empty() ? "timeout" : totals.ended_by;
+    if (!ended_by.empty()) end["ended_by"] = ended_by;
     std::string text = json_text(end);
     text.front() = ',';  // the object's members follow the rows
     file_.write_at(end_, "\n]" + text + "\n");
     // "false" and "true " are as long: the document stays valid while it turns complete.
     // A run that did not finish stays a valid document under the .partial name ("complete": false).
-    if (!totals.ended_by.empty()) return file_.keep_incomplete();
+    if (!ended_by.empty()) return file_.keep_incomplete();
     file_.write_at(complete_at_, "true ");
     file_.commit();
   }

@@ -28,7 +28,9 @@ std::string shown(double value) { return fmt::format("{:g}", value); }
 std::string NumberRange::describe() const {
   const bool bounded_above = highest < std::numeric_limits<double>::max();
   const bool bounded_below = lowest > -std::numeric_limits<double>::max();
-  if (bounded_below && bounded_above) return fmt::format("{:g} to {:g}", lowest, highest);
+  if (bounded_below && bounded_above)
+    return above ? fmt::format("above {:g}, at most {:g}", lowest, highest)
+                 : fmt::format("{:g} to {:g}", lowest, highest);
   if (bounded_below) return above ? fmt::format("above {:g}", lowest) : fmt::format("{:g} or more", lowest);
   if (bounded_above) return fmt::format("{:g} or less", highest);
   return "a finite number";

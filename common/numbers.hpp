@@ -23,6 +23,8 @@ struct NumberRange {
   static NumberRange at_least(double lowest) { return {lowest, std::numeric_limits<double>::max(), false}; }
   static NumberRange greater_than(double lowest) { return {lowest, std::numeric_limits<double>::max(), true}; }
   static NumberRange between(double lowest, double highest) { return {lowest, highest, false}; }
+  /// (lowest, highest]: "above 0, at most 100".
+  static NumberRange above_up_to(double lowest, double highest) { return {lowest, highest, true}; }
   /// "0 or more", "above 1", "0 to 100": for messages.
   std::string describe() const;
 };

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -380,6 +381,7 @@ void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
 
 void OutputFile::commit() {
   if (done_) return;
+  if (outputs_held_partial()) return keep_incomplete();
   done_ = true;
   if (in_place_) {
     // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of hanging the run.
@@ -427,6 +429,13 @@ void forget_partial_file(const std::string& partial_path) {
     if (partial_path == slot.data()) slot[0] = '\0';  // the handler skips an emptied slot
   }
 }
+
+namespace {
+std::atomic<bool> g_hold_partial{false};
+}  // namespace
+
+void hold_outputs_partial() noexcept { g_hold_partial.store(true); }
+bool outputs_held_partial() noexcept { return g_hold_partial.load(); }
 
 void install_interrupt_notice() {
   struct sigaction action {};

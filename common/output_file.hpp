@@ -81,6 +81,12 @@ class OutputFile {
   bool remove_unfinished_ = false;
 };
 
+/// From now on no output gets its final name (a timeout is being reported: the process ends with
+/// exit 3 however the main thread's run ends). Any thread; async-signal-safe.
+void hold_outputs_partial() noexcept;
+/// Whether hold_outputs_partial() was called.
+bool outputs_held_partial() noexcept;
+
 /// Makes SIGINT, SIGTERM, SIGHUP and SIGPIPE print which .partial files hold the finished rows,
 /// then exit 3 (README's runtime failure). A signal already ignored (nohup) stays ignored.
 void install_interrupt_notice();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 
 namespace fabricbench {
 namespace {
@@ -85,6 +86,9 @@ void report_and_exit(const std::string& line) noexcept {
   if (reporting.exchange(true)) {  // another thread is reporting and will end the process
     while (true) pause();
   }
+  // The main thread's wait may yet end (a -T shorter than a normal step): its files must not get
+  // their final names, since the run ends here with exit 3.
+  hold_outputs_partial();
   std::string text = line;
   TimeoutExplanation explanation;
   try {

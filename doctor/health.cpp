@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -29,6 +30,10 @@ constexpr double kFastestGbps = 100000;  // any rate in the rules, GB/s or Gb/s
 
 double whole(const std::string& value, const std::string& what, double lowest, double highest) {
   const double n = parse_number(value, what, NumberRange{});
+  // Digits, as a count is written: "1.0", "+1" or "1e0" is a typo or another tool's file.
+  const bool digits = std::all_of(value.begin() + (value.front() == '-' ? 1 : 0), value.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) throw UsageError(fmt::format("{}: '{}' is not a whole number", what, value));
   // The bounds written out in full: NumberRange writes 2147483647 as 2.14748e+09.
   if (n < lowest || n > highest)
     throw UsageError(fmt::format("{}: '{}' is out of range (must be {:.0f} to {:.0f})", what, value, lowest, highest));
@@ -100,7 +105,9 @@ const std::vector<std::pair<const char*, RuleSetter>>& rule_keys() {
 
 HealthRules parse_health_rules(const std::string& text, const std::string& source) {
   HealthRules rules;
-  std::istringstream lines(text);
+  // A byte-order mark, as editors on Windows save: not part of the first key.
+  std::istringstream lines(text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text);
+  std::map<std::string, int> line_of_key;  // a key given twice: which one holds is not known
   int number_of_line = 0;
   for (std::string line; std::getline(lines, line);) {
     ++number_of_line;
@@ -117,6 +124,8 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
       for (const auto& k : keys) names.push_back(k.first);
       throw UsageError(fmt::format("{}: unknown key '{}' ({})", where, key, fmt::join(names, ", ")));
     }
+    if (const auto [at, fresh] = line_of_key.emplace(key, number_of_line); !fresh)
+      throw UsageError(fmt::format("{}: '{}' was given on line {} already", where, key, at->second));
     known->second(rules, value, fmt::format("{}: {}", where, key));
   }
   return rules;

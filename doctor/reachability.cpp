@@ -68,9 +68,16 @@ const Interface* first_up(const std::vector<Interface>& interfaces, Matches matc
 Endpoint parse_endpoint(const std::string& text, const std::string& what, const std::string& source) {
   const auto colon = text.rfind(':');
   std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  if (bracketed) host = host.substr(1, host.size() - 2);
   if (host.empty() || host.find_first_of(" \t[]") != std::string::npos)
     throw UsageError(fmt::format("{}: '{}' is not HOST:PORT", what, text));
+  // A colon left in the host is an IPv6 address's, or a typo (host:29500:1) that would otherwise
+  // be judged as a host that does not resolve, and drain a node.
+  in6_addr ipv6{};
+  if (!bracketed && host.find(':') != std::string::npos && ::inet_pton(AF_INET6, host.c_str(), &ipv6) != 1)
+    throw UsageError(
+        fmt::format("{}: '{}' is not HOST:PORT (an IPv6 address goes in brackets: [fe80::1]:29500)", what, text));
   const double port = parse_number(text.substr(colon + 1), what + " port", NumberRange::between(1, 65535));
   if (port != static_cast<int>(port)) throw UsageError(fmt::format("{}: '{}' is not a whole port number", what, text));
   return {host, static_cast<int>(port), source};

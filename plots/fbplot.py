@@ -159,7 +159,8 @@ def curves(runs, value_of):
         groups = {}
         for row in run["rows"]:
             value = value_of(row)
-            if value is not None and value > 0:
+            # A 0 B row (nccl-tests -b 0) has no place on a log axis of sizes.
+            if value is not None and value > 0 and row["size_bytes"] > 0:
                 groups.setdefault(series_key(row), {})[row["size_bytes"]] = value
         for series, points in groups.items():
             sizes = sorted(points)

@@ -2,11 +2,13 @@
 #include "results/comparison.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "common/measured_row.hpp"
 #include "common/stats.hpp"
@@ -149,6 +151,27 @@ std::size_t Comparison::rows_with_own_contention() const {
 }
 
 bool is_latency_row(const ResultRow& row) { return row.benchmark.ends_with("_lat"); }
+
+std::string measurement_mismatch(const StoredRun& a, const StoredRun& b) {
+  const auto kinds = [](const StoredRun& run, auto kind_of) {
+    std::set<std::string> found;
+    for (const ResultRow& r : run.rows)
+      if (std::string k = kind_of(r); !k.empty()) found.insert(std::move(k));
+    return found;
+  };
+  const auto backend = [](const ResultRow& r) { return r.backend; };
+  const auto test = [](const ResultRow& r) {
+    return is_latency_row(r) ? "a latency test" : r.benchmark.ends_with("_bw") ? "a bandwidth test" : "";
+  };
+  const auto listed = [](const std::set<std::string>& s) { return fmt::format("{}", fmt::join(s, ", ")); };
+  if (const auto x = kinds(a, backend), y = kinds(b, backend); !x.empty() && !y.empty() && x != y)
+    return fmt::format("{} was measured on the {} backend and {} on the {} backend: not one measurement", a.path,
+                       listed(x), b.path, listed(y));
+  if (const auto x = kinds(a, test), y = kinds(b, test); !x.empty() && !y.empty() && x != y)
+    return fmt::format("{} is {} and {} is {}: their rows measure different things", a.path, listed(x), b.path,
+                       listed(y));
+  return {};
+}
 
 Verdict decide(double speedup, double low, double high, double threshold, ContentionAllowance contention) {
   if (low >= 1 - threshold && high <= 1 + threshold) return Verdict::kSame;
@@ -391,6 +414,7 @@ ContentionAllowance row_allowance(RowComparison& r, const ContentionAllowance& r
 }  // namespace
 
 Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const CompareOptions& options) {
+  if (const std::string mismatch = measurement_mismatch(base, fresh); !mismatch.empty()) throw InputError(mismatch);
   Comparison c;
   c.context_differences = context_differences(base.context, fresh.context);
   // Only what one side suffered beyond the other: runs contended alike (ranks oversubscribed the

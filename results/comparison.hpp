@@ -140,6 +140,11 @@ struct Comparison {
 /// True for rows whose natural metric is time: latency benchmarks (*_lat) and ping-pong rows.
 bool is_latency_row(const ResultRow& row);
 
+/// Why `a` and `b` are not one measurement to set side by side, or "": rows of another backend
+/// (NCCL against MPI), or a latency test against a bandwidth test of the same operation (perftest's
+/// ib_write_lat against ib_write_bw, whose rows would otherwise match size for size).
+std::string measurement_mismatch(const StoredRun& a, const StoredRun& b);
+
 /// A row's figure on `metric`: of its median sample, or of its mean.
 double value_of(const ResultRow& row, Metric metric, bool median);
 /// Whether a row keeps the spread of its median (a MAD, 5 samples or more) / of its mean (a stdev).

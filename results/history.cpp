@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/summary.hpp"
+#include "results/comparison.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -188,6 +189,9 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
         fmt::format("fb_history needs 3 runs or more to tell a change from the scatter (got {}); two "
                     "runs: fb_compare BASELINE NEW",
                     runs.size()));
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    if (const std::string mismatch = measurement_mismatch(runs.front(), runs[i]); !mismatch.empty())
+      throw UsageError(mismatch);
   History h;
   if (!options.keep_order) {
     const std::vector<StoredRun> given = runs;

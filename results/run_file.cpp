@@ -67,14 +67,20 @@ Format detect(std::string_view text, const nlohmann::json* document) {
   return Format::kAuto;
 }
 
+// Beyond any version: a larger unsigned value is read as this (and refused as newer).
+constexpr std::uint64_t kMaxSchemaRead = std::numeric_limits<std::int64_t>::max();
+
 int schema_version_of(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number_integer()) throw InputError(fmt::format("{}: schema_version is not a number", name));
-  const int version = value.get<int>();
+  // Read wide: 4294967305 must not wrap to 9 and pass for a schema this build knows.
+  const std::int64_t version = value.is_number_unsigned() && value.get<std::uint64_t>() > kMaxSchemaRead
+                                   ? static_cast<std::int64_t>(kMaxSchemaRead)
+                                   : value.get<std::int64_t>();
   if (version > kSchemaVersion)
     throw InputError(fmt::format("{}: schema version {} is newer than this build reads ({}): update fabricbench", name,
                                  version, kSchemaVersion));
   if (version < 1) throw InputError(fmt::format("{}: schema version {} does not exist", name, version));
-  return version;
+  return static_cast<int>(version);
 }
 
 // `value` as a value of `kind`'s kind: a number as text, or a number of the other numeric kind where
@@ -249,10 +255,27 @@ FieldValue field_from_json(const Column& column, const FieldValue& kind, const n
       if (is_signed) return static_cast<std::int64_t>(whole);
       return static_cast<std::uint64_t>(whole);
     }
-    if (is_signed) return value.get<std::int64_t>();
+    // An integer beyond the member's range would wrap (ranks 4294967298 read as 2): refused.
+    const auto outside = [&] {
+      return InputError(fmt::format("{}: '{}' is {}, outside {:.0f}..{:.0f}", where, key, value.dump(), column.lowest,
+                                    column.highest));
+    };
+    const bool ranged = column.highest > column.lowest;
+    if (is_signed) {
+      if (value.is_number_unsigned() &&
+          value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        throw outside();
+      const std::int64_t whole = value.get<std::int64_t>();
+      if (ranged &&
+          (static_cast<long double>(whole) < column.lowest || static_cast<long double>(whole) > column.highest))
+        throw outside();
+      return whole;
+    }
     if (value.is_number_integer() && value.get<std::int64_t>() < 0)
       throw InputError(fmt::format("{}: '{}' is negative", where, key));
-    return value.get<std::uint64_t>();
+    const std::uint64_t whole = value.get<std::uint64_t>();
+    if (ranged && static_cast<long double>(whole) > column.highest) throw outside();
+    return whole;
   } catch (const nlohmann::json::exception&) {
     throw InputError(fmt::format("{}: '{}' has the wrong type", where, key));
   }
@@ -390,6 +413,18 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
   run.path = name;
   run.format = format;
   return run;
+}
+
+bool same_launch(const StoredRun& a, const StoredRun& b) {
+  const auto field = [](const StoredRun& r, const char* key) {
+    return r.context.is_object() && r.context.contains(key) ? r.context[key] : nlohmann::json();
+  };
+  if (!field(a, "launch_id").is_null() || !field(b, "launch_id").is_null())
+    return field(a, "launch_id") == field(b, "launch_id");
+  const auto identity = [&](const StoredRun& r) {
+    return std::make_tuple(field(r, "start_time"), field(r, "hosts"), field(r, "argv"));
+  };
+  return !field(a, "start_time").is_null() && !field(a, "argv").is_null() && identity(a) == identity(b);
 }
 
 nlohmann::json parse_input_json(std::string_view text, std::string_view name, bool allow_exceptions) {

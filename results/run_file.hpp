@@ -56,6 +56,11 @@ struct StoredRun {
 /// from the JSON beside it (same name, .json) when there is one. Throws InputError.
 StoredRun load_run(const std::string& path, Format format = Format::kAuto);
 
+/// Whether two stored runs are one launch (its CSV and JSON, or a copy): the same launch_id in
+/// their contexts, or for runs written before it was recorded, the same start (to the second),
+/// hosts and command line. Comparing or combining them would count one run twice.
+bool same_launch(const StoredRun& a, const StoredRun& b);
+
 /// common/json_input's parse_json_input, its refusals (nesting, a key given twice) as InputError:
 /// every reader of a file someone else wrote.
 nlohmann::json parse_input_json(std::string_view text, std::string_view name, bool allow_exceptions = true);

@@ -942,6 +942,7 @@ def test_compare(runner, _):
         for i, factor in enumerate([1.0, 0.98, 1.02, 0.6, 0.59, 0.61]):
             document = json.load(open(t / "hist-real.json"))
             document["context"]["start_time"] = f"2099-01-0{i + 1}T00:00:00Z"
+            document["context"]["launch_id"] = f"history-{i + 1}"  # six launches, not one run six times
             for row in document["rows"]:
                 if factor < 0.9:
                     row["tags"] = "driver=580"
@@ -1005,7 +1006,8 @@ def test_compare(runner, _):
         expect(result.returncode == 0 and "failed closed" not in result.stdout,
                f"a baseline row without a figure: exit {result.returncode}\n{result.stdout[-800:]}")
         print("a row the new run has no figure for: FAILED CLOSED, exit 1; the other way round: not compared, exit 0")
-        for flags in (["--noise-sigmas", "inf"], ["--threshold", "nan"], ["--confidence", "-5"]):
+        for flags in (["--noise-sigmas", "inf"], ["--noise-sigmas", "0"], ["--threshold", "nan"],
+                      ["--confidence", "-5"]):
             result = tool(runner, "fb_compare", [t / "base.json", t / "drop.json"] + flags)
             expect(result.returncode == 2 and len(own_lines(result.stderr)) == 1 and flags[0] in result.stderr,
                    f"fb_compare {flags}: exit {result.returncode} {result.stderr}")

@@ -186,12 +186,18 @@ mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --inj
 rc=$?
 if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA in w.json" cmp.txt; then ok "a run with wrong elements fails the comparison: exit 1, $(grep -m1 '^# WRONG DATA in' cmp.txt | cut -c1-70)..."
 else fail "wrong data compared: exit $rc, $(grep -E '^# (OK|WRONG|REGRESSION)' cmp.txt)"; fi
-cp a.json a2.json
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json a2.json > /dev/null 2>&1
 "$bin/fb_history" a.json a2.json w.json > hist.txt 2>&1
 rc=$?
-if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA: run 3" hist.txt; then ok "a run with wrong elements fails the history: exit 1"
+if [[ $rc -eq 1 ]] && grep -q "^# WRONG DATA: run [0-9] (w.json)" hist.txt; then ok "a run with wrong elements fails the history: exit 1"
 else fail "wrong data in a history: exit $rc, $(grep -E '^# (OK|WRONG|REGRESSION)' hist.txt)"; fi
 refused "are one file" "$bin/fb_history" a.json ./a.json "$PWD/a.json"
+cp a.json copy.json
+refused "are one run" "$bin/fb_history" a.json a.csv copy.json
+rm -f copy.json
+# Not one measurement: another backend, or a latency test against a bandwidth test of one operation.
+refused "on the mpi backend and" "$bin/fb_history" a.json w.json "$data/nccl-tests/all_reduce_perf_2ranks.txt"
+refused "is a bandwidth test and" "$bin/fb_compare" "$data/perftest/ib_write_bw_gbits.txt" "$data/perftest/ib_write_lat.txt"
 rm -f deep.json w.json a2.json cmp.txt hist.txt
 # Outputs that could only fail after the run are refused before it; a table that could not be
 # printed is not an exit 0.
@@ -230,6 +236,14 @@ if grep -q "run exit 3" full.txt && grep -q "partial reads back" full.txt && ! g
   ok "a full disk: the run's .partial reads back, no half-written report ($(grep 'report exit' full.txt))"
 else fail "a full disk: $(tr '\n' ' ' < full.txt)"; fi
 rm -rf full full.txt
+# A -T shorter than a step: the timeout ends the run with exit 3, and its files keep their .partial
+# names even where the main thread's wait ended meanwhile (it used to save them as finished).
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 4M -T 0.01 --json short.json > /dev/null 2>&1
+rc=$?
+if { [[ $rc -eq 3 && -e short.json.partial && ! -e short.json ]]; } || { [[ $rc -eq 0 && -e short.json ]]; }; then
+  ok "-T 0.01: exit $rc, $(ls short.json*)"
+else fail "-T 0.01: exit $rc with $(ls short.json*)"; fi
+rm -f short.json*
 # A key given twice in one object: which value is meant is not known, so the file is refused.
 sed 's/"complete": *true/"complete": true, "complete": false/' a.json > dup.json
 refused "key 'complete' appears twice" "$bin/fb_compare" a.json dup.json

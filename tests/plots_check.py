@@ -7,6 +7,7 @@ report; bad input gives one line and exit 2.
     plots_check.py --repo REPO --compare-bin build/bin/fb_compare
 """
 import argparse
+import json
 import struct
 import subprocess
 import sys
@@ -92,6 +93,19 @@ def main():
         else:
             print(f"FAIL: tree without a topology: exit {result.returncode} {result.stderr.strip()}")
             failures += 1
+        # A 0 B row (nccl-tests -b 0 prints one) is left off the log axis of sizes, not a traceback.
+        zero = Path(tmp) / "zero-bytes.json"
+        document = json.loads((reference / "vm-mpi-np2/fixed-n20.json").read_text())
+        document["rows"].insert(0, dict(document["rows"][0], size_bytes=0, count=0))
+        zero.write_text(json.dumps(document))
+        for kind in ("latency", "bandwidth"):
+            result = subprocess.run(plot + [kind, str(zero), "--out", str(Path(tmp) / f"zero-{kind}")],
+                                    capture_output=True, text=True)
+            if result.returncode == 0:
+                print(f"ok: {kind} of a run with a 0 B row")
+            else:
+                print(f"FAIL: {kind} of a run with a 0 B row: exit {result.returncode} {result.stderr.strip()[-300:]}")
+                failures += 1
         (Path(tmp) / "empty.json").write_text("")
         for bad, fragment in [(Path(tmp) / "none.csv", "no such file"), (Path(tmp) / "empty.json", "empty"),
                               (repo / "tests/data/perftest/ib_write_lat.txt", "fb_import")]:

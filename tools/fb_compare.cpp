@@ -66,20 +66,6 @@ void write_file(const std::string& path, const std::string& text) {
   out.commit();
 }
 
-/// Whether two files hold one launch: the same launch_id in their contexts, or for runs written
-/// before it was recorded, the same start (to the second), hosts and command line.
-bool same_run(const StoredRun& a, const StoredRun& b) {
-  const auto field = [](const StoredRun& r, const char* key) {
-    return r.context.is_object() && r.context.contains(key) ? r.context[key] : nlohmann::json();
-  };
-  if (!field(a, "launch_id").is_null() || !field(b, "launch_id").is_null())
-    return field(a, "launch_id") == field(b, "launch_id");
-  const auto identity = [&](const StoredRun& r) {
-    return std::make_tuple(field(r, "start_time"), field(r, "hosts"), field(r, "argv"));
-  };
-  return !field(a, "start_time").is_null() && !field(a, "argv").is_null() && identity(a) == identity(b);
-}
-
 /// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
 std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
   std::vector<StoredRun> runs;
@@ -102,7 +88,7 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
           fmt::format("--save-baseline: {} found {} wrong element(s): a baseline is a correct run", path, wrong));
     // A run's CSV and JSON (or a copy) are one run, not two runs' spread.
     for (std::size_t i = 0; i < runs.size(); ++i)
-      if (same_run(runs[i], run))
+      if (same_launch(runs[i], run))
         throw UsageError(
             fmt::format("--save-baseline: {} and {} are one run (one launch's files, or a copy): give each run once",
                         paths[i], path));
@@ -174,7 +160,7 @@ int run(int argc, char** argv) {
              "% confidence of the run's verdict: an unchanged run exits 1 at most 100 - this % of the time [95]")
           ->transform(number_in(NumberRange::greater_than(0)));
   app.add_option("--noise-sigmas", sigmas, "instead of --confidence: intervals of this many standard errors")
-      ->transform(number_in(NumberRange::between(0, 100)))
+      ->transform(number_in(NumberRange::above_up_to(0, 100)))  // 0: no interval at all, which judges nothing
       ->excludes(confidence);
   app.add_option("--cutoff", cutoff, "the geometric mean covers sizes from here up [1M]");
   app.add_flag("--match-tags", options.match_tags, "rows must also share their --tag labels");
@@ -197,7 +183,6 @@ int run(int argc, char** argv) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;
   }
-  if (!(sigmas >= 0)) throw UsageError("--noise-sigmas must be 0 or more");
   options.threshold = fraction_of_percent(threshold_percent, "--threshold");
   options.confidence = fraction_of_percent(confidence_percent, "--confidence");
   options.fixed_sigmas = sigmas;

@@ -58,7 +58,15 @@ int run(int argc, char** argv) {
   check_distinct_files({{"--json", json_path}, {"--csv", csv_path}}, inputs);
   check_distinct_inputs(inputs, "a history counts each run once");
   std::vector<StoredRun> runs;
-  for (const std::string& path : paths) runs.push_back(load_run(path));
+  for (const std::string& path : paths) {
+    runs.push_back(load_run(path));
+    for (std::size_t i = 0; i + 1 < runs.size(); ++i)
+      if (same_launch(runs[i], runs.back()))
+        throw UsageError(
+            fmt::format("{} and {} are one run (one launch's files, or a copy): a history counts "
+                        "each run once",
+                        paths[i], path));
+  }
   const History history = build_history(std::move(runs), options);
   print_history(stdout, history, options);
   if (!json_path.empty()) {

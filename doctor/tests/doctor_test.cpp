@@ -214,6 +214,10 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
             "min_loopback_gbps, require_gdr, min_pcie_width, min_pcie_gen, min_max_map_count, min_open_files, "
             "max_link_errors_per_hour)");
   EXPECT_EQ(error_of("\nhcas = many\n"), "x.rules line 2: hcas: 'many' is not a number");
+  EXPECT_EQ(error_of("gpus = 1.0\n"), "x.rules line 1: gpus: '1.0' is not a whole number");
+  EXPECT_EQ(error_of("gpus = +1\n"), "x.rules line 1: gpus: '+1' is not a whole number");
+  EXPECT_EQ(error_of("gpus = 1\n# later\ngpus = 2\n"), "x.rules line 3: 'gpus' was given on line 1 already");
+  EXPECT_EQ(parse_health_rules("\xEF\xBB\xBFgpus = 4\n", "bom.rules").gpus, 4);  // a byte-order mark
   EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
   EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");
 }

@@ -40,6 +40,11 @@ TEST(Rendezvous, HostAndPortParsedAndBadOnesRefused) {
             "--rendezvous port: 'nan' is not a number");
   EXPECT_EQ(usage_error([] { parse_endpoint("h:80.5", "--rendezvous", ""); }),
             "--rendezvous: 'h:80.5' is not a whole port number");
+  // A typo is refused, not judged as a host that does not resolve; an IPv6 address reads either way.
+  EXPECT_NE(usage_error([] { parse_endpoint("host:29500:1", "--rendezvous", ""); }).find("is not HOST:PORT"),
+            std::string::npos);
+  EXPECT_EQ(parse_endpoint("fe80::1:29500", "--rendezvous", "").host, "fe80::1");
+  EXPECT_EQ(parse_endpoint("[fe80::1]:29500", "--rendezvous", "").port, 29500);
 }
 
 TEST(Rendezvous, TheFlagThenMasterAddrThenNcclCommId) {

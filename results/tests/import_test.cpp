@@ -330,6 +330,18 @@ TEST(OurFiles, AWholeNumberBelowWhatAnyRunWritesIsRefused) {
   EXPECT_NE(error_of(wrong).find("'wrong' is -7"), std::string::npos) << error_of(wrong);
 }
 
+TEST(OurFiles, AWholeNumberBeyondItsFieldIsRefusedNotWrapped) {
+  const std::string run =
+      read_text(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
+  std::string ranks = run, version = run;
+  ranks.replace(ranks.rfind("\"ranks\": 1"), 10, "\"ranks\": 4294967298");  // 2 modulo 2^32
+  EXPECT_NE(error_of(ranks).find("'ranks' is 4294967298, outside"), std::string::npos) << error_of(ranks);
+  const std::size_t at = version.rfind("\"schema_version\": ");  // the document's, after its rows
+  ASSERT_NE(at, std::string::npos);
+  version.replace(at + 18, 1, "4294967297");  // 1 modulo 2^32
+  EXPECT_NE(error_of(version).find("is newer than this build reads"), std::string::npos) << error_of(version);
+}
+
 TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
   const StoredRun json =
