@@ -343,6 +343,9 @@ void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) 
     }
   }
   check_issue_order(ranks, issues, members, name);
+  // Nothing to replay: a run of it would have no rows, which no reader of runs takes.
+  if (std::all_of(ranks.begin(), ranks.end(), [](const RankTrace& t) { return t.operations.empty(); }))
+    throw InputError(fmt::format("{}: no rank issues any operation: nothing to replay", name));
 }
 
 std::vector<RankTrace> load_trace(const std::string& folder) {

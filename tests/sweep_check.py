@@ -219,13 +219,13 @@ def test_results_are_each_launchs_own(options, tmp):
     (tmp / "copy.json").write_text(source.read_text())
     first = sweep(copier)
     expect(first.returncode == 0 and Path(prefix + ".json").exists(), f"a launch with results: exit {first.returncode}")
-    Path(prefix + ".json").unlink()
-    Path(prefix + ".csv").unlink()
     second = sweep("true")
-    expect(second.returncode == 3 and b"all failed" in second.stdout and not Path(prefix + ".json").exists(),
-           f"a launch that wrote nothing, where the last sweep left 0.json: exit {second.returncode} "
-           f"{second.stdout.decode(errors='replace')[-300:]}")
-    print("a launch that wrote nothing is not merged with the last sweep's files: exit 3, no merged file")
+    expect(second.returncode == 3 and b"all failed" in second.stdout and not Path(prefix + ".json").exists() and
+           not Path(prefix + ".csv").exists(),
+           f"a launch that wrote nothing, where the last sweep left 0.json and its merged files: exit "
+           f"{second.returncode} {second.stdout.decode(errors='replace')[-300:]}")
+    print("a launch that wrote nothing is not merged with the last sweep's files, whose merged files went with "
+          "its launches: exit 3, no merged file")
     unfinished = json.loads(source.read_text())
     unfinished["complete"] = False
     (tmp / "copy.json").write_text(json.dumps(unfinished))

@@ -219,12 +219,19 @@ struct Launches {
 /// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
 /// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
 /// be merged with the old rows.
+/// Whether `path` is there as a file an earlier sweep could have written: regular, of one name.
+bool exists_as_ours(const std::string& path, bool& ours) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  ours = S_ISREG(st.st_mode) && st.st_nlink == 1;
+  return true;
+}
+
 void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
   for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial", ".log"}) {
     const std::string path = stem + suffix;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) continue;
-    const bool ours = S_ISREG(st.st_mode) && st.st_nlink == 1;
+    bool ours = false;
+    if (!exists_as_ours(path, ours)) continue;
     if (!ours && !refuse_foreign) continue;  // not ours, and not in this sweep's way
     if (!ours)
       throw UsageError(
@@ -251,6 +258,14 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
     if (std::stoul(name.substr(0, digits)) >= settings.size()) beyond.insert(name.substr(0, digits));
   }
   for (const std::string& index : beyond) remove_stale_results(fmt::format("{}/{}", request.runs, index), false);
+  // The earlier sweep's merged files describe the launches just removed: they go with them, or a
+  // sweep whose launches all fail would leave them standing as if they were its own. (A symlink or
+  // device the user put there is left: it is written through, or in place, at the end.)
+  for (const std::string& path : {request.csv_path, request.json_path}) {
+    bool ours = false;
+    if (exists_as_ours(path, ours) && ours && ::unlink(path.c_str()) != 0 && errno != ENOENT)
+      throw Error(fmt::format("removing the earlier sweep's {} failed: {}", path, std::strerror(errno)));
+  }
   for (std::size_t i = 0; i < settings.size(); ++i) {
     const std::string label = setting_text(settings[i]);
     const std::string stem = fmt::format("{}/{}", request.runs, i);

@@ -311,6 +311,7 @@ TEST(Trace, HostileAndInconsistentTracesAreOneLineEach) {
       {{header(0, 2) + "{\"op\": {\"comm\": \"zz\"", header(1, 2)}, "not a JSON object"},
       {{R"({"fabricbench_trace": 99, "rank": 0, "ranks": 1})", ""}, "newer than this build"},
       {{header(0, 2) + comm + op_cd, header(1, 2) + comm1}, "names communicator"},
+      {{header(0, 2) + comm, header(1, 2) + comm1}, "no rank issues any operation: nothing to replay"},
       {{header(0, 2) + comm + op(R"("function": "AllReduce", "count": 8, "type": "float", "comm": "cd")"),
         header(1, 2) + comm1},
        "key 'comm' appears twice"},
