@@ -185,7 +185,10 @@ void check_writable_path(const std::string& path, std::string_view flag) {
   fs::path folder = fs::path(target).parent_path();
   if (folder.empty()) folder = ".";
   if (!fs::is_directory(folder, ec))
-    throw UsageError(fmt::format("{}: folder '{}' does not exist; create it first", flag, folder.string()));
+    throw UsageError(
+        fs::exists(folder, ec)
+            ? fmt::format("{}: '{}' is not a folder, so nothing can be written inside it", flag, folder.string())
+            : fmt::format("{}: folder '{}' does not exist; create it first", flag, folder.string()));
   if (::access(folder.c_str(), W_OK) != 0)
     throw UsageError(
         fmt::format("{}: folder '{}' is not writable ({})", flag, folder.string(), system_error_text(errno)));

@@ -111,12 +111,16 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
         r.time_s.min = r.samples == 1 ? seconds : std::min(r.time_s.min, seconds);
         r.time_s.max = std::max(r.time_s.max, seconds);
         r.batch = static_cast<std::uint64_t>(json_whole(b, "iterations", 1, 0, kMaxCount, name));
-        if (b.contains("bytes_per_second")) r.algbw_mean_bytes_per_s = measured("bytes_per_second");
+        // The rate of every repetition, averaged as the times are (it was the last one's alone).
+        if (b.contains("bytes_per_second"))
+          r.algbw_mean_bytes_per_s += (measured("bytes_per_second") - r.algbw_mean_bytes_per_s) / n;
       }
     } else if (aggregate == "mean") {
       r.time_s.mean = seconds;
+      if (b.contains("bytes_per_second")) r.algbw_mean_bytes_per_s = measured("bytes_per_second");
     } else if (aggregate == "median") {
       r.time_s.median = seconds;
+      if (b.contains("bytes_per_second")) r.algbw_median_bytes_per_s = measured("bytes_per_second");
     } else if (aggregate == "stddev") {
       r.time_s.stdev = seconds;
     }
@@ -131,7 +135,10 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
     }
     if (r.algbw_mean_bytes_per_s == 0 && r.time_s.mean > 0 && r.size_bytes > 0)
       r.algbw_mean_bytes_per_s = static_cast<double>(r.size_bytes) / r.time_s.mean;
-    r.busbw_mean_bytes_per_s = r.algbw_median_bytes_per_s = r.busbw_median_bytes_per_s = r.algbw_mean_bytes_per_s;
+    if (failed.count(run_name) || r.algbw_median_bytes_per_s == 0)
+      r.algbw_median_bytes_per_s = r.algbw_mean_bytes_per_s;
+    r.busbw_mean_bytes_per_s = r.algbw_mean_bytes_per_s;
+    r.busbw_median_bytes_per_s = r.algbw_median_bytes_per_s;
     r.time_s.count = r.samples;
     r.time_s.p99 = r.time_s.p999 = r.time_s.max;
     run.rows.push_back(std::move(r));

@@ -139,6 +139,14 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   bool has_redop = true, has_root = true;  // 2.10+ layout unless the column header says otherwise
   std::size_t skipped = 0;                 // lines that are neither the table nor its comments
   bool finished = false;                   // nccl-tests ends a finished run with its average
+  int starts = 0;                          // "Collective test starting": once a launch
+  std::set<std::string> rank_lines;        // the ranks its device lines list
+  const auto appended = [&name](std::size_t number, const std::string& what) {
+    return InputError(
+        fmt::format("{} line {}: {} again: two nccl-tests logs in one file (appended?); import each "
+                    "on its own",
+                    name, number, what));
+  };
   for (std::size_t number = 1; std::getline(lines, line); ++number) {
     const auto fields = whitespace_fields(line);
     if (fields.empty()) continue;
@@ -147,13 +155,17 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
       continue;
     }
     if (fields[0].starts_with("#")) {
-      if (line.find("Collective test starting:") != std::string::npos) program = fields.back();
+      if (line.find("Collective test starting:") != std::string::npos) {
+        if (++starts > 1) throw appended(number, "'Collective test starting'");
+        program = fields.back();
+      }
       if (line.find("Avg bus bandwidth") != std::string::npos) finished = true;
       if (fields.size() > 3 && fields[1] == "size" && fields[2] == "count" && fields[3] == "type") {
         has_redop = std::find(fields.begin(), fields.end(), "redop") != fields.end();
         has_root = std::find(fields.begin(), fields.end(), "root") != fields.end();
       }
       if (fields.size() >= 4 && fields[1] == "Rank") {  // "#  Rank  0 Group  0 Pid 123 on host device 0 [..] GPU"
+        if (!rank_lines.insert(fields[2]).second) throw appended(number, "rank " + fields[2]);
         ++ranks;
         const auto on = std::find(fields.begin(), fields.end(), "on");
         if (on != fields.end() && on + 1 != fields.end()) ++hosts[*(on + 1)];

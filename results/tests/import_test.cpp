@@ -2,6 +2,7 @@
 // Importers and readers against real files (perftest output from the Soft-RoCE VM, Google
 // Benchmark JSON from the H200, our own stored runs) and nccl-tests samples in its documented
 // formats; bad files each give one InputError.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -150,6 +151,13 @@ TEST(NcclTestsText, InfoLinesBannersAndTimeOutputAreSkippedAndCounted) {
 
 // A real capture: all_reduce_perf -b 8 -e 8G -f 2 -g 1 with NCCL_DEBUG=INFO on the H200 (2>&1),
 // 94 INFO lines before, between and after the table.
+TEST(NcclTestsText, TwoLogsAppendedInOneFileAreRefusedNotAveraged) {
+  const std::string log = read_text(kData + "/nccl-tests/all_reduce_perf_2ranks.txt");
+  EXPECT_NE(error_of(log + log).find("'Collective test starting' again: two nccl-tests logs in one file"),
+            std::string::npos)
+      << error_of(log + log);
+}
+
 TEST(NcclTestsText, TheCyclesOfDashNAreSamplesOfOneRow) {
   const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
   const std::string line =
@@ -307,6 +315,26 @@ TEST(GoogleBenchmarkJson, RealMicroBenchmarkRun) {
   EXPECT_EQ(r.collective, "host_memcpy");
   EXPECT_DOUBLE_EQ(r.time_s.mean, 0.027827887492613737e-6);
   EXPECT_DOUBLE_EQ(r.algbw_mean_bytes_per_s, 73593506422.8384);
+}
+
+TEST(GoogleBenchmarkJson, RepetitionsKeepEveryRepetitionsRateNotTheLastOnes) {
+  const auto entry = [](const char* type, const char* aggregate, double ns, double rate) {
+    return fmt::format(R"({{"name":"copy/2048","run_name":"copy/2048","run_type":"{}","aggregate_name":"{}",)"
+                       R"("iterations":10,"real_time":{},"time_unit":"ns","bytes_per_second":{}}})",
+                       type, aggregate, ns, rate);
+  };
+  const std::string repetitions = "{\"context\":{\"executable\":\"fb_micro_copy\"},\"benchmarks\":[" +
+                                  entry("iteration", "", 10, 200e9) + "," + entry("iteration", "", 10, 200e9) + "," +
+                                  entry("iteration", "", 14, 140e9) + "]}";
+  const ResultRow r = parse_run(repetitions, "rep.json").rows.at(0);
+  EXPECT_EQ(r.samples, 3);
+  EXPECT_DOUBLE_EQ(r.busbw_mean_bytes_per_s, 180e9);  // was 140e9, the last repetition's
+  const std::string with_aggregates = repetitions.substr(0, repetitions.size() - 2) + "," +
+                                      entry("aggregate", "mean", 11.3, 180e9) + "," +
+                                      entry("aggregate", "median", 10, 200e9) + "]}";
+  const ResultRow a = parse_run(with_aggregates, "rep.json").rows.at(0);
+  EXPECT_DOUBLE_EQ(a.busbw_mean_bytes_per_s, 180e9);
+  EXPECT_DOUBLE_EQ(a.busbw_median_bytes_per_s, 200e9);
 }
 
 TEST(GoogleBenchmarkJson, ANegativeTimeOrRateIsRefusedNotDropped) {
