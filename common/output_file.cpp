@@ -40,6 +40,7 @@ void write_all(int fd, std::string_view text, const std::string& path) {
   }
 }
 
+constexpr std::string_view kPartialSuffix = ".partial";
 constexpr std::string_view kLiveRun = "the file of another run writing there now";
 
 // What stands at a ".partial" name that is not a file fabricbench left there (a regular file of one
@@ -161,6 +162,13 @@ std::string link_target(const std::string& path) {
 void check_writable_path(const std::string& path, std::string_view flag) {
   namespace fs = std::filesystem;
   if (path.empty()) throw UsageError(fmt::format("{}: empty path", flag));
+  // ".partial" names are the files of runs in progress: one written as an output would be renamed
+  // over a live run's rows (X.partial.partial -> X.partial), and that run's over it at its end.
+  if (path.ends_with(kPartialSuffix))
+    throw UsageError(
+        fmt::format("{}: '{}' ends in '{}', the name fabricbench keeps for the file of a run in "
+                    "progress: choose another name",
+                    flag, path, kPartialSuffix));
   switch (kind_of(path)) {
     case Kind::kFolder: throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
     case Kind::kBlockDevice:
@@ -314,6 +322,8 @@ OutputFile::OutputFile(std::string path, Unfinished unfinished)
     throw Error(fmt::format("{} is not a file fabricbench writes (a folder, block device or socket)", path_));
   in_place_ = kind == Kind::kInPlace;
   if (in_place_) return;
+  if (target_.ends_with(kPartialSuffix))
+    throw Error(fmt::format("{}: a '{}' name is a run's file in progress, never an output", path_, kPartialSuffix));
   fd_ = open_partial(partial_path());
   register_partial_file(partial_path());
 }

@@ -10,6 +10,9 @@
 #include "common/numbers.hpp"
 
 namespace fabricbench::doctor {
+namespace {
+constexpr double kMostWindow = 7 * 24 * 3600.0;
+}  // namespace
 
 CounterWindowReader::CounterWindowReader(const SysTree& tree, std::string root, double interval_seconds)
     : tree_(tree),
@@ -46,7 +49,8 @@ CounterWindow CounterWindowReader::finish() const {
       const std::string why = later.skip_reason("/interval_seconds");
       throw UsageError(fmt::format("{}/interval_seconds {}", later_root, why.empty() ? "is missing" : "is " + why));
     }
-    w.seconds = parse_number(*interval, later_root + "/interval_seconds", NumberRange::greater_than(0));
+    // At most a week: an interval no recording took (1e12 s) would divide any error count to nothing.
+    w.seconds = parse_number(*interval, later_root + "/interval_seconds", NumberRange::above_up_to(0, kMostWindow));
     w.after = read_port_counters(later);
     w.how = fmt::format("recorded {:g} s apart in ROOT and ROOT.later", w.seconds);
   } catch (const UsageError& e) {

@@ -29,7 +29,7 @@ PairFlags::PairFlags(CLI::App& app, PairOptions& options, std::string default_mo
   app.add_option("--line-rate", options.line_rate_gbps,
                  "Gb/s every node's link carries: each cell is judged against what its path can carry (with "
                  "--topology's uplinks shared by the round's flows) [the topology's rates, else none]")
-      ->transform(number_in(NumberRange::between(0, 1e6)));
+      ->transform(number_in(NumberRange::above_up_to(0, 1e6)));  // 0 Gb/s would judge every cell SLOW
 }
 
 LoadFlags::LoadFlags(CLI::App& app, PairOptions& options, bool with_congestion) : options_(options) {

@@ -86,7 +86,9 @@ refused "is the input" "$bin/fb_import" in.txt --csv "$PWD/in.txt"
 refused "is the input" "$bin/fb_import" in.txt --csv hard.txt
 refused "is the input" "$bin/fb_import" soft.txt --csv in.txt
 refused "name the same file" "$bin/fb_import" in.txt --csv same.out --json ./same.out
-refused "name the same file" "$bin/fb_import" in.txt --csv x.csv --json x.csv.partial
+refused "ends in '.partial'" "$bin/fb_import" in.txt --csv x.csv --json x.csv.partial
+# A live run's .partial named as an output (it would be renamed over the run's rows): refused too.
+refused "ends in '.partial'" "$bin/fb_compare" a.json a.json --csv r.csv.partial
 rm -f hard.txt soft.txt
 source "$repo/scripts/mpi-env.sh"
 mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json a.json --csv a.csv > /dev/null 2>&1 ||

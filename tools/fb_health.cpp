@@ -121,7 +121,11 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
                  "at most a quarter of --budget), 0 to 3600; 0 reads once [2]")
       ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("--exit-codes", o.codes, "default or nagios [default]");
-  app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]");
+  app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]")
+      ->check(CLI::Validator(
+          // '' would make --root trees/%h the folder of every node's tree, judged as one node.
+          [](std::string& value) { return value.empty() ? std::string("an empty host name") : std::string(); },
+          "NAME"));
   app.add_option("--inject-fault", o.fault,
                  "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
   if (auto help = parse_or_help(app, argc, argv)) {

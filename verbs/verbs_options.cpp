@@ -44,8 +44,10 @@ struct VerbsFlags {
 void add_verbs_flags(CLI::App& app, VerbsOptions& o, VerbsFlags& f, bool atomic) {
   app.add_option("-d,--ib-dev", o.device,
                  "RDMA device (ibv_devices lists them); per local rank: mlx5_%l, or mlx5_0,mlx5_3,... [the first]");
-  app.add_option("-i,--ib-port", o.port, "port of the device [1]");
-  app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]");
+  // Checked here, before any device is looked for: the device then says which of its ports exist.
+  app.add_option("-i,--ib-port", o.port, "port of the device [1]")->transform(number_in(NumberRange::between(1, 255)));
+  app.add_option("-x,--gid-index", o.gid_index, "GID index [RoCE: a RoCE v2 IPv4-mapped GID, as perftest]")
+      ->transform(number_in(NumberRange::between(0, 255)));
   f.size = app.add_option(
       "-s,--size", f.size_text,
       atomic ? "message size: an atomic is 8 B [8]" : "one message size (K/M/G suffixes) [64K bw, 2 latency]");
