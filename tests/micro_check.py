@@ -69,6 +69,15 @@ def main():
     options = parser.parse_args()
     for program in options.programs:
         check(Path(options.bin) / f"fb_micro_{program}", program, options.min_time, options.require_run)
+    # Google Benchmark's own parser takes a NaN time (a billion iterations a size) and aborts on a
+    # negative repetition count: fabricbench checks them first, one line and exit 2.
+    binary = Path(options.bin) / f"fb_micro_{options.programs[0]}"
+    for flag in ("--benchmark_min_time=nan", "--benchmark_repetitions=-3", "--benchmark_min_warmup_time=inf"):
+        result = subprocess.run([str(binary), flag], capture_output=True, text=True, timeout=60)
+        lines = result.stderr.strip().splitlines()
+        if result.returncode != 2 or len(lines) != 1 or flag.split("=")[0] not in lines[0]:
+            sys.exit(f"{binary.name} {flag}: exit {result.returncode}, {lines}")
+        print(f"{binary.name} {flag}: exit 2, {lines[0]}")
 
 
 if __name__ == "__main__":

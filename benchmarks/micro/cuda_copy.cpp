@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "benchmark_flags.hpp"
 #include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
 #include "micro_common.hpp"
@@ -87,6 +88,7 @@ constexpr Variant kVariants[] = {{"h2d_pinned", Path::kHostToDevice, true},
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!fabricbench::micro::benchmark_flags_usable(argc, argv)) return 2;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   int gpus = 0;

@@ -2,6 +2,7 @@
 // fb_micro_cuda_launch: what launching a kernel and using CUDA events cost, the floor under every
 // small-message GPU timing.
 #include "gpu/cuda_resources.hpp"
+#include "benchmark_flags.hpp"
 #include "gpu_common.hpp"
 
 namespace {
@@ -72,4 +73,4 @@ void event_pair(benchmark::State& state) {
 BENCHMARK(kernel_launch)->Unit(benchmark::kMicrosecond);
 BENCHMARK(launch_and_wait)->Unit(benchmark::kMicrosecond);
 BENCHMARK(event_pair)->Unit(benchmark::kMicrosecond);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return fabricbench::micro::run_benchmarks(argc, argv); }

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "benchmark_flags.hpp"
 #include "common/reporter.hpp"
 #include "common/stats.hpp"
 #include "micro_common.hpp"
@@ -60,4 +61,4 @@ BENCHMARK(summarize_samples)->Arg(20)->Arg(1000)->Arg(100000)->Unit(benchmark::k
 // must not grow with the rows (100000 rows: an --algo all --proto all -d all -o all NCCL sweep).
 BENCHMARK(csv_rows)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(json_rows)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return fabricbench::micro::run_benchmarks(argc, argv); }

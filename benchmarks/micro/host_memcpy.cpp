@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "benchmark_flags.hpp"
 #include "micro_common.hpp"
 
 namespace {
@@ -23,4 +24,4 @@ void host_memcpy(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(host_memcpy)->Apply(fabricbench::micro::message_sizes);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return fabricbench::micro::run_benchmarks(argc, argv); }

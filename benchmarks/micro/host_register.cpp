@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "benchmark_flags.hpp"
 #include "gpu_common.hpp"
 #include "micro_common.hpp"
 
@@ -36,4 +37,4 @@ void host_register(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(host_register)->Apply(fabricbench::micro::message_sizes)->UseManualTime();
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return fabricbench::micro::run_benchmarks(argc, argv); }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "benchmark_flags.hpp"
 #include "micro_common.hpp"
 #include "verbs/device.hpp"
 #include "verbs/resources.hpp"
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  if (!fabricbench::micro::benchmark_flags_usable(argc, argv)) return 2;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const OpenedHca hca = open_device(device_name);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "benchmark_flags.hpp"
 #include "micro_common.hpp"
 
 namespace {
@@ -59,6 +60,7 @@ BENCHMARK(mpi_allreduce_loop)
     ->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
+  if (!fabricbench::micro::benchmark_flags_usable(argc, argv)) return 2;
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

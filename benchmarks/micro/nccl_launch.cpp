@@ -3,6 +3,7 @@
 // overhead under every multi-rank small-message number.
 #include <nccl.h>
 
+#include "benchmark_flags.hpp"
 #include "collectives/nccl/nccl_check.hpp"
 #include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
@@ -50,4 +51,4 @@ void all_reduce(benchmark::State& state, bool wait_each) {
 
 BENCHMARK_CAPTURE(all_reduce, enqueue_only, false)->Arg(8)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(all_reduce, round_trip, true)->Arg(8)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return fabricbench::micro::run_benchmarks(argc, argv); }
