@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // fb_micro_cuda_launch: what launching a kernel and using CUDA events cost, the floor under every
 // small-message GPU timing.
-#include "gpu/cuda_resources.hpp"
 #include "benchmark_flags.hpp"
+#include "gpu/cuda_resources.hpp"
 #include "gpu_common.hpp"
 
 namespace {
