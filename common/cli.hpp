@@ -25,10 +25,13 @@ inline std::optional<std::string> parse_or_help(CLI::App& app, int argc, const c
   return std::nullopt;
 }
 
+/// Refuses an empty value with `problem` ("an empty host name"); `name` is the value's name in --help.
+inline CLI::Validator not_empty(const std::string& problem, const std::string& name) {
+  return CLI::Validator([problem](std::string& value) { return value.empty() ? problem : std::string(); }, name);
+}
+
 /// For options that name a file or a folder: an empty value (an unset $OUT in a job script) is
 /// refused, never taken as "no output", or the job would pass without writing anything.
-inline const CLI::Validator kPathGiven(
-    [](std::string& value) { return value.empty() ? std::string("an empty path: give a file name") : std::string(); },
-    "PATH");
+inline const CLI::Validator kPathGiven = not_empty("an empty path: give a file name", "PATH");
 
 }  // namespace fabricbench

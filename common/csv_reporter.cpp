@@ -47,8 +47,9 @@ class CsvReporter final : public Reporter {
   }
 
   // A run that did not finish keeps its rows under the .partial name: a final name means complete.
+  // (While a timeout is being reported, commit() keeps the .partial name itself.)
   void finish(const RunTotals& totals) override {
-    if (totals.ended_by.empty() && !outputs_held_partial())
+    if (totals.ended_by.empty())
       file_.commit();
     else
       file_.keep_incomplete();

@@ -64,15 +64,15 @@ std::string_view advice_about(std::string_view what) {
   return what == kLiveRun ? "wait for that run or choose another name" : "remove it or choose another name";
 }
 
-// Undoes a failed write (a full disk, a quota) so the file ends where it did before it: on whole
-// rows, never on a torn one. `old_tail`: the bytes from `offset` on that the write overwrote.
-void restore_after_failed_write(int fd, off_t offset, std::string_view old_tail) {
-  if (!old_tail.empty()) {
-    const ssize_t ignored = ::pwrite(fd, old_tail.data(), old_tail.size(), offset);
+// Undoes a failed write (a full disk, a quota) so the file is as it was before it: on whole rows,
+// never on a torn one. `overwritten`: the bytes from `offset` on that the write replaced; `size`:
+// the file's size before it.
+void restore_after_failed_write(int fd, off_t offset, std::string_view overwritten, off_t size) {
+  if (!overwritten.empty()) {
+    const ssize_t ignored = ::pwrite(fd, overwritten.data(), overwritten.size(), offset);
     (void)ignored;
   }
-  const off_t end = offset + static_cast<off_t>(old_tail.size());
-  if (::ftruncate(fd, end) == 0) ::lseek(fd, end, SEEK_SET);
+  if (::ftruncate(fd, size) == 0) ::lseek(fd, size, SEEK_SET);
 }
 
 // "<target>.partial" is fabricbench's own name: a stale one of a run that stopped is replaced, but
@@ -361,7 +361,7 @@ void OutputFile::append(std::string_view text) {
   try {
     write_all(fd_, text, partial_path());
   } catch (...) {
-    if (end >= 0) restore_after_failed_write(fd_, end, {});
+    if (end >= 0) restore_after_failed_write(fd_, end, {}, end);
     throw;
   }
 }
@@ -373,21 +373,23 @@ void OutputFile::write_at(std::uint64_t offset, std::string_view text) {
     pending_.replace(at, std::min(text.size(), pending_.size() - at), text);
     return;
   }
-  // What the write overwrites (a document's closing tail), to put back if it fails.
+  // The bytes the write replaces (a document's closing tail, or "false"), to put back if it fails:
+  // only those, not the file from `offset` on.
   struct stat st {};
-  std::string old_tail;
-  if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > offset) {
-    old_tail.resize(static_cast<std::size_t>(static_cast<std::uint64_t>(st.st_size) - offset));
-    if (::pread(fd_, old_tail.data(), old_tail.size(), static_cast<off_t>(offset)) !=
-        static_cast<ssize_t>(old_tail.size()))
-      old_tail.clear();
+  const off_t size = ::fstat(fd_, &st) == 0 ? st.st_size : -1;
+  std::string overwritten;
+  if (size > static_cast<off_t>(offset)) {
+    overwritten.resize(std::min(text.size(), static_cast<std::size_t>(size - static_cast<off_t>(offset))));
+    if (::pread(fd_, overwritten.data(), overwritten.size(), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(overwritten.size()))
+      overwritten.clear();
   }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0)
     throw Error(fmt::format("seeking in {} failed: {}", partial_path(), system_error_text(errno)));
   try {
     write_all(fd_, text, partial_path());
   } catch (...) {
-    restore_after_failed_write(fd_, static_cast<off_t>(offset), old_tail);
+    if (size >= 0) restore_after_failed_write(fd_, static_cast<off_t>(offset), overwritten, size);
     throw;
   }
 }

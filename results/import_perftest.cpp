@@ -285,8 +285,9 @@ StoredRun import_perftest_json(const nlohmann::json& document, const std::string
 
 /// perftest's --out_json is not strict JSON: read through the lenient reader.
 StoredRun import_perftest_json_text(std::string_view text, const std::string& name) {
-  check_json_nesting(text, name);
+  // accept() does not recurse; parse_input_json checks the nesting itself, the lenient reader does not.
   if (nlohmann::json::accept(text)) return import_perftest_json(parse_input_json(text, name), name);
+  check_json_nesting(text, name);
   return import_perftest_json(lenient_perftest_json(text, name), name);
 }
 

@@ -179,9 +179,7 @@ int run(int argc, char** argv) {
   app.add_option("--save-baseline", save_name,
                  "save the runs given as baseline NAME (results/baselines/): one run as it is, several as each row's "
                  "centre and run-to-run spread")
-      ->check(CLI::Validator(
-          [](std::string& value) { return value.empty() ? std::string("an empty name: give one") : std::string(); },
-          "NAME"));
+      ->check(not_empty("an empty name: give one", "NAME"));
   if (auto help = parse_or_help(app, argc, argv)) {
     std::fputs(help->c_str(), stdout);
     return kExitOk;

@@ -122,10 +122,8 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
       ->transform(number_in(NumberRange::between(0, 3600)));
   app.add_option("--exit-codes", o.codes, "default or nagios [default]");
   app.add_option("--host", o.host, "the name to report and to put for %h [this host's name]")
-      ->check(CLI::Validator(
-          // '' would make --root trees/%h the folder of every node's tree, judged as one node.
-          [](std::string& value) { return value.empty() ? std::string("an empty host name") : std::string(); },
-          "NAME"));
+      // '' would make --root trees/%h the folder of every node's tree, judged as one node.
+      ->check(fabricbench::not_empty("an empty host name", "NAME"));
   app.add_option("--inject-fault", o.fault,
                  "testing: all_reduce-hang makes the all_reduce step hang as a stuck GPU would");
   if (auto help = parse_or_help(app, argc, argv)) {

@@ -219,21 +219,21 @@ struct Launches {
 /// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
 /// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
 /// be merged with the old rows.
-/// Whether `path` is there as a file an earlier sweep could have written: regular, of one name.
-bool exists_as_ours(const std::string& path, bool& ours) {
+/// What stands at `path`: nothing, a file an earlier sweep could have written (regular, of one
+/// name), or something else (a symlink, a device, a hard link), which is never removed.
+enum class Left { kNothing, kOurs, kForeign };
+Left left_at(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return false;
-  ours = S_ISREG(st.st_mode) && st.st_nlink == 1;
-  return true;
+  if (::lstat(path.c_str(), &st) != 0) return Left::kNothing;
+  return S_ISREG(st.st_mode) && st.st_nlink == 1 ? Left::kOurs : Left::kForeign;
 }
 
 void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
   for (const char* suffix : {".json", ".csv", ".json.partial", ".csv.partial", ".log"}) {
     const std::string path = stem + suffix;
-    bool ours = false;
-    if (!exists_as_ours(path, ours)) continue;
-    if (!ours && !refuse_foreign) continue;  // not ours, and not in this sweep's way
-    if (!ours)
+    const Left left = left_at(path);
+    if (left == Left::kNothing || (left == Left::kForeign && !refuse_foreign)) continue;  // nothing in the way
+    if (left == Left::kForeign)
       throw UsageError(
           fmt::format("--out: {} is left from elsewhere (not a file of an earlier sweep): remove it or "
                       "choose another --out",
@@ -262,8 +262,7 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
   // sweep whose launches all fail would leave them standing as if they were its own. (A symlink or
   // device the user put there is left: it is written through, or in place, at the end.)
   for (const std::string& path : {request.csv_path, request.json_path}) {
-    bool ours = false;
-    if (exists_as_ours(path, ours) && ours && ::unlink(path.c_str()) != 0 && errno != ENOENT)
+    if (left_at(path) == Left::kOurs && ::unlink(path.c_str()) != 0 && errno != ENOENT)
       throw Error(fmt::format("removing the earlier sweep's {} failed: {}", path, std::strerror(errno)));
   }
   for (std::size_t i = 0; i < settings.size(); ++i) {
