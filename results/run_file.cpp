@@ -50,6 +50,32 @@ nlohmann::json parse_json(std::string_view text, const std::string& name) {
   }
 }
 
+/// fabricbench's own reports, which name runs but hold none: "" when the file is none of them.
+std::string_view report_kind(std::string_view text, const nlohmann::json* document) {
+  if (document) {
+    if (!document->is_object()) return {};
+    if (document->contains("counts") && document->contains("geomean_speedup")) return "an fb_compare report";
+    if (document->contains("first_regression_run") && document->contains("runs")) return "an fb_history report";
+    return {};
+  }
+  const std::string_view first_line = text.substr(0, text.find('\n'));
+  if (first_line.starts_with("run,start_time,tags,series,")) return "an fb_history report";
+  if (first_line.ends_with(",uncertainty,verdict") && contains(first_line, ",metric,statistic,baseline,new,"))
+    return "an fb_compare report";
+  return {};
+}
+
+/// nccl-tests' table header is a comment line naming both placements.
+bool has_nccl_tests_header(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    if (line.starts_with('#') && contains(line, "out-of-place")) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 Format detect(std::string_view text, const nlohmann::json* document) {
   if (document) {
     if (!document->is_object()) return Format::kAuto;
@@ -61,7 +87,7 @@ Format detect(std::string_view text, const nlohmann::json* document) {
     return Format::kAuto;
   }
   if (text.starts_with("schema_version,")) return Format::kFabricbenchCsv;
-  if (contains(text, "# Collective test starting") || contains(text, "out-of-place") || contains(text, "nThread "))
+  if (contains(text, "# Collective test starting") || has_nccl_tests_header(text) || contains(text, "# nThread "))
     return Format::kNcclTestsText;
   if (contains(text, "#bytes") && (contains(text, "BW peak") || contains(text, "t_min"))) return Format::kPerftestText;
   return Format::kAuto;
@@ -375,7 +401,12 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
   if (format == Format::kAuto && perftest_json && !nlohmann::json::accept(text)) format = Format::kPerftestJson;
   nlohmann::json document;
   if (json_like && format != Format::kPerftestJson) document = parse_json(text, name);
-  if (format == Format::kAuto) format = detect(text, json_like ? &document : nullptr);
+  if (format == Format::kAuto) {
+    const std::string_view report = report_kind(text, json_like ? &document : nullptr);
+    if (!report.empty())
+      throw InputError(fmt::format("{}: {}, not a run (give the runs it was made from)", name, report));
+    format = detect(text, json_like ? &document : nullptr);
+  }
   StoredRun run;
   try {
     switch (format) {

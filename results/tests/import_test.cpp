@@ -437,6 +437,21 @@ TEST(BadFiles, EachGetsOneClearError) {
                 .find("not a whole number in -2.14748e+09..2.14748e+09"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": []})").find("no result rows"), std::string::npos);
+  // fabricbench's own reports name runs but hold none: said so, not read as another tool's log.
+  EXPECT_NE(error_of("backend,collective,dtype,op,root,placement,size_bytes,metric,statistic,baseline,new,speedup,"
+                     "low,high,standard_error,uncertainty,verdict\nmpi,all_reduce,float,sum,-1,out-of-place,8,time,"
+                     "median,1e-08,1e-08,1,0.9,1.1,0.01,assumed-between-run,SAME\n")
+                .find("an fb_compare report, not a run"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"baseline": "a.json", "counts": {"SAME": 1}, "geomean_speedup": 1})")
+                .find("an fb_compare report, not a run"),
+            std::string::npos);
+  EXPECT_NE(error_of("run,start_time,tags,series,bucket,metric,value,relative_error,change\n1,t,,all_reduce float "
+                     "sum out-of-place (1 ranks),< 64 KiB,time,1e-08,0.01,\n")
+                .find("an fb_history report, not a run"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"first_regression_run": null, "runs": []})").find("an fb_history report, not a run"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 3, "rows": [{"benchmark": "x"}]})").find("lacks"), std::string::npos);
   EXPECT_NE(error_of("schema_version,benchmark,collective,size_bytes,time_mean_s\n3,fb,x,8\n").find("truncated"),
             std::string::npos);
