@@ -128,6 +128,11 @@ rm -f c1.json c2.json
 sed 's/"wrong":0/"wrong":3/' a.json > wrong.json
 refused "wrong element(s): a baseline is a correct run" "$bin/fb_compare" --save-baseline n7 wrong.json
 rm -f wrong.json
+FABRICBENCH_BASELINES=$PWD/in.txt refused "cannot make the baselines folder" "$bin/fb_compare" --save-baseline n11 a.json
+# A report names runs and holds none: said so, not read as an nccl-tests log.
+"$bin/fb_compare" a.json a.csv --csv report.csv > /dev/null 2>&1
+refused "an fb_compare report, not a run" "$bin/fb_compare" report.csv a.json
+rm -f report.csv
 truncate -s 600M huge.json  # sparse: a reader that took it whole would take the node's memory
 refused "more than the 512 MiB" "$bin/fb_compare" huge.json a.json
 rm -f huge.json

@@ -115,7 +115,10 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
   check_distinct_files({{"--save-baseline", target.string()}}, inputs);
   check_distinct_files(inputs);  // one run given twice is not two runs' spread
   const std::vector<StoredRun> runs = baseline_runs(paths);
-  fs::create_directories(baseline_folder());
+  if (std::error_code ec; fs::create_directories(baseline_folder(), ec), ec)
+    throw UsageError(
+        fmt::format("--save-baseline: cannot make the baselines folder {}{}: {}", baseline_folder().string(),
+                    std::getenv("FABRICBENCH_BASELINES") ? " ($FABRICBENCH_BASELINES)" : "", ec.message()));
   nlohmann::json document = {{"schema_version", kSchemaVersion}, {"complete", true}, {"context", runs.front().context}};
   document["context"]["baseline_of"] = paths;
   nlohmann::json rows = nlohmann::json::array();
