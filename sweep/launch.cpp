@@ -407,6 +407,7 @@ std::string last_error_line(const std::string& log_path) {
   std::string line, last, error;
   while (std::getline(log, line)) {
     if (line.find_first_not_of(" -\t\r") == std::string::npos) continue;  // blank, or mpirun's box rules
+    if (line.starts_with(kLaunchLogHeader)) continue;                     // ours, not the launch's
     last = line;
     if (line.find("error") != std::string::npos || line.find("ERROR") != std::string::npos) error = line;
   }
@@ -452,6 +453,15 @@ LaunchResult launch(const std::vector<std::string>& argv,
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
   if (log < 0) throw Error(fmt::format("cannot create the launch log {}: {}", log_path, std::strerror(errno)));
+  std::string header(kLaunchLogHeader);
+  for (const auto& [name, value] : environment) header += fmt::format(" {}={}", name, value);
+  for (const std::string& word : argv) header += " " + word;
+  header += "\n";
+  if (::write(log, header.data(), header.size()) != static_cast<ssize_t>(header.size())) {
+    const int error = errno;
+    ::close(log);
+    throw Error(fmt::format("cannot write the launch log {}: {}", log_path, std::strerror(error)));
+  }
   BlockedSignals blocked;
   GroupGuard guard(grace_ms);
   const Exec exec{.program = program.c_str(),

@@ -6,7 +6,7 @@ left (a real mpirun job would go on running on the cluster), not even one that l
 process group by setsid(). Bad input (NaN or negative
 --timeout, a bad variable name, a launcher that is not there, a PREFIX.runs that is a file, too
 many combinations, a value that is not UTF-8) is exit 2 with one line, nothing launched, no file
-written. Processes are found through /proc, by process group."""
+written. An earlier sweep's files are replaced; files of the user's under the same names never are. Processes are found through /proc, by process group."""
 import argparse
 import json
 import os
@@ -241,6 +241,36 @@ def test_results_are_each_launchs_own(options, tmp):
     left = sorted(p.name for p in Path(prefix + ".runs").iterdir())
     expect(one.returncode == 0 and left == ["0.json", "0.log"], f"a shorter sweep after a longer one left {left}")
     print(f"a shorter sweep removes the longer one's launches beyond its own: {left}")
+    expect(Path(prefix + ".runs/0.log").read_text().startswith("# fabricbench launch: A=1 "),
+           "a launch log begins with its settings and command")
+
+    # Files of the user's under the sweep's names are never removed: refused in the way of a launch,
+    # left alone beyond the launches and as merged names; and no link is followed.
+    user = tmp / "user"
+    (user.parent / "user.runs").mkdir()
+    for name, text in (("user.csv", "precious\n"), ("user.json", "{}\n"), ("user.runs/7.json", "k\n"),
+                       ("user.runs/3.log", "mine\n")):
+        (tmp / name).write_text(text)
+    kept = subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1", "--out", str(user), "--", "true"],
+                          capture_output=True, timeout=120)
+    survivors = {name: (tmp / name).read_text() for name in ("user.csv", "user.json", "user.runs/7.json",
+                                                             "user.runs/3.log")}
+    expect(kept.returncode == 3 and survivors == {"user.csv": "precious\n", "user.json": "{}\n",
+                                                  "user.runs/7.json": "k\n", "user.runs/3.log": "mine\n"},
+           f"a sweep removed the user's own files: exit {kept.returncode}, left {survivors}")
+    (tmp / "user.runs/0.csv").write_text("mine\n")
+    refused = subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1", "--out", str(user), "--", "true"],
+                             capture_output=True, timeout=120)
+    expect(refused.returncode == 2 and b"left from elsewhere" in refused.stderr and
+           (tmp / "user.runs/0.csv").read_text() == "mine\n", f"a user's 0.csv in the way: exit {refused.returncode}")
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere/0.json").write_text(source.read_text())
+    (tmp / "linked.runs").symlink_to(tmp / "elsewhere")
+    linked = subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1", "--out", str(tmp / "linked"), "--",
+                             "true"], capture_output=True, timeout=120)
+    expect(linked.returncode == 2 and b"symbolic link" in linked.stderr and (tmp / "elsewhere/0.json").exists(),
+           f"a PREFIX.runs that is a link: exit {linked.returncode} {linked.stderr[-200:]}")
+    print("the user's files under a sweep's names are kept (or refuse the sweep); a linked PREFIX.runs is refused")
 
 
 def main():

@@ -8,11 +8,13 @@
 // Exit 0: every launch gave results; 1: some failed; 2: bad usage (nothing launched, no file
 // written); 3: none gave results. However fb_sweep ends (SIGINT, SIGTERM, SIGHUP, even SIGKILL),
 // the running launch's whole process group is ended with it (sweep/launch.hpp).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
@@ -201,6 +204,12 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
   check_writable_path(request.csv_path, "--out");
   check_writable_path(request.json_path, "--out");
   std::error_code ec;
+  // A link would send the launches' files, and the removal of an earlier sweep's, somewhere else.
+  if (fs::is_symlink(request.runs, ec))
+    throw UsageError(
+        fmt::format("--out: {} is a symbolic link: the launches' files go only into a folder of the "
+                    "sweep's own (remove the link or choose another --out)",
+                    request.runs));
   if (fs::exists(request.runs, ec) && !fs::is_directory(request.runs, ec))
     throw UsageError(fmt::format("--out: {} exists and is not a folder", request.runs));
   if (fs::create_directories(request.runs, ec); ec)
@@ -219,13 +228,24 @@ struct Launches {
 /// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
 /// fabricbench's own, never anything else) are removed first, or a launch that wrote nothing would
 /// be merged with the old rows.
-/// What stands at `path`: nothing, a file an earlier sweep could have written (regular, of one
-/// name), or something else (a symlink, a device, a hard link), which is never removed.
+/// What stands at `path`: nothing, a file an earlier sweep wrote (regular, of one name, and
+/// beginning as fabricbench's CSV, JSON or launch log begins, or empty), or something else (a
+/// symlink, a device, a hard link, a file of the user's under one of our names), never removed.
 enum class Left { kNothing, kOurs, kForeign };
 Left left_at(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return Left::kNothing;
-  return S_ISREG(st.st_mode) && st.st_nlink == 1 ? Left::kOurs : Left::kForeign;
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return Left::kForeign;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Left::kForeign;
+  std::array<char, 32> head{};
+  const ssize_t got = ::read(fd, head.data(), head.size());
+  ::close(fd);
+  if (got < 0) return Left::kForeign;
+  const std::string_view begins(head.data(), static_cast<std::size_t>(got));
+  const bool ours = begins.empty() || begins.starts_with("schema_version,") ||
+                    begins.starts_with("{\"schema_version\":") || begins.starts_with(sweep::kLaunchLogHeader);
+  return ours ? Left::kOurs : Left::kForeign;
 }
 
 void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
