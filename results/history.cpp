@@ -98,15 +98,16 @@ std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, con
   // not make any tiny shift significant), nor below the series' run-to-run scatter, so that a
   // segment of one run, which has no scatter of its own, borrows the others'. The scatter is read
   // off second differences (y[i+1] - 2 y[i] + y[i-1], whose spread is sqrt 6 x the runs'): a level
-  // change moves two of them, which are left out, and a steady drift none, so neither passes for
-  // noise.
+  // change moves two of them, which are left out (in a short history, where they are most of the
+  // bends, too: 3 good runs and 2 at 1/280 of them read as noise before), and a steady drift none,
+  // so neither passes for noise.
   std::vector<double> sorted = errors;
   std::sort(sorted.begin(), sorted.end());
   std::vector<double> bends;
   for (std::size_t i = 1; i + 1 < log_values.size(); ++i)
     bends.push_back(std::abs(log_values[i + 1] - 2 * log_values[i] + log_values[i - 1]));
   std::sort(bends.begin(), bends.end());
-  if (bends.size() >= 4) bends.resize(bends.size() - 2);
+  bends.resize(bends.size() - std::min<std::size_t>(2, bends.size()));  // all of them in a history of 3-4 runs
   const double run_to_run = bends.empty() ? 0 : 1.4826 * bends[bends.size() / 2] / std::sqrt(6.0);
   const double floor = std::max({sorted.empty() ? 0 : sorted[sorted.size() / 2], run_to_run, 1e-6});
   std::vector<ChangePoint> found;
