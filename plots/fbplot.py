@@ -22,12 +22,14 @@ Other tools' output (nccl-tests, perftest, Google Benchmark) goes through fb_imp
 import argparse
 import base64
 import csv
+import errno
 import html
 import io
 import json
 import math
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -49,16 +51,58 @@ NUMERIC = {"size_bytes", "count", "ranks", "hosts", "samples", "batch", "pair", 
            "slowest_rank", "round", "rail", "channels"}
 
 
+# fb_compare's cap (results/run_file.cpp): a run is parsed whole, and no run of ours comes near it.
+MAX_RUN_BYTES = 512 << 20
+FIGURE_SUFFIXES = (".png", ".svg")
+
+
 class InputError(Exception):
     pass
+
+
+def refuse_unreadable(path, status):
+    """InputError unless `status` (of `path`) is a regular file small enough to read whole, worded
+    as fb_compare words it: a FIFO would block the read, a device never ends."""
+    if stat.S_ISDIR(status.st_mode):
+        raise InputError(f"{path}: a folder, not a run")
+    if stat.S_ISFIFO(status.st_mode):
+        raise InputError(f"{path}: a FIFO, not a run file: never read")
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"{path}: a device or socket, not a run file: never read")
+    if status.st_size > MAX_RUN_BYTES:
+        raise InputError(f"{path}: {status.st_size} bytes, more than the {MAX_RUN_BYTES >> 20} MiB a result file "
+                         f"of fabricbench's holds")
+
+
+def check_input(path):
+    """Refuses, before any work, an input that is missing or that refuse_unreadable refuses."""
+    try:
+        refuse_unreadable(path, os.stat(path))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file")
+
+
+def read_text(path):
+    """The text of an input file, checked again on the open file: the name may lead elsewhere by now.
+    Opened without blocking, so a FIFO put there meanwhile is refused, not waited on."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file")
+    with os.fdopen(descriptor, encoding="utf-8", errors="replace") as file:
+        refuse_unreadable(path, os.fstat(descriptor))
+        return file.read(MAX_RUN_BYTES + 1)  # bounded even if it grows while read
+
+
+def csv_companion(path):
+    """The JSON that fabricbench writes beside a CSV run (it holds the run's context)."""
+    return Path(path).with_suffix(".json")
 
 
 def load_run(path):
     """Rows (dicts with numbers converted) and context of one of our CSV or JSON files."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    text = path.read_text(errors="replace")
+    text = read_text(path)
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
     context = {}
@@ -72,12 +116,10 @@ def load_run(path):
         rows, context = document["rows"], document.get("context", {})
     elif text.startswith("schema_version,"):
         rows = list(csv.DictReader(io.StringIO(text)))
-        sibling = path.with_suffix(".json")
-        if sibling.is_file():
-            try:
-                context = json.loads(sibling.read_text()).get("context", {})
-            except (json.JSONDecodeError, AttributeError):
-                context = {}
+        try:  # a missing or damaged companion leaves the CSV readable, its context unknown
+            context = json.loads(read_text(csv_companion(path))).get("context", {})
+        except (InputError, OSError, json.JSONDecodeError, AttributeError):
+            context = {}
     else:
         raise InputError(f"{path}: not a fabricbench CSV or JSON (other tools' files: fb_import first)")
     out = []
@@ -237,14 +279,164 @@ def draw(runs, baseline, value_of, ylabel, title, out_prefix, log_y, comparison=
     save(figure, out_prefix)
 
 
+def figure_path(out_prefix, suffix):
+    return out_prefix.with_name(out_prefix.name + suffix)
+
+
 def save(figure, out_prefix):
+    """PREFIX.png and PREFIX.svg, both rendered before either is written."""
     out_prefix = Path(out_prefix)
+    try:
+        rendered = {}
+        for suffix in FIGURE_SUFFIXES:
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format=suffix[1:], bbox_inches="tight")
+            rendered[suffix] = buffer.getvalue()
+    finally:
+        plt.close(figure)
     out_prefix.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in (".png", ".svg"):
-        partial = out_prefix.with_name(out_prefix.name + suffix + ".partial")
-        figure.savefig(partial, format=suffix[1:], bbox_inches="tight")
-        os.replace(partial, out_prefix.with_name(out_prefix.name + suffix))
-    plt.close(figure)
+    for suffix, data in rendered.items():
+        write_output(figure_path(out_prefix, suffix), data)
+
+
+def output_paths(args):
+    """Every file this command writes: the report, or a figure's PREFIX.png and PREFIX.svg."""
+    if not args.out:
+        raise InputError("--out: empty path")
+    if args.what == "report":
+        return [Path(args.out)]
+    prefix = Path(args.out)
+    if prefix.name in ("", ".."):
+        raise InputError(f"--out: '{args.out}' is a folder; give a PREFIX for PREFIX.png and PREFIX.svg")
+    return [figure_path(prefix, suffix) for suffix in FIGURE_SUFFIXES]
+
+
+def partial_path(path):
+    return f"{path}.partial"
+
+
+def replaced_by_rename(path):
+    """Whether `path` is written as PATH.partial renamed onto it: a regular file or a new name. A device,
+    a FIFO or a symlink is written in place instead: replacing it would destroy it (as root, /dev/null)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def refuse_foreign_partial(path):
+    """PATH.partial is fbplot's own name: a stale regular file there is replaced; anything else (a
+    symlink, a FIFO) is someone's, and writing through it could land anywhere."""
+    partial = partial_path(path)
+    try:
+        foreign = not stat.S_ISREG(os.lstat(partial).st_mode)
+    except FileNotFoundError:
+        return
+    if foreign:
+        raise InputError(f"--out: '{partial}' is not a file fbplot left there; remove it or choose another name")
+
+
+# What an --out must not be, as fabricbench's C++ tools word it (common/output_file.cpp).
+REFUSED_OUTPUTS = ((stat.S_ISDIR, "is a folder; give a file name"),
+                   (stat.S_ISBLK, "is a block device: fbplot never writes to a disk"),
+                   (stat.S_ISSOCK, "is a socket; give a file, a FIFO or a device"))
+
+
+def check_output(path):
+    """Refuses, before any work, an output fbplot must not write: REFUSED_OUTPUTS, a symlink to
+    nothing (writing through it would create a file wherever it points), a foreign .partial."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise InputError(f"--out: '{path}' is a symlink to nothing; give the file itself")
+        mode = 0  # a new file
+    for refused, why in REFUSED_OUTPUTS:
+        if refused(mode):
+            raise InputError(f"--out: '{path}' {why}")
+    if replaced_by_rename(path):
+        refuse_foreign_partial(path)
+
+
+def same_file(a, b):
+    """One file however spelled: ./a.json and $PWD/a.json, a symlink, a hard link."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def named_inputs(args):
+    """(path, what it is) of every file this command reads: the runs, the baseline, a CSV's companion JSON."""
+    inputs = [(run, f"input {run}") for run in args.runs] + \
+        ([(args.baseline, f"--baseline {args.baseline}")] if args.baseline else [])
+    companions = [(str(csv_companion(path)), f"{csv_companion(path)} (the context of {path})") for path, _ in inputs
+                  if path.endswith(".csv") and os.path.exists(csv_companion(path))]
+    return inputs + companions
+
+
+def check_distinct(outputs, inputs):
+    """Refuses an output that is one of the inputs (or whose .partial is), and two outputs that are one file."""
+    for k, out in enumerate(outputs):
+        for source, what in inputs:
+            for written in (out, partial_path(out)):
+                if same_file(written, source):
+                    raise InputError(f"--out: {written} is the same file as {what}: fbplot never writes over a "
+                                     f"file it reads; choose another name")
+        for other in outputs[:k]:
+            if same_file(out, other):
+                raise InputError(f"--out: {other} and {out} are one file: one would overwrite the other")
+
+
+def write_output(path, data):
+    """`data` (bytes) to `path`, never torn: a regular file or a new name through PATH.partial and a
+    rename; anything else in place, never replaced. No .partial is left behind on any failure."""
+    path = str(path)
+    try:
+        if replaced_by_rename(path):
+            write_replacing(path, data)
+        else:
+            write_in_place(path, data)
+    except OSError as error:  # name the file asked for, not its .partial nor no file at all
+        raise OSError(error.errno, error.strerror, path) from error
+
+
+def write_replacing(path, data):
+    refuse_foreign_partial(path)
+    partial = partial_path(path)
+    try:
+        os.unlink(partial)  # a stale one of ours: never opened, so a link put there is not written through
+    except FileNotFoundError:
+        pass
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(partial, path)
+    except BaseException:  # KeyboardInterrupt too
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
+def write_in_place(path, data):
+    """A device, a FIFO or a symlink (written through to where it leads). Opened without blocking
+    so that a FIFO with no reader is an error instead of a hang."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ENXIO and stat.S_ISFIFO(os.stat(path).st_mode):
+            raise InputError(f"--out {path}: a FIFO with no reader; start the reader first")
+        raise
+    with os.fdopen(descriptor, "wb") as file:
+        os.set_blocking(descriptor, True)  # a reader slower than us is waited for, not an error
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.ftruncate(descriptor, 0)
+        file.write(data)
 
 
 def bandwidth_of(metric):
@@ -265,14 +457,18 @@ def title_of(runs, what):
     return f"{row.get('benchmark', row['collective'])} ({row.get('backend', '?')}): {what}, {where}"
 
 
+def bandwidth_measure(run, metric):
+    """(value of a row, axis label, title) of the bandwidth plot of `run`."""
+    if run["rows"][0].get("backend") == "verbs":  # RDMA people read link speeds in Gb/s
+        return (lambda row: row.get("busbw_mean_bytes_per_s", 0.0) * 8 / 1e9,
+                "bandwidth (Gb/s, average)", "bandwidth against size")
+    return bandwidth_of(metric), f"{metric} (GB/s, 1e9 B/s)", f"{metric} against size"
+
+
 def plot_bandwidth(args):
     runs = [load_run(p) for p in args.runs]
     baseline = load_run(args.baseline) if args.baseline else None
-    if runs[0]["rows"][0].get("backend") == "verbs":  # RDMA people read link speeds in Gb/s
-        value_of, label, what = (lambda row: row.get("busbw_mean_bytes_per_s", 0.0) * 8 / 1e9,
-                                 "bandwidth (Gb/s, average)", "bandwidth against size")
-    else:
-        value_of, label, what = bandwidth_of(args.metric), f"{args.metric} (GB/s, 1e9 B/s)", f"{args.metric} against size"
+    value_of, label, what = bandwidth_measure(runs[0], args.metric)
     comparison = comparison_of(args, baseline, runs[0]) if baseline and len(runs) == 1 else None
     draw(runs, baseline, value_of, label, title_of(runs, what), args.out, log_y=False, comparison=comparison)
 
@@ -620,9 +816,11 @@ def render_report(args):
     latency = run["rows"][0].get("benchmark", "").endswith("_lat")
     base_args = argparse.Namespace(runs=args.runs[:1], baseline=args.baseline, metric=args.metric, out=None)
     figures = []
-    if not latency and any(r.get(f"{args.metric}_mean_bytes_per_s", 0) > 0 for r in run["rows"]):
+    # A row with no size or no bandwidth (a replayed call of count 0) stays in the table, not on a log axis.
+    if not latency and curves([run], bandwidth_measure(run, args.metric)[0]):
         figures.append(("Bandwidth against size", embedded_png(plot_bandwidth, base_args)))
-    figures.append(("Latency against size", embedded_png(plot_latency, base_args)))
+    if curves([run], latency_of):
+        figures.append(("Latency against size", embedded_png(plot_latency, base_args)))
     if len({r.get("pair", -1) for r in run["rows"] if int(r.get("pair", -1)) >= 0}) > 1:
         figures.append(("Bandwidth per pair", embedded_png(plot_heatmap, base_args)))
     if (run.get("summary") or {}).get("matrix", {}).get("units"):
@@ -674,7 +872,8 @@ def render_report(args):
     sections.append("<h2>Rows</h2>" + table(["size", "series", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"],
                                               rows))
     pictures = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{png}'>"
-                       for t, png in figures)
+                       for t, png in figures) or \
+        "<p>No pictures: no row has a size and a time above 0 (a 0 B row has no place on a log axis of sizes).</p>"
     # The page runs no script and loads nothing: every picture is inline, and the policy says so
     # to the browser too, in case an unescaped string ever slipped through.
     document = f"""<!DOCTYPE html><html><head><meta charset="utf-8">
@@ -686,10 +885,7 @@ th{{background:#f0f0f0}}img{{max-width:100%}}</style></head><body>
 <h1>fabricbench: {html.escape(title_of([run], run['label']))}</h1>{''.join(sections[:1])}{pictures}{''.join(sections[1:])}
 </body></html>
 """
-    out = Path(args.out)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(document)
-    os.replace(partial, out)
+    write_output(args.out, document.encode())
 
 
 def main():
@@ -705,6 +901,12 @@ def main():
     plotters = {"bandwidth": plot_bandwidth, "latency": plot_latency, "heatmap": plot_heatmap, "matrix": plot_matrix,
                 "tree": plot_tree, "history": plot_history, "report": render_report}
     try:
+        for path in args.runs + ([args.baseline] if args.baseline else []):
+            check_input(path)
+        outputs = output_paths(args)
+        for path in outputs:
+            check_output(path)
+        check_distinct([str(path) for path in outputs], named_inputs(args))
         plotters[args.what](args)
     except InputError as error:
         print(f"fbplot: error: {error}", file=sys.stderr)

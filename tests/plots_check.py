@@ -7,7 +7,11 @@ report; bad input gives one line and exit 2.
     plots_check.py --repo REPO --compare-bin build/bin/fb_compare
 """
 import argparse
+import csv
 import json
+import os
+import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -27,6 +31,112 @@ def check_png(path, min_width, min_height):
     inked = (pixels.sum(axis=2) < 2.9).mean()  # share of pixels that are not (near) white
     assert pixels.std() > 0.05 and inked > 0.02, f"{path}: looks blank (std {pixels.std():.3f}, inked {inked:.3f})"
     return f"{width}x{height}, {inked * 100:.0f} % inked"
+
+
+def run_together(commands, cwd, timeout=30):
+    """Starts independent commands at once (most of each is Python's start-up) and collects
+    {name: (exit, stderr lines)}; one still running at the timeout (a hang on a FIFO) is killed
+    and reads as exit None."""
+    started = {name: subprocess.Popen([str(a) for a in command], cwd=cwd, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True) for name, command in commands.items()}
+    results = {}
+    for name, process in started.items():
+        try:
+            _, stderr = process.communicate(timeout=timeout)
+            results[name] = (process.returncode, stderr.strip().splitlines())
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            results[name] = (None, [f"still running after {timeout} s"])
+    return results
+
+
+def replay_csv(reference, path, plottable):
+    """An fb_replay-like CSV with a replayed call of count 0 (0 B, busbw 0) first; with `plottable`,
+    a real run's rows after it."""
+    with open(reference / "vm-mpi-np2/fixed-n20.csv", newline="") as source:
+        reader = csv.DictReader(source)
+        fields, rows = reader.fieldnames, [dict(row, benchmark="fb_replay") for row in reader]
+    empty = dict(rows[0], size_bytes="0", count="0", **{f: "0" for f in fields if f.endswith("_bytes_per_s")})
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows([empty] + (rows if plottable else []))
+
+
+def prepare_files(reference, folder):
+    """The files the output and input cases need, in `folder`; whether a device node could be made."""
+    run = folder / "run.json"
+    shutil.copyfile(reference / "vm-mpi-np2/fixed-n20.json", run)
+    os.link(run, folder / "hard.json")
+    try:  # a clone of /dev/null: root only
+        os.mknod(folder / "inplace.png", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        device = True
+    except PermissionError:
+        device = False
+    (folder / "target.svg").write_text("old")
+    os.symlink("target.svg", folder / "inplace.svg")
+    os.mkfifo(folder / "fifo.html")
+    os.mkfifo(folder / "in.json")
+    (folder / "twin.svg").write_text("old")
+    os.symlink("twin.svg", folder / "twin.png")
+    (folder / "outdir").mkdir()
+    (folder / "bw.png").mkdir()
+    with open(folder / "big.json", "wb") as big:  # sparse: costs no disk
+        big.truncate(513 << 20)
+    replay_csv(reference, folder / "c0.csv", plottable=True)
+    replay_csv(reference, folder / "zero.csv", plottable=False)
+    return device
+
+
+def check_files_and_outputs(plot, reference, folder):
+    """What fbplot writes to and reads from: a device, a FIFO or a symlink written in place and never
+    replaced; its own input, a folder, two outputs of one file, a FIFO, device or oversized input
+    refused in one line before any work, with no .partial left; a replayed call of count 0 plotted
+    around. Returns the number of failures."""
+    device = prepare_files(reference, folder)
+    original = (folder / "run.json").read_bytes()
+    cases = {  # name: (arguments, expected exit, fragment of the one line of a refusal)
+        "device and symlink --out written in place": (["latency", "run.json", "--out", "inplace"], 0, ""),
+        "FIFO --out with no reader": (["report", "zero.csv", "--out", "fifo.html"], 2, "FIFO with no reader"),
+        "own input spelled ./": (["report", "run.json", "--out", "./run.json"], 2, "same file as input run.json"),
+        "own input by a hard link": (["report", "run.json", "--out", "hard.json"], 2, "same file as input run.json"),
+        "PNG and SVG one file": (["bandwidth", "run.json", "--out", "twin"], 2, "one file"),
+        "folder --out of the report": (["report", "run.json", "--out", "outdir"], 2, "'outdir' is a folder"),
+        "folder at PREFIX.png": (["bandwidth", "run.json", "--out", "bw"], 2, "'bw.png' is a folder"),
+        "input past 512 MiB": (["report", "big.json", "--out", "big.html"], 2, "more than the 512 MiB"),
+        "FIFO input": (["report", "in.json", "--out", "in.html"], 2, "a FIFO, not a run file"),
+        "replay with a call of count 0": (["report", "c0.csv", "--out", "c0.html"], 0, ""),
+        "report of only 0 B rows": (["report", "zero.csv", "--out", "zero.html"], 0, ""),
+        "latency of only 0 B rows": (["latency", "zero.csv", "--out", "zero"], 2, "nothing to plot"),
+    }
+    results = run_together({name: plot + arguments for name, (arguments, _, _) in cases.items()}, folder)
+    after = {
+        "device and symlink --out written in place":
+            (not device or stat.S_ISCHR((folder / "inplace.png").lstat().st_mode))
+            and (folder / "inplace.svg").is_symlink() and "<svg" in (folder / "target.svg").read_text(),
+        "FIFO --out with no reader": stat.S_ISFIFO((folder / "fifo.html").lstat().st_mode),
+        "own input spelled ./": (folder / "run.json").read_bytes() == original,
+        "own input by a hard link": (folder / "hard.json").read_bytes() == original,
+        "PNG and SVG one file": (folder / "twin.svg").read_text() == "old",
+        "FIFO input": not (folder / "in.html").exists(),
+        "replay with a call of count 0": (folder / "c0.html").read_text().count("data:image/png;base64,") == 2,
+        "report of only 0 B rows": "No pictures" in (folder / "zero.html").read_text() and "<table>" in
+                                   (folder / "zero.html").read_text(),
+    }
+    leftovers = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.partial"))
+    failures = 0
+    for name, (_, expected, fragment) in cases.items():
+        code, lines = results[name]
+        one_line = expected == 0 or (len(lines) == 1 and fragment in lines[0] and lines[0].startswith("fbplot: error:"))
+        if code == expected and one_line and after.get(name, True) and not leftovers:
+            print(f"ok: {name}" + (f" -> {lines[0]}" if expected else "") + ("" if device or expected else
+                                                                              " (no device node: not root)"))
+        else:
+            print(f"FAIL: {name}: exit {code} (expected {expected}) {lines[-3:]}; files as expected: "
+                  f"{after.get(name, True)}; .partial left: {leftovers}")
+            failures += 1
+    return failures
 
 
 def main():
@@ -129,6 +239,9 @@ def main():
             else:
                 print(f"FAIL: {name}: exit {result.returncode} {lines[-3:]}")
                 failures += 1
+        files = Path(tmp) / "files"
+        files.mkdir()
+        failures += check_files_and_outputs(plot, reference, files)
     print(f"plots: {failures} failure(s)")
     return 1 if failures else 0
 
