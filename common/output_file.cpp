@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "common/error.hpp"
@@ -225,6 +226,7 @@ struct FileIdentity {
   ino_t inode = 0;
   bool exists = false;
   bool null_device = false;  // /dev/null: any number of outputs may discard into it
+  nlink_t links = 0;
 
   bool same_as(const FileIdentity& other) const {
     if (exists && other.exists) return device == other.device && inode == other.inode;
@@ -243,8 +245,29 @@ FileIdentity identity_of(const std::string& path) {
     id.device = st.st_dev;
     id.inode = st.st_ino;
     id.null_device = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+    id.links = S_ISREG(st.st_mode) ? st.st_nlink : 0;
   }
   return id;
+}
+
+// A file inside `folder` (links not followed) that is `file` under another name: a hard link to
+// it, which is one of the folder's files wherever its other name lies. Only a file of several
+// names can be; the walk is bounded (recorded trees hold thousands of files, not millions).
+std::optional<std::string> hard_link_inside(const FileIdentity& file, const std::string& folder) {
+  if (!file.exists || file.links < 2) return std::nullopt;
+  constexpr std::size_t kMostEntries = 1'000'000;
+  std::error_code ec;
+  std::size_t seen = 0;
+  for (std::filesystem::recursive_directory_iterator
+           it(folder, std::filesystem::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end && seen < kMostEntries; it.increment(ec), ++seen) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == file.device &&
+        st.st_ino == file.inode)
+      return it->path().string();
+  }
+  return std::nullopt;
 }
 
 // Whether `path` is `folder` or lies under it (both resolved).
@@ -293,10 +316,16 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
     // A folder read (a trace, a recorded tree, dumps): nothing is written anywhere inside it.
     std::error_code ec;
     if (!std::filesystem::is_directory(in.path, ec)) continue;
-    for (const Entry& w : written)
+    for (const Entry& w : written) {
       if (inside(w.id.resolved, id.resolved))
         throw UsageError(fmt::format("{} '{}' lies inside the {} '{}': fabricbench never writes into what it reads",
                                      w.named->flag, w.named->path, in.flag, in.path));
+      if (const auto link = hard_link_inside(w.id, in.path))
+        throw UsageError(
+            fmt::format("{} '{}' is {} of the {} '{}' (a hard link): fabricbench never writes over "
+                        "what it reads",
+                        w.named->flag, w.named->path, *link, in.flag, in.path));
+    }
   }
 }
 

@@ -169,6 +169,14 @@ refused "is the --rules" "$bin/fb_health" --root tree --rules rules.txt --json r
 refused "lies inside the --root" "$bin/fb_health" --root tree --json tree/proc/meminfo
 refused "name the same file" "$bin/fb_health" --root tree --json hl.json --prom ./hl.json
 refused "lies inside the input" "$bin/fb_import" dumps --trace dumps/t
+# A hard link to a file inside a folder read is that file; a recorded tree's ROOT.later is read too.
+ln trace/trace.rank1.jsonl linked.jsonl
+refused "(a hard link)" "$bin/fb_replay" trace --backend mpi --csv linked.jsonl
+rm -f linked.jsonl
+cp -r "$data/doctor/h200-hca" hca && cp -r "$data/doctor/h200-hca.later" hca.later
+refused "lies inside the --root's ROOT.later" "$bin/fb_doctor" --root hca --json hca.later/interval_seconds
+refused "lies inside the --root's ROOT.later" "$bin/fb_health" --root hca --json ./hca.later/interval_seconds
+rm -rf hca hca.later
 refused "is the input" "$bin/fb_import" dumps --trace dumps
 
 # 7. A --tag holding a newline and a comma reads back from the CSV as written.

@@ -136,7 +136,7 @@ int run(const std::string& program, int argc, char** argv, const Topology& topol
     // A recorded tree is read, never written into; the live one is the whole machine.
     std::error_code ec;
     if (topology.rank == 0 && !std::filesystem::equivalent(mine, "/", ec))
-      check_distinct_files({{"--json", o.json_path}}, {{"--root", mine}});
+      check_distinct_files({{"--json", o.json_path}}, {{"--root", mine}, {"--root's ROOT.later", mine + ".later"}});
     plan = {o.reach_timeout, rendezvous_of(o.rendezvous, env),
             o.peer_port > 0 ? std::optional(o.peer_port) : std::nullopt};
   } catch (const UsageError& e) {

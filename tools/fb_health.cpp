@@ -176,8 +176,11 @@ int run(int argc, char** argv, bool& nagios) {
   // A recorded tree is read, never written into; the live one is the whole machine.
   std::error_code ec;
   const bool live_root = std::filesystem::equivalent(tree_root, "/", ec);
+  // ROOT.later, the tree's second snapshot of the counters, is read as well.
   check_distinct_files({{"--json", o.json_path}, {"--prom", o.prom_path}},
-                       {{"--rules", o.rules_path}, {"--root", live_root ? std::string() : tree_root}});
+                       {{"--rules", o.rules_path},
+                        {"--root", live_root ? std::string() : tree_root},
+                        {"--root's ROOT.later", live_root ? std::string() : tree_root + ".later"}});
 
   const SysTree tree(tree_root);
   const std::map<std::string, std::string> env = doctor_environment();
