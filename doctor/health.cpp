@@ -144,8 +144,9 @@ std::string read_rules_file(const std::string& path) {
 }
 
 bool needs_rdma(const HealthRules& rules) {
-  return (rules.hcas && *rules.hcas > 0) || rules.min_port_gbps || rules.min_loopback_gbps || rules.require_gdr ||
-         rules.max_link_errors_per_hour;
+  // max_link_errors_per_hour judges the ports there are: a node without any fails it for that
+  // (link-errors), not for a kernel limit RDMA would need.
+  return (rules.hcas && *rules.hcas > 0) || rules.min_port_gbps || rules.min_loopback_gbps || rules.require_gdr;
 }
 
 namespace {
@@ -168,7 +169,11 @@ void judge_ports(const std::vector<RdmaPort>& ports, const HealthRules& rules, s
     for (const RdmaPort& p : ports) {
       if (!(p.active() && p.link_up())) continue;  // the doctor's rdma-port finding already fails it
       const std::string what = fmt::format("{} port {}: {}", p.device, p.port, p.rate);
-      if (p.gbps() >= *rules.min_port_gbps)
+      if (p.gbps() <= 0)
+        checks.push_back({"port-rate", Status::kFail,
+                          fmt::format("{}: not a rate ('N Gb/sec'): min_port_gbps unjudged", what),
+                          "read the port's rate file (ibstat Rate); the HCA driver wrote something else"});
+      else if (p.gbps() >= *rules.min_port_gbps)
         checks.push_back({"port-rate", Status::kPass, what, ""});
       else
         checks.push_back({"port-rate", Status::kFail, fmt::format("{}, below {:g} Gb/s", what, *rules.min_port_gbps),

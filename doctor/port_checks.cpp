@@ -15,8 +15,13 @@
 namespace fabricbench::doctor {
 
 double RdmaPort::gbps() const {
+  // The kernel writes "N Gb/sec (WIDTH SPEED)": another unit, or beyond any link (XDR 4X is 800), is
+  // not a rate read wrong by a factor of 1000 but no rate.
+  constexpr double kFastestLink = 10000;
+  const std::size_t space = rate.find(' ');
+  if (space == std::string::npos || !std::string_view(rate).substr(space).starts_with(" Gb/sec")) return 0;
   try {
-    return parse_number(rate.substr(0, rate.find(' ')), "rate", NumberRange::at_least(0));
+    return parse_number(rate.substr(0, space), "rate", NumberRange::between(0, kFastestLink));
   } catch (const UsageError&) {
     return 0;
   }
@@ -275,7 +280,18 @@ void judge_link_error_rule(const CounterWindow& w, const HealthRules& rules, std
     else
       ++met;
   }
-  if (met == rates.size())
+  if (met < rates.size()) return;
+  // Steady counters over a window shorter than one error at the rule's rate show nothing of it: one
+  // error in 0.001 s would be 3.6 million an hour. (A rule of 0 asks that none be seen in 1 s at least.)
+  const double least_seconds = most > 0 ? 3600 / most : 1;
+  if (w.seconds < least_seconds)
+    checks.push_back({"link-errors", Status::kFail,
+                      fmt::format("{} port(s) over {:.3g} s ({}): too short to judge {} (one error needs {:.3g} s)",
+                                  met, w.seconds, w.how, rule, least_seconds),
+                      fmt::format("read the counters {:.3g} s apart or more (--counter-interval, at most a quarter "
+                                  "of --budget; a recorded tree: its ROOT.later interval_seconds)",
+                                  least_seconds)});
+  else
     checks.push_back({"link-errors", Status::kPass,
                       fmt::format("{} port(s) within {} over {:.1f} s ({})", met, rule, w.seconds, w.how), ""});
 }

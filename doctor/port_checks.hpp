@@ -24,7 +24,7 @@ struct RdmaPort {
   std::string state, phys_state, rate, link_layer;  ///< "4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)", "InfiniBand"
   bool active() const { return state.find("ACTIVE") != std::string::npos; }
   bool link_up() const { return phys_state.find("LinkUp") != std::string::npos; }
-  /// The rate's Gb/s ("400 Gb/sec (4X NDR)" -> 400); 0 when unreadable.
+  /// The rate's Gb/s ("400 Gb/sec (4X NDR)" -> 400); 0 when unreadable (not "N Gb/sec", N above 10000).
   double gbps() const;
   /// "mlx5_0 port 1"
   std::string name() const { return device + " port " + port; }

@@ -242,6 +242,22 @@ TEST(Health, APortDownFailsWithTheCableRemedyAndTheLineNamesIt) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(Health, ARateInAnotherUnitOrBeyondAnyLinkIsNoRateNotAPass) {
+  for (const char* rate : {"400 Mb/sec (4X NDR)\n", "400000000 Gb/sec (4X NDR)\n", "nan Gb/sec\n", "400\n"}) {
+    Tree t;
+    t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+    t.file("/sys/class/infiniband/mlx5_0/ports/1/rate", rate);
+    HealthRules rules;
+    rules.min_port_gbps = 400;
+    const std::vector<HealthCheck> checks = judge_node(t.tree(), inspect_node(t.tree(), {}, "n", ""), rules, {});
+    ASSERT_NE(check(checks, "port-rate"), nullptr) << rate;
+    EXPECT_EQ(check(checks, "port-rate")->status, Status::kFail) << rate;
+    EXPECT_NE(check(checks, "port-rate")->detail.find("not a rate ('N Gb/sec'): min_port_gbps unjudged"),
+              std::string::npos)
+        << check(checks, "port-rate")->detail;
+  }
+}
+
 TEST(Health, FailsClosedWhenAMeasurementCouldNotBeMade) {
   Tree t;
   HealthRules rules;

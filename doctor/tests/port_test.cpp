@@ -79,6 +79,22 @@ TEST(LinkErrors, SteadyCountersPassAndOneReadingGivesNoRate) {
             "no RDMA port error counters to judge against max_link_errors_per_hour = 10");
 }
 
+TEST(LinkErrors, AWindowTooShortForOneErrorAtTheRulesRatePassesNothing) {
+  CounterWindow w = window({{"symbol_error", 3}}, {{{"symbol_error", 3}}});            // steady over 2.0 s
+  EXPECT_EQ(judged(w, "max_link_errors_per_hour = 1800\n")[0].status, Status::kPass);  // 2 s hold one error
+  const auto strict = judged(w, "max_link_errors_per_hour = 10\n");
+  ASSERT_EQ(strict.size(), 1u);
+  EXPECT_EQ(strict[0].status, Status::kFail);
+  EXPECT_EQ(strict[0].detail,
+            "1 port(s) over 2 s (read 2.0 s apart): too short to judge max_link_errors_per_hour = 10 (one error "
+            "needs 360 s)");
+  w.seconds = 1e-300;  // a recorded tree's interval_seconds
+  EXPECT_EQ(judged(w, "max_link_errors_per_hour = 1800\n")[0].status, Status::kFail);
+  EXPECT_EQ(judged(w, "max_link_errors_per_hour = 0\n")[0].status, Status::kFail);
+  w.seconds = 1;
+  EXPECT_EQ(judged(w, "max_link_errors_per_hour = 0\n")[0].status, Status::kPass);
+}
+
 TEST(LinkErrors, ASaturatedCounterCannotShowNewErrors) {
   const CounterWindow w = window({{"symbol_error", 65535}}, {{{"symbol_error", 65535}}});
   const auto findings = error_findings(w);
