@@ -55,6 +55,8 @@ class CsvReporter final : public Reporter {
       file_.keep_incomplete();
   }
 
+  void discard() noexcept override { file_.discard(); }
+
  private:
   OutputFile file_;
   std::vector<LibraryColumn> library_;

@@ -43,12 +43,20 @@ std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& prog
 std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
   const OutputOptions& o = job.outputs();
   auto tee = std::make_unique<ReporterTee>();
-  tee->attach(job.console_reporter(stdout));
-  if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
-  if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
-  if (!o.prom_path.empty()) tee->attach(make_prometheus_reporter(o.prom_path));
-  if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: under the table
-  return tee;
+  // One output refused (a FIFO with no reader) leaves none of the others' files behind.
+  try {
+    if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
+    if (!o.json_path.empty()) tee->attach(make_json_reporter(o.json_path));
+    if (!o.prom_path.empty()) tee->attach(make_prometheus_reporter(o.prom_path));
+  } catch (...) {
+    tee->discard();
+    throw;
+  }
+  auto with_console = std::make_unique<ReporterTee>();
+  with_console->attach(job.console_reporter(stdout));
+  with_console->attach(std::move(tee));
+  if (auto progress = make_progress_reporter(o.progress)) with_console->attach(std::move(progress));  // last
+  return with_console;
 }
 
 int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, const Topology& topology,
@@ -74,10 +82,34 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
   if (world.size() > 1 && world.kind() != "MPI")
     header.notes.push_back(fmt::format("the ranks met through {}", world.kind()));
   const auto start = std::chrono::steady_clock::now();
+  // Rank 0 opens the outputs; what stops it (a FIFO with no reader, a folder gone) stops every
+  // rank here, before the first collective step, or the others would wait in it for rank 0.
+  std::string output_error;
+  bool output_error_is_usage = false;
   if (topology.rank == 0) {
     header.context["notes"] = header.notes;
-    reporters = make_reporters(job);
-    reporters->begin(header);
+    try {
+      reporters = make_reporters(job);
+      reporters->begin(header);
+    } catch (const UsageError& e) {
+      output_error = e.what();
+      output_error_is_usage = true;
+    } catch (const std::exception& e) {
+      output_error = describe(e);
+    }
+    if (!output_error.empty() && reporters) {
+      reporters->discard();
+      reporters.reset();
+    }
+  }
+  if (world.size() > 1 || !output_error.empty()) {
+    Watchdog::Scope wait(watchdog);
+    output_error = agree_on_error(world, output_error);
+    output_error_is_usage = world.broadcast(output_error_is_usage ? "1" : "0", 0) == "1";
+  }
+  if (!output_error.empty()) {
+    if (output_error_is_usage) throw UsageError(output_error);
+    throw Error(output_error);
   }
   double handoff_before_ns = 0;
   {

@@ -57,6 +57,8 @@ class JsonReporter final : public Reporter {
     file_.commit();
   }
 
+  void discard() noexcept override { file_.discard(); }
+
  private:
   OutputFile file_;
   std::vector<LibraryColumn> library_;

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -350,7 +351,18 @@ OutputFile::OutputFile(std::string path, Unfinished unfinished)
   if (kind == Kind::kBlockDevice || kind == Kind::kSocket || kind == Kind::kFolder)
     throw Error(fmt::format("{} is not a file fabricbench writes (a folder, block device or socket)", path_));
   in_place_ = kind == Kind::kInPlace;
-  if (in_place_) return;
+  if (in_place_) {
+    // A FIFO is opened now and held: one with no reader is refused before any work (ENXIO, not a
+    // hang), not found at the end with every row measured; and its reader sees one writer to the end.
+    struct stat st {};
+    if (::stat(target_.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0 && errno == ENXIO)
+      throw UsageError(fmt::format("{}: a FIFO with no reader: start its reader first", path_));
+    if (fd_ < 0) throw Error(fmt::format("cannot write {}: {}", path_, system_error_text(errno)));
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    return;
+  }
   if (target_.ends_with(kPartialSuffix))
     throw Error(fmt::format("{}: a '{}' name is a run's file in progress, never an output", path_, kPartialSuffix));
   fd_ = open_partial(partial_path());
@@ -373,7 +385,7 @@ OutputFile::~OutputFile() {
   if (fd_ < 0) return;
   // Neither committed nor kept: a write failed (a full disk). A document written whole has
   // nothing worth keeping.
-  if (!done_ && remove_unfinished_) {
+  if (!done_ && remove_unfinished_ && !in_place_) {
     ::unlink(partial_path().c_str());
     forget_partial_file(partial_path());
   }
@@ -428,8 +440,9 @@ void OutputFile::commit() {
   if (outputs_held_partial()) return keep_incomplete();
   done_ = true;
   if (in_place_) {
-    // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of hanging the run.
-    const int fd = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    // A FIFO's descriptor is held from the start; a device is opened now. O_NONBLOCK: a FIFO
+    // without a reader fails at once (ENXIO) instead of hanging the run.
+    const int fd = fd_ >= 0 ? std::exchange(fd_, -1) : ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
       throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
                               errno == ENXIO ? " (a FIFO with no reader)" : ""));
@@ -449,6 +462,17 @@ void OutputFile::commit() {
   ::close(fd_);
   fd_ = -1;
   forget_partial_file(partial_path());
+}
+
+void OutputFile::discard() noexcept {
+  if (done_) return;
+  done_ = true;
+  if (fd_ >= 0 && !in_place_) {
+    ::unlink(partial_path().c_str());
+    forget_partial_file(partial_path());
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 void OutputFile::keep_incomplete() {

@@ -65,6 +65,9 @@ class OutputFile {
   /// The run did not finish: the partial file stays under its .partial name (never the final one),
   /// and nothing is written to a device. Later calls do nothing.
   void keep_incomplete();
+  /// Nothing was measured (the run was refused after this file was opened): the partial file is
+  /// removed, and nothing is written to a device. Later calls do nothing.
+  void discard() noexcept;
 
   const std::string& path() const { return path_; }
   /// Where the rows are while the run goes on; "" for a target written in place.
@@ -76,7 +79,7 @@ class OutputFile {
   std::string target_;  // a symlink's regular file, else the path given
   bool in_place_ = false;
   std::string pending_;  // what a target written in place gets at commit()
-  int fd_ = -1;
+  int fd_ = -1;          // the .partial file; for a FIFO, the FIFO, held open from the start
   bool done_ = false;
   bool remove_unfinished_ = false;
 };

@@ -3,6 +3,7 @@
 // series per row and statistic, plus the run's verdicts and an info series.
 #include <ctime>
 
+#include "common/output_file.hpp"
 #include "common/prometheus_text.hpp"
 #include "common/reporter.hpp"
 
@@ -11,7 +12,9 @@ namespace {
 
 class PrometheusReporter final : public Reporter {
  public:
-  explicit PrometheusReporter(std::string path) : path_(std::move(path)) {}
+  // The file is opened now (a FIFO with no reader refused before any work) and written whole at
+  // the end: the textfile collector never reads half a run.
+  explicit PrometheusReporter(const std::string& path) : file_(path, Unfinished::kRemove) {}
 
   void begin(const RunHeader& header) override {
     library_ = header.library_columns;
@@ -68,7 +71,8 @@ class PrometheusReporter final : public Reporter {
     for (const auto& exhibit : totals.summary.exhibits)
       for (const SummaryExhibit::Gauge& gauge : exhibit->gauges())
         doc_.gauge(gauge.name, gauge.help, with_all(run, gauge.labels), gauge.value);
-    prom::write_exposition_file(path_, doc_.text());
+    file_.append(doc_.text());
+    file_.commit();
   }
 
  private:
@@ -77,7 +81,7 @@ class PrometheusReporter final : public Reporter {
     return labels;
   }
 
-  std::string path_;
+  OutputFile file_;
   std::vector<LibraryColumn> library_;
   std::string benchmark_;
   prom::Labels info_;

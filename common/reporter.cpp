@@ -14,6 +14,9 @@ void ReporterTee::add(const ResultRow& row) {
 void ReporterTee::finish(const RunTotals& totals) {
   for (auto& r : reporters_) r->finish(totals);
 }
+void ReporterTee::discard() noexcept {
+  for (auto& r : reporters_) r->discard();
+}
 
 void print_table_head(std::FILE* out, const RunHeader& header) {
   fmt::print(out, "# {}\n", header.title);

@@ -41,6 +41,8 @@ class Reporter {
   virtual void begin(const RunHeader& header) = 0;
   virtual void add(const ResultRow& row) = 0;
   virtual void finish(const RunTotals& totals) = 0;
+  /// The run never began (another output was refused): what this reporter opened is removed.
+  virtual void discard() noexcept {}
 };
 
 /// Forwards every call to each reporter in turn.
@@ -50,6 +52,7 @@ class ReporterTee final : public Reporter {
   void begin(const RunHeader& header) override;
   void add(const ResultRow& row) override;
   void finish(const RunTotals& totals) override;
+  void discard() noexcept override;
 
  private:
   std::vector<std::unique_ptr<Reporter>> reporters_;

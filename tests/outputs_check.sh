@@ -14,6 +14,7 @@ bin=$(cd "${1:?usage: outputs_check.sh BIN_DIR DATA_DIR}" && pwd)
 data=$(cd "${2:?usage: outputs_check.sh BIN_DIR DATA_DIR}" && pwd)
 work=$(mktemp -d /tmp/fb-outputs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+source "$repo/scripts/mpi-env.sh"
 cd "$work"
 cp "$data/nccl-tests/all_reduce_perf_h200_info.txt" in.txt
 failures=0
@@ -75,7 +76,19 @@ reader=$!
 wait $reader
 if [[ -p pipe.json && $(cat pipe.count) -gt 10 ]]; then ok "--json on a FIFO: a whole document of $(cat pipe.count) rows, still a FIFO"
 else fail "FIFO JSON: $(ls -la pipe.json) $(cat pipe.count 2>/dev/null)"; fi
-rm -f pipe.csv pipe.json pipe.count real.csv link.csv
+# A FIFO with no reader is refused before anything is measured, and the other outputs with it;
+# with its reader there, a measurement under mpirun writes it whole.
+mkfifo pipe.prom
+refused "a FIFO with no reader" mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 \
+  --csv m.csv --json m.json --prom pipe.prom
+(grep -c '^fabricbench_' < pipe.prom > pipe.count) &
+reader=$!
+sleep 0.2
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --prom pipe.prom > /dev/null 2>&1
+wait $reader
+if [[ -p pipe.prom && $(cat pipe.count) -gt 10 ]]; then ok "--prom on a FIFO under mpirun: $(cat pipe.count) gauges"
+else fail "FIFO prom: $(ls -la pipe.prom) $(cat pipe.count 2>/dev/null)"; fi
+rm -f pipe.csv pipe.json pipe.prom pipe.count real.csv link.csv
 
 # 4. Inputs and outputs that are one file, however named.
 ln in.txt hard.txt
@@ -90,7 +103,6 @@ refused "ends in '.partial'" "$bin/fb_import" in.txt --csv x.csv --json x.csv.pa
 # A live run's .partial named as an output (it would be renamed over the run's rows): refused too.
 refused "ends in '.partial'" "$bin/fb_compare" a.json a.json --csv r.csv.partial
 rm -f hard.txt soft.txt
-source "$repo/scripts/mpi-env.sh"
 mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json a.json --csv a.csv > /dev/null 2>&1 ||
   fail "a reference run"
 mpirun --oversubscribe -np 2 "$bin/fb_alltoall" --backend mpi -b 8 -e 64 --json b.json > /dev/null 2>&1 || fail "a second run"
