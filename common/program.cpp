@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/program.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +33,20 @@ int after_stdout_flushed(const std::string& program, int code) {
   return code == kExitOk ? kExitFailure : code;
 }
 
+// A standard stream cron or a parent closed gets /dev/null: left closed, the first file opened
+// (a run's .partial) would take its number and the table would be printed into it. A closed
+// standard output is output the caller discards.
+void open_closed_standard_streams() noexcept {
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
+
 // "PROGRAM: error: MESSAGE" on one line, whatever the message quotes (a file name with a newline).
 void print_error(const std::string& who, const std::string& message) {
   std::fprintf(stderr, "%s: error: %s\n", who.c_str(), one_line(message).c_str());
@@ -43,6 +60,7 @@ void print_failure(const std::string& program, const Topology& topology, const s
 }
 
 int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
+  open_closed_standard_streams();
   const std::string program = std::filesystem::path(argv[0]).filename().string();
   install_interrupt_notice();
   try {
@@ -98,6 +116,7 @@ int run_mpi_program(int argc, char** argv, const ProgramBody& body) {
 }
 
 int run_tool(const char* program, const std::function<int()>& body, int other_errors) {
+  open_closed_standard_streams();
   try {
     return after_stdout_flushed(program, body());
   } catch (const UsageError& e) {

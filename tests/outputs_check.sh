@@ -90,6 +90,20 @@ if [[ -p pipe.prom && $(cat pipe.count) -gt 10 ]]; then ok "--prom on a FIFO und
 else fail "FIFO prom: $(ls -la pipe.prom) $(cat pipe.count 2>/dev/null)"; fi
 rm -f pipe.csv pipe.json pipe.prom pipe.count real.csv link.csv
 
+# A closed standard output is output discarded: the files are whole and named (the table never
+# lands in a .partial that took descriptor 1); /dev/full loses the table: exit 3, the files whole.
+"$bin/fb_import" in.txt --csv closed.csv >&- 2>&-
+rc=$?
+if [[ $rc -eq 0 && $(head -c 15 closed.csv) == "schema_version," && $(grep -c '^#' closed.csv) -eq 0 ]]; then
+  ok "standard output closed: exit 0, the CSV whole"
+else fail "closed standard output: exit $rc, $(head -c 80 closed.csv)"; fi
+"$bin/fb_import" in.txt --csv full.csv > /dev/full 2> full.err
+rc=$?
+if [[ $rc -eq 3 && -s full.csv ]] && grep -q "writing to standard output failed" full.err; then
+  ok "standard output /dev/full: exit 3, said so, the CSV whole"
+else fail "/dev/full: exit $rc, $(cat full.err)"; fi
+rm -f closed.csv full.csv full.err
+
 # 4. Inputs and outputs that are one file, however named.
 ln in.txt hard.txt
 ln -s in.txt soft.txt
