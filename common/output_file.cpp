@@ -508,7 +508,10 @@ bool outputs_held_partial() noexcept { return g_hold_partial.load(); }
 void install_interrupt_notice() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
+  // A second signal waits while the first one's notice is written (and the process then exits):
+  // two SIGTERMs printed the notice twice, interleaved.
   sigemptyset(&action.sa_mask);
+  for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&action.sa_mask, s);
   // SIGHUP: the terminal or ssh session went; SIGPIPE: `| head` closed standard output. Either
   // used to kill the process with its .partial files left and nothing said.
   for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
