@@ -40,7 +40,7 @@ std::string model_line(const ReportInput& in) {
       "within +-{:g} %; intervals +-{:.2f} standard errors ({}); statistic ",
       in.options.threshold * 100, in.options.threshold * 100, c.z,
       in.options.fixed_sigmas > 0 ? std::string("--noise-sigmas")
-                                  : fmt::format("{:g} % confidence over the run", in.options.confidence * 100));
+                                  : fmt::format("{:.10g} % confidence over the run", in.options.confidence * 100));
   std::string used;
   for (const auto& [name, n] : statistics) used += fmt::format("{}{} ({} rows)", used.empty() ? "" : ", ", name, n);
   text += used.empty() ? "none" : used;

@@ -84,7 +84,7 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
   fmt::print(out,
              "# model: binary segmentation of each figure's log over the runs; a level change counts beyond {:g} % "
              "and beyond Student's t on the scatter within the two segments (floored at the runs' own standard "
-             "error), at {:g} % confidence over the history (Bonferroni over splits and series). * marks the "
+             "error), at {:.10g} % confidence over the history (Bonferroni over splits and series). * marks the "
              "first run of a new level.\n",
              options.threshold * 100, options.confidence * 100);
 }
