@@ -134,6 +134,30 @@ extern "C" void on_interrupt(int signal_number) {
 
 namespace {
 
+// The descriptor of this process a path names: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.
+// Opened by name, such a path gets the file behind the descriptor afresh (a log that standard output
+// is appended to, taken for a regular file and replaced); written through the descriptor itself,
+// the bytes go where the stream goes, after what it printed.
+std::optional<int> stream_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  const std::string own = fmt::format("/proc/{}/fd/", ::getpid());
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), own}) {
+    if (!path.starts_with(prefix)) continue;
+    const std::string number = path.substr(prefix.size());
+    if (number.empty() || number.size() > 6 || number.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    return std::stoi(number);
+  }
+  return std::nullopt;
+}
+
+// Whether descriptor `fd` is open for writing.
+bool writable_descriptor(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY;
+}
+
 // What kind of thing `path` is, following symlinks: none (absent, or a dangling link), a regular
 // file, a folder, or something to write in place (character device, FIFO), or refused.
 enum class Kind { kNone, kRegular, kFolder, kInPlace, kBlockDevice, kSocket };
@@ -171,6 +195,11 @@ void check_writable_path(const std::string& path, std::string_view flag) {
         fmt::format("{}: '{}' ends in '{}', the name fabricbench keeps for the file of a run in "
                     "progress: choose another name",
                     flag, path, kPartialSuffix));
+  if (const auto fd = stream_descriptor(path)) {
+    if (!writable_descriptor(*fd))
+      throw UsageError(fmt::format("{}: '{}' names descriptor {}, which is not open for writing", flag, path, *fd));
+    return;
+  }
   switch (kind_of(path)) {
     case Kind::kFolder: throw UsageError(fmt::format("{}: '{}' is a folder; give a file name", flag, path));
     case Kind::kBlockDevice:
@@ -299,6 +328,18 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
     if (!target.empty() && (kind_of(target) == Kind::kRegular || kind_of(target) == Kind::kNone))
       written.push_back({&o, identity_of(target + ".partial"), true});
   }
+  // A file a standard stream is redirected into, named by its own name, would be replaced under it.
+  for (const Entry& w : written) {
+    if (w.is_partial || stream_descriptor(w.named->path)) continue;
+    for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+      struct stat st {};
+      if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && w.id.exists && w.id.device == st.st_dev &&
+          w.id.inode == st.st_ino)
+        throw UsageError(fmt::format("{} '{}' is the file standard {} goes to: give /dev/{} to write there",
+                                     w.named->flag, w.named->path, fd == STDOUT_FILENO ? "output" : "error",
+                                     fd == STDOUT_FILENO ? "stdout" : "stderr"));
+    }
+  }
   for (std::size_t i = 0; i < written.size(); ++i)
     for (std::size_t j = i + 1; j < written.size(); ++j) {
       const Entry &a = written[i], &b = written[j];
@@ -343,6 +384,13 @@ void check_distinct_inputs(const std::vector<NamedPath>& inputs, std::string_vie
 
 OutputFile::OutputFile(std::string path, Unfinished unfinished)
     : path_(std::move(path)), target_(path_), remove_unfinished_(unfinished == Unfinished::kRemove) {
+  if (const auto stream = stream_descriptor(path_)) {
+    in_place_ = stream_ = true;
+    fd_ = ::fcntl(*stream, F_DUPFD_CLOEXEC, 3);
+    if (fd_ < 0 || !writable_descriptor(fd_))
+      throw UsageError(fmt::format("{}: descriptor {} is not open for writing", path_, *stream));
+    return;
+  }
   if (is_symlink(path_)) {
     const std::string resolved = link_target(path_);
     if (!resolved.empty()) target_ = resolved;  // the link stays; its file is what gets written
@@ -373,6 +421,7 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
     : path_(std::move(other.path_)),
       target_(std::move(other.target_)),
       in_place_(other.in_place_),
+      stream_(other.stream_),
       pending_(std::move(other.pending_)),
       fd_(other.fd_),
       done_(other.done_),
@@ -446,7 +495,12 @@ void OutputFile::commit() {
     if (fd < 0)
       throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
                               errno == ENXIO ? " (a FIFO with no reader)" : ""));
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (stream_) {  // after what the stream printed; its own flags are left as they are
+      std::fflush(stdout);
+      std::fflush(stderr);
+    } else {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
     try {
       write_all(fd, pending_, path_);
     } catch (...) {

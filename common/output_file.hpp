@@ -78,6 +78,7 @@ class OutputFile {
   std::string path_;    // as given
   std::string target_;  // a symlink's regular file, else the path given
   bool in_place_ = false;
+  bool stream_ = false;  // /dev/stdout and the like: written through the process's own descriptor
   std::string pending_;  // what a target written in place gets at commit()
   int fd_ = -1;          // the .partial file; for a FIFO, the FIFO, held open from the start
   bool done_ = false;

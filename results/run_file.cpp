@@ -468,6 +468,19 @@ nlohmann::json parse_input_json(std::string_view text, std::string_view name, bo
   }
 }
 
+std::string csv_companion(const std::string& path) {
+  if (!path.ends_with(".csv")) return {};
+  return path.substr(0, path.size() - 4) + ".json";
+}
+
+std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs) {
+  std::vector<NamedPath> all = inputs;
+  for (const NamedPath& in : inputs)
+    if (const std::string json = csv_companion(in.path); !json.empty())
+      all.push_back({fmt::format("{} {}'s JSON", in.flag, in.path), json});
+  return all;
+}
+
 StoredRun load_run(const std::string& path, Format format) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -492,6 +505,7 @@ StoredRun load_run(const std::string& path, Format format) {
   StoredRun run = parse_run(text.str(), path, format);
   if (run.format == Format::kFabricbenchCsv) {  // the context lives in the JSON written beside it
     const std::string sibling = std::filesystem::path(path).replace_extension(".json").string();
+    // (csv_companion names only a .csv's: other names are still read, never written over.)
     if (std::filesystem::is_regular_file(sibling, ec)) {
       try {
         // Only the JSON of this very run: the same rows, else an unrelated file of the same stem.

@@ -11,6 +11,7 @@
 
 #include "common/cpu_contention.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "common/row.hpp"
 
 namespace fabricbench::results {
@@ -55,6 +56,14 @@ struct StoredRun {
 /// Reads and parses `path` (format detected from its content). For our CSV, the context comes
 /// from the JSON beside it (same name, .json) when there is one. Throws InputError.
 StoredRun load_run(const std::string& path, Format format = Format::kAuto);
+
+/// The JSON load_run reads beside a CSV run (its context): PATH with ".json" for ".csv"; "" for
+/// any other path.
+std::string csv_companion(const std::string& path);
+
+/// `inputs` and, for each CSV among them, the JSON beside it that is read too: a tool's output
+/// must be neither (fb_compare a.csv b.csv --json a.json would replace a.json).
+std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs);
 
 /// Whether two stored runs are one launch (its CSV and JSON, or a copy): the same launch_id in
 /// their contexts, or for runs written before it was recorded, the same start (to the second),

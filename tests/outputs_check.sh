@@ -122,6 +122,21 @@ mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --jso
 mpirun --oversubscribe -np 2 "$bin/fb_alltoall" --backend mpi -b 8 -e 64 --json b.json > /dev/null 2>&1 || fail "a second run"
 refused "is the NEW" "$bin/fb_compare" a.json b.json --json b.json
 refused "is the BASELINE" "$bin/fb_compare" a.json b.json --markdown "$PWD/a.json"
+# A CSV run's JSON beside it is read with it (its context): never written over.
+cp a.csv a2.csv
+refused "is the BASELINE a.csv's JSON" "$bin/fb_compare" a.csv a2.csv --json a.json
+refused "is the run a.csv's JSON" "$bin/fb_history" a.csv a2.csv b.json --csv a.json
+rm -f a2.csv
+# /dev/stdout is standard output itself: appended where it goes, never the file behind it replaced;
+# that file named by its own name is refused.
+printf 'PRECIOUS\n' > log.txt
+"$bin/fb_import" in.txt --csv /dev/stdout >> log.txt
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 64 --json /dev/stdout >> log.txt 2> /dev/null
+if [[ $(head -1 log.txt) == PRECIOUS && $(grep -c '^schema_version,' log.txt) -eq 1 && $(grep -c '^{"schema_version":[0-9]*,"complete":true' log.txt) -eq 1 ]]; then
+  ok "--csv/--json /dev/stdout appended to the log standard output goes to"
+else fail "/dev/stdout: $(head -c 200 log.txt)"; fi
+rm -f log.txt
+refused "is the file standard output goes to" "$bin/fb_import" in.txt --csv out.txt
 refused "name the same file" "$bin/fb_compare" a.json b.json --csv r.csv --prom r.csv
 refused "is the run" "$bin/fb_history" a.json a.json a.json --json a.json
 refused "name the same file" mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 8G --csv x.out --prom "$PWD/x.out"
