@@ -15,14 +15,16 @@
 bandwidth / latency / heatmap write PREFIX.png and PREFIX.svg. One line per run and series
 (collective, type, op, placement, pair, settings), labelled with the run's --tag labels or file
 name; with --baseline, a panel under the curves with fb_compare's change per size, its interval
-and its verdict's colour (plain ratios when fb_compare cannot be found). report writes one HTML
-file with the pictures embedded and the tables: readable offline, mailable.
+and its verdict's colour (plain ratios when fb_compare cannot be found; its refusal of the runs is an
+error, exit 2). report writes one HTML file with the pictures embedded and the tables: readable offline,
+mailable; --out /dev/stdout writes it where standard output goes.
 Other tools' output (nccl-tests, perftest, Google Benchmark) goes through fb_import first.
 """
 import argparse
 import base64
 import csv
 import errno
+import fcntl
 import html
 import io
 import json
@@ -308,7 +310,75 @@ def output_paths(args):
     prefix = Path(args.out)
     if prefix.name in ("", ".."):
         raise InputError(f"--out: '{args.out}' is a folder; give a PREFIX for PREFIX.png and PREFIX.svg")
-    return [figure_path(prefix, suffix) for suffix in FIGURE_SUFFIXES]
+    paths = [figure_path(prefix, suffix) for suffix in FIGURE_SUFFIXES]
+    for path in [args.out] + paths:
+        if descriptor_named(path) is not None:
+            raise InputError(f"--out: '{path}' is a stream of fbplot's own: a figure is two files, PREFIX.png and "
+                             f"PREFIX.svg; give a PREFIX (the report can go to /dev/stdout)")
+    return paths
+
+
+# This process's standard streams by name; /dev/fd/N and /proc/self/fd/N are told by their folder.
+STREAM_NAMES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def descriptor_folders():
+    """The folders listing this process's descriptors, as os.path.realpath names them (/proc/PID/fd)."""
+    return {os.path.realpath(folder) for folder in ("/dev/fd", "/proc/self/fd", "/proc/thread-self/fd")} | \
+        {f"/proc/{os.getpid()}/fd"}
+
+
+def descriptor_named(path):
+    """N when `path` names this process's own descriptor N (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a
+    symlink leading to one), else None. Opened by name, such a path leads on to wherever the stream goes,
+    the file a shell appends to among them, which a rename or a truncation would destroy."""
+    folders = descriptor_folders()
+    name = os.path.abspath(path)
+    for _ in range(40):  # as many symlinks as the kernel follows
+        name = "/" + os.path.normpath(name).lstrip("/")
+        folder, leaf = os.path.split(name)
+        if name in STREAM_NAMES:
+            return STREAM_NAMES[name]
+        if leaf.isdigit() and os.path.realpath(folder) in folders:
+            return int(leaf)
+        if not os.path.islink(name):
+            break
+        name = os.path.join(folder, os.readlink(name))
+    if os.path.dirname(os.path.realpath(path)) in folders:  # reached some other way: say so, write nothing
+        raise InputError(f"--out: '{path}' leads to a descriptor of fbplot's own; name it as /dev/fd/N")
+    return None
+
+
+def check_descriptor(path, descriptor):
+    """Refuses, before any work, a descriptor `path` names that is not open for writing, or that is a
+    folder or a disk (a socket is fine here: it is written, not opened by name)."""
+    try:
+        mode = os.fstat(descriptor).st_mode
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+    except OSError:
+        raise InputError(f"--out: '{path}' names descriptor {descriptor}, which is not open")
+    if flags & os.O_ACCMODE == os.O_RDONLY:
+        raise InputError(f"--out: '{path}' names descriptor {descriptor}, which is open for reading only")
+    for refused, why in REFUSED_OUTPUTS:
+        if refused(mode) and refused is not stat.S_ISSOCK:
+            raise InputError(f"--out: '{path}' (descriptor {descriptor}) {why}")
+
+
+def refuse_stream_file(path, figure):
+    """Refuses an --out that is the regular file standard output or error goes to (> log.txt): replacing
+    it would lose what is printed there, and what fbplot prints after would land inside it."""
+    try:
+        written = os.stat(path)
+    except OSError:  # a new file: nobody's stream
+        return
+    for descriptor, stream, name in ((1, "standard output", "/dev/stdout"), (2, "standard error", "/dev/stderr")):
+        try:
+            current = os.fstat(descriptor)
+        except OSError:  # closed
+            continue
+        if stat.S_ISREG(current.st_mode) and (current.st_dev, current.st_ino) == (written.st_dev, written.st_ino):
+            advice = "choose another PREFIX" if figure else f"give {name} to write there"
+            raise InputError(f"--out: '{path}' is the file {stream} goes to: {advice}")
 
 
 def partial_path(path):
@@ -342,9 +412,15 @@ REFUSED_OUTPUTS = ((stat.S_ISDIR, "is a folder; give a file name"),
                    (stat.S_ISSOCK, "is a socket; give a file, a FIFO or a device"))
 
 
-def check_output(path):
+def check_output(path, figure=False):
     """Refuses, before any work, an output fbplot must not write: REFUSED_OUTPUTS, a symlink to
-    nothing (writing through it would create a file wherever it points), a foreign .partial."""
+    nothing (writing through it would create a file wherever it points), a foreign .partial, the
+    file a standard stream goes to; a descriptor of ours (/dev/stdout) not open for writing."""
+    descriptor = descriptor_named(path)
+    if descriptor is not None:
+        check_descriptor(path, descriptor)
+        return
+    refuse_stream_file(path, figure)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -392,10 +468,14 @@ def check_distinct(outputs, inputs):
 
 def write_output(path, data):
     """`data` (bytes) to `path`, never torn: a regular file or a new name through PATH.partial and a
-    rename; anything else in place, never replaced. No .partial is left behind on any failure."""
+    rename; a descriptor of ours through itself; anything else in place, never replaced. No .partial
+    is left behind on any failure."""
     path = str(path)
+    descriptor = descriptor_named(path)
     try:
-        if replaced_by_rename(path):
+        if descriptor is not None:
+            write_descriptor(descriptor, data)
+        elif replaced_by_rename(path):
             write_replacing(path, data)
         else:
             write_in_place(path, data)
@@ -421,6 +501,16 @@ def write_replacing(path, data):
         except OSError:
             pass
         raise
+
+
+def write_descriptor(descriptor, data):
+    """`data` through our own descriptor, after what was printed there already: it goes on wherever the
+    stream goes (>> log.txt keeps the file's content), never reopened by name, renamed or truncated."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
 
 
 def write_in_place(path, data):
@@ -469,14 +559,14 @@ def plot_bandwidth(args):
     runs = [load_run(p) for p in args.runs]
     baseline = load_run(args.baseline) if args.baseline else None
     value_of, label, what = bandwidth_measure(runs[0], args.metric)
-    comparison = comparison_of(args, baseline, runs[0]) if baseline and len(runs) == 1 else None
+    comparison = comparison_for(args, baseline, runs)
     draw(runs, baseline, value_of, label, title_of(runs, what), args.out, log_y=False, comparison=comparison)
 
 
 def plot_latency(args):
     runs = [load_run(p) for p in args.runs]
     baseline = load_run(args.baseline) if args.baseline else None
-    comparison = comparison_of(args, baseline, runs[0]) if baseline and len(runs) == 1 else None
+    comparison = comparison_for(args, baseline, runs)
     draw(runs, baseline, latency_of, "time per operation (us, mean)", title_of(runs, "latency against size"),
          args.out, log_y=True, comparison=comparison)
 
@@ -767,41 +857,80 @@ def embedded_png(plotter, args):
 
 def find_tool(name, explicit=None):
     """Our C++ tool `name`: the one given, else beside this script (an install: /usr/bin), in a
-    build folder of the checkout this script is in or of the working folder, else on PATH."""
+    build folder of the checkout this script is in, else on PATH. Never in the working folder, nor
+    anywhere named relative to it: whoever made a folder we are run in must not choose our code."""
     if explicit:
         return explicit
-    script = Path(__file__).resolve().parent
-    candidates = [script / name]
-    for root in (script.parent, Path.cwd()):
-        candidates += [root / "build" / "bin" / name] + sorted(root.glob(f"build*/bin/{name}"))
+    script = Path(os.path.realpath(__file__)).parent  # where the script really is, however called
+    checkout = script.parent
+    candidates = [script / name, checkout / "build" / "bin" / name] + sorted(checkout.glob(f"build*/bin/{name}"))
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    return shutil.which(name)
+    # An empty or relative PATH entry ("", ".", "bin") means the working folder too: left out.
+    folders = [folder for folder in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(folder)]
+    return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+
+
+class ToolMissing(InputError):
+    """fb_compare or fb_history is nowhere find_tool looks."""
+
+
+class ToolFailure(Exception):
+    """One of our tools failed at run time (its exit 3, a signal, no JSON): fbplot exits 3, a failure too."""
+
+
+def tool_message(name, result):
+    """The tool's own error line, without its "fb_compare: error:" (fbplot prefixes its own)."""
+    lines = [line.strip() for line in (result.stderr + "\n" + result.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(f"{name}: error:")] or lines[-1:] or ["(no message)"]
+    return errors[0].removeprefix(f"{name}: error:").strip()
 
 
 def run_tool_json(name, explicit, arguments):
-    """Runs one of our tools with --json and returns its document, or raises InputError."""
+    """Runs one of our tools with --json and returns its document. Its exit 1 (a regression) is a
+    verdict; its exit 2 (bad input: runs with no rows in common) an InputError; anything else a
+    ToolFailure. ToolMissing when there is no tool to run."""
     tool = find_tool(name, explicit)
     if not tool:
-        raise InputError(f"{name} not found beside this script, in a build*/bin folder or on PATH "
-                         f"(build it, or give --{name.replace('fb_', '')}-bin)")
+        raise ToolMissing(f"{name} not found beside this script, in its checkout's build*/bin folder or on PATH "
+                          f"(build it, or give --{name.replace('fb_', '')}-bin)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
-        result = subprocess.run([tool] + [str(a) for a in arguments] + ["--json", str(out)], capture_output=True,
-                                text=True)
+        try:
+            result = subprocess.run([tool] + [str(a) for a in arguments] + ["--json", str(out)], capture_output=True,
+                                    text=True, errors="replace")
+        except OSError as error:
+            raise InputError(f"{name} {tool} cannot be run: {error.strerror or error}")
+        if result.returncode == 2:
+            raise InputError(f"{name}: {tool_message(name, result)}")
         if result.returncode not in (0, 1) or not out.exists():
-            raise InputError(f"{name} failed: {result.stderr.strip() or result.stdout.strip()[-300:]}")
-        return json.loads(out.read_text())
+            code = f"signal {-result.returncode}" if result.returncode < 0 else f"exit {result.returncode}"
+            raise ToolFailure(f"{name} failed ({code}): {tool_message(name, result)}")
+        try:
+            return json.loads(out.read_text())
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ToolFailure(f"{name} wrote no JSON fbplot can read: {error}")
 
 
 def comparison_of(args, baseline, run):
-    """fb_compare's rows for the ratio panel and the report, or None when it cannot be run."""
+    """fb_compare's rows for the ratio panel and the report, or None when it cannot be found (a
+    note says so). Its refusal of the runs, or its failure, is an error: no plain ratios then."""
     try:
         return run_tool_json("fb_compare", getattr(args, "compare_bin", None), [baseline["path"], run["path"]])
-    except InputError as error:
+    except ToolMissing as error:
         print(f"fbplot: note: {error}; the ratio panel shows plain ratios without intervals", file=sys.stderr)
         return None
+
+
+def comparison_for(args, baseline, runs):
+    """The comparison a figure draws: the report's when it made one already (so fb_compare runs once
+    and its note is printed once), else fb_compare's for a single run against the baseline."""
+    if not baseline or len(runs) != 1:
+        return None
+    if "comparison" in vars(args):
+        return args.comparison
+    return comparison_of(args, baseline, runs[0])
 
 
 def table(headers, rows):
@@ -814,7 +943,10 @@ def render_report(args):
     run = load_run(args.runs[0])
     baseline = load_run(args.baseline) if args.baseline else None
     latency = run["rows"][0].get("benchmark", "").endswith("_lat")
-    base_args = argparse.Namespace(runs=args.runs[:1], baseline=args.baseline, metric=args.metric, out=None)
+    # fb_compare first: its refusal of the runs ends the command before any picture is drawn.
+    comparison = comparison_of(args, baseline, run) if baseline else None
+    base_args = argparse.Namespace(runs=args.runs[:1], baseline=args.baseline, metric=args.metric, out=None,
+                                   comparison=comparison)
     figures = []
     # A row with no size or no bandwidth (a replayed call of count 0) stays in the table, not on a log axis.
     if not latency and curves([run], bandwidth_measure(run, args.metric)[0]):
@@ -847,7 +979,7 @@ def render_report(args):
         sections.append("<h2>Verdicts</h2>" + table(["subject", "verdict", "why"], [
             [v.get("subject", ""), v.get("word", ""), " / ".join(v.get("lines", []))] for v in verdicts]))
     if baseline:
-        c = comparison_of(args, baseline, run)
+        c = comparison
         if c:
             counts = html.escape(", ".join(f"{n} {k}" for k, n in c["counts"].items()))
             differences = "".join(f"<li>context differs - {html.escape(d['item'])}: "
@@ -868,7 +1000,7 @@ def render_report(args):
                                     f"{r['baseline']:.4g}", f"{r['new']:.4g}", f"{(r['speedup'] - 1) * 100:+.1f} %",
                                     interval(r), r["uncertainty"], r["verdict"]] for r in c["rows"]]))
         else:
-            sections.insert(0, "<p>fb_compare could not be run (see the note on stderr): no verdicts.</p>")
+            sections.insert(0, "<p>fb_compare was not found (see the note on stderr): no verdicts.</p>")
     sections.append("<h2>Rows</h2>" + table(["size", "series", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"],
                                               rows))
     pictures = "".join(f"<h2>{html.escape(t)}</h2><img alt='{html.escape(t)}' src='data:image/png;base64,{png}'>"
@@ -905,12 +1037,15 @@ def main():
             check_input(path)
         outputs = output_paths(args)
         for path in outputs:
-            check_output(path)
+            check_output(path, figure=args.what != "report")
         check_distinct([str(path) for path in outputs], named_inputs(args))
         plotters[args.what](args)
     except InputError as error:
         print(f"fbplot: error: {error}", file=sys.stderr)
         return 2
+    except ToolFailure as error:
+        print(f"fbplot: error: {error}", file=sys.stderr)
+        return 3
     except OSError as error:  # an --out that cannot be written, a file that cannot be read
         where = f" {error.filename}" if error.filename else ""
         print(f"fbplot: error: cannot write or read{where}: {error.strerror or error}", file=sys.stderr)

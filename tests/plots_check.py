@@ -33,11 +33,14 @@ def check_png(path, min_width, min_height):
     return f"{width}x{height}, {inked * 100:.0f} % inked"
 
 
-def run_together(commands, cwd, timeout=30):
+def run_together(commands, cwd, timeout=30, options=None):
     """Starts independent commands at once (most of each is Python's start-up) and collects
     {name: (exit, stderr lines)}; one still running at the timeout (a hang on a FIFO) is killed
-    and reads as exit None."""
-    started = {name: subprocess.Popen([str(a) for a in command], cwd=cwd, stdout=subprocess.DEVNULL,
+    and reads as exit None. `options`: {name: Popen arguments} for a command that needs its own
+    (a stdout, an environment, a working folder)."""
+    options = options or {}
+    started = {name: subprocess.Popen([str(a) for a in command], **{"cwd": cwd, "stdout": subprocess.DEVNULL,
+                                                                     **options.get(name, {})},
                                       stderr=subprocess.PIPE, text=True) for name, command in commands.items()}
     results = {}
     for name, process in started.items():
@@ -135,6 +138,89 @@ def check_files_and_outputs(plot, reference, folder):
         else:
             print(f"FAIL: {name}: exit {code} (expected {expected}) {lines[-3:]}; files as expected: "
                   f"{after.get(name, True)}; .partial left: {leftovers}")
+            failures += 1
+    return failures
+
+
+def plant_tools(plot, folder):
+    """The script alone in a folder (no tools beside it, no checkout around it), a working folder
+    with an fb_compare planted where the working folder's build*/bin, ./ and an empty PATH entry
+    would find it (each one leaves a marker when run), and an fb_compare that fails at run time.
+    Returns (the lone script, the working folder, the marker, the failing fb_compare)."""
+    alone, cwd, marker = folder / "alone", folder / "cwd", folder / "planted-fb_compare-ran"
+    alone.mkdir()
+    shutil.copyfile(plot[1], alone / "fbplot.py")
+    for planted in (cwd / "build-x/bin", cwd / "build/bin", cwd):
+        planted.mkdir(parents=True, exist_ok=True)
+        (planted / "fb_compare").write_text(f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+        (planted / "fb_compare").chmod(0o755)
+    failing = folder / "failing_compare"
+    failing.write_text("#!/bin/sh\necho 'fb_compare: error: the disk went away' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    return alone / "fbplot.py", cwd, marker, failing
+
+
+def check_tools_and_streams(plot, reference, compare_bin, folder):
+    """Which fb_compare runs and what its exit means, and an --out that is a standard stream: an
+    fb_compare planted under the working folder never run (the one on PATH is); a baseline of
+    another collective (fb_compare's exit 2) and a failing fb_compare (its exit 3) refused in one
+    line with that exit and nothing written; /dev/stdout appended to the file standard output is
+    appended to, its content kept; a figure to /dev/stdout, and an --out that is the file standard
+    output goes to, refused with that file untouched. Returns the number of failures."""
+    run, base = ((reference / f"vm-mpi-np2/{name}.json").resolve() for name in ("adaptive-noise1", "fixed-n20"))
+    other = (reference / "h200-load-patterns/mpi_incast.json").resolve()  # a gather: no row in common
+    lone, cwd, marker, failing = plant_tools(plot, folder)
+    # An empty PATH entry first (the working folder, to a shell), then the real fb_compare's folder.
+    path = os.pathsep.join(["", str(Path(compare_bin).resolve().parent), os.environ.get("PATH", "")])
+    logs = {name: folder / f"stdout{k}.log" for k, name in enumerate(("report to /dev/stdout", "figure to /dev/stdout",
+                                                                      "--out is standard output's file"))}
+    for log in logs.values():
+        log.write_text("PRECIOUS\n")
+    cases = {  # name: (command, expected exit, fragment of the one line of a refusal)
+        "fb_compare under the working folder not run":
+            ([sys.executable, lone, "bandwidth", run, "--baseline", base, "--out", folder / "lone"], 0, ""),
+        "baseline of another collective": (plot + ["bandwidth", run, "--baseline", other, "--compare-bin",
+                                                   compare_bin, "--out", "other"], 2, "no rows in common"),
+        "report on a baseline of another collective": (plot + ["report", run, "--baseline", other, "--compare-bin",
+                                                               compare_bin, "--out", "other.html"], 2, "no rows in"),
+        "fb_compare failing at run time": (plot + ["report", run, "--baseline", base, "--compare-bin", failing,
+                                                   "--out", "failing.html"], 3, "(exit 3): the disk went away"),
+        "report to /dev/stdout": (plot + ["report", run, "--out", "/dev/stdout"], 0, ""),
+        "figure to /dev/stdout": (plot + ["bandwidth", run, "--out", "/dev/stdout"], 2, "a figure is two files"),
+        "--out is standard output's file": (plot + ["report", run, "--out", logs["--out is standard output's file"]], 2,
+                                            "is the file standard output goes to"),
+    }
+    streams = {name: open(log, "ab") for name, log in logs.items()}  # >>: appended to
+    try:
+        options = {name: {"stdout": stream} for name, stream in streams.items()}
+        options["fb_compare under the working folder not run"] = {"cwd": cwd, "env": dict(os.environ, PATH=path)}
+        results = run_together({name: command for name, (command, _, _) in cases.items()}, folder, options=options)
+    finally:
+        for stream in streams.values():
+            stream.close()
+    texts = {name: log.read_text() for name, log in logs.items()}
+    after = {
+        "fb_compare under the working folder not run": not marker.exists() and (folder / "lone.png").exists(),
+        "baseline of another collective": not list(folder.glob("other*")),
+        "report on a baseline of another collective": not list(folder.glob("other*")),
+        "fb_compare failing at run time": not list(folder.glob("failing.html*")),
+        "report to /dev/stdout": texts["report to /dev/stdout"].startswith("PRECIOUS\n<!DOCTYPE html>")
+                                 and texts["report to /dev/stdout"].endswith("</html>\n"),
+        "figure to /dev/stdout": texts["figure to /dev/stdout"] == "PRECIOUS\n",
+        "--out is standard output's file": texts["--out is standard output's file"] == "PRECIOUS\n",
+    }
+    leftovers = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.partial"))
+    failures = 0
+    for name, (_, expected, fragment) in cases.items():
+        code, lines = results[name]
+        # No note either: the fb_compare on PATH was found and run, the planted ones were not.
+        one_line = not lines if expected == 0 else \
+            len(lines) == 1 and fragment in lines[0] and lines[0].startswith("fbplot: error:")
+        if code == expected and one_line and after[name] and not leftovers:
+            print(f"ok: {name}" + (f" -> {lines[0]}" if expected else ""))
+        else:
+            print(f"FAIL: {name}: exit {code} (expected {expected}) {lines[-3:]}; files as expected: "
+                  f"{after[name]}; .partial left: {leftovers}")
             failures += 1
     return failures
 
@@ -242,6 +328,9 @@ def main():
         files = Path(tmp) / "files"
         files.mkdir()
         failures += check_files_and_outputs(plot, reference, files)
+        tools = Path(tmp) / "tools"
+        tools.mkdir()
+        failures += check_tools_and_streams(plot, reference, options.compare_bin, tools)
     print(f"plots: {failures} failure(s)")
     return 1 if failures else 0
 
