@@ -100,6 +100,7 @@ constexpr std::size_t kMaxPartialFiles = 4;
 constexpr std::size_t kMaxPathLength = 1024;
 std::array<std::array<char, kMaxPathLength>, kMaxPartialFiles> g_partial_paths{};
 volatile std::sig_atomic_t g_partial_count = 0;
+volatile std::sig_atomic_t g_always_say = 0;  // a tool run by hand: the notice even with no file open
 
 void write_stderr(const char* text) {
   const ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
@@ -109,7 +110,7 @@ void write_stderr(const char* text) {
 extern "C" void on_interrupt(int signal_number) {
   // Only a rank that writes files has something to say; the others die quietly, so a launcher's
   // SIGTERM to the peers of a failed rank adds no noise.
-  if (g_partial_count > 0) {
+  if (g_partial_count > 0 || g_always_say) {
     write_stderr(signal_number == SIGINT    ? "fabricbench: interrupted (SIGINT)"
                  : signal_number == SIGHUP  ? "fabricbench: hung up (SIGHUP)"
                  : signal_number == SIGPIPE ? "fabricbench: its output was closed (SIGPIPE)"
@@ -117,7 +118,8 @@ extern "C" void on_interrupt(int signal_number) {
     bool unfinished = false;  // a file already finished (renamed to its name) is no longer partial
     for (int i = 0; i < g_partial_count; ++i)
       unfinished = unfinished || g_partial_paths[static_cast<std::size_t>(i)][0];
-    write_stderr(unfinished ? "; finished rows are kept in:" : " after its files were finished");
+    if (g_partial_count > 0)
+      write_stderr(unfinished ? "; finished rows are kept in:" : " after its files were finished");
     for (int i = 0; i < g_partial_count; ++i) {
       if (!g_partial_paths[static_cast<std::size_t>(i)][0]) continue;
       write_stderr(" ");
@@ -559,7 +561,20 @@ std::atomic<bool> g_hold_partial{false};
 void hold_outputs_partial() noexcept { g_hold_partial.store(true); }
 bool outputs_held_partial() noexcept { return g_hold_partial.load(); }
 
-void install_interrupt_notice() {
+extern "C" void on_closed_output(int) {}  // the write that raised it fails with EPIPE instead
+
+void carry_on_when_output_closes() {
+  struct sigaction previous {};
+  sigaction(SIGPIPE, nullptr, &previous);
+  if (previous.sa_handler == SIG_IGN) return;
+  struct sigaction action {};
+  action.sa_handler = on_closed_output;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGPIPE, &action, nullptr);
+}
+
+void install_interrupt_notice(Notice when) {
+  g_always_say = when == Notice::kAlways;
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   // A second signal waits while the first one's notice is written (and the process then exits):

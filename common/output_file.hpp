@@ -91,9 +91,17 @@ void hold_outputs_partial() noexcept;
 /// Whether hold_outputs_partial() was called.
 bool outputs_held_partial() noexcept;
 
+/// Who says what an interrupt left: a rank with files open (the others of a job die quietly), or
+/// always (a tool run by hand, fb_compare | head: "its output was closed (SIGPIPE)").
+enum class Notice { kWithFiles, kAlways };
 /// Makes SIGINT, SIGTERM, SIGHUP and SIGPIPE print which .partial files hold the finished rows,
 /// then exit 3 (README's runtime failure). A signal already ignored (nohup) stays ignored.
-void install_interrupt_notice();
+void install_interrupt_notice(Notice when = Notice::kWithFiles);
+/// For a program whose children must finish (fb_sweep's launches, fb_health's probes): a closed
+/// standard output (`| head`) no longer kills it silently (141); its writes fail (EPIPE), it goes
+/// on, and the lost table makes its exit code 3 (run_tool). Children get SIGPIPE's default back at
+/// exec, as a handler (not SIG_IGN) is not inherited. A SIGPIPE already ignored stays ignored.
+void carry_on_when_output_closes();
 void register_partial_file(const std::string& partial_path);
 /// The file was finished under its name: a signal no longer names its .partial path.
 void forget_partial_file(const std::string& partial_path);

@@ -104,6 +104,19 @@ if [[ $rc -eq 3 && -s full.csv ]] && grep -q "writing to standard output failed"
 else fail "/dev/full: exit $rc, $(cat full.err)"; fi
 rm -f closed.csv full.csv full.err
 
+# fb_compare into a pipe closed before it writes: the notice, exit 3 (it died silently).
+cp in.txt in2.txt
+python3 - "$bin/fb_compare" in.txt in2.txt > closed.txt 2>&1 <<'EOF'
+import subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdout.close()
+_, err = p.communicate(timeout=60)
+print(p.returncode, err.decode().strip())
+EOF
+if [[ $(cat closed.txt) == "3 fabricbench: its output was closed (SIGPIPE)" ]]; then ok "fb_compare into a closed pipe: $(cat closed.txt)"
+else fail "fb_compare into a closed pipe: $(cat closed.txt)"; fi
+rm -f closed.txt in2.txt
+
 # 4. Inputs and outputs that are one file, however named.
 ln in.txt hard.txt
 ln -s in.txt soft.txt

@@ -273,12 +273,28 @@ def test_results_are_each_launchs_own(options, tmp):
     print("the user's files under a sweep's names are kept (or refuse the sweep); a linked PREFIX.runs is refused")
 
 
+def test_closed_output(options, tmp):
+    """`fb_sweep ... | head -1`: the sweep goes on (every launch runs and is merged), then says its
+    table was lost and exits 3; it was killed by SIGPIPE (141), silently, after its first launch."""
+    copier = launcher(tmp, "run.sh", 'while [ $# -gt 0 ]; do [ "$1" = --json ] && echo \'{"x": 1}\' > "$2"; shift; done')
+    prefix = str(tmp / "closed")
+    sweep = subprocess.Popen([str(options.bin / "fb_sweep"), "--var", "A=1,2,3", "--out", prefix, "--", str(copier)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sweep.stdout.close()  # before its first line
+    _, err = sweep.communicate(timeout=120)
+    launched = sorted(p.name for p in Path(prefix + ".runs").glob("*.log"))
+    expect(sweep.returncode == 3 and b"writing to standard output failed" in err and launched == ["0.log", "1.log",
+                                                                                                    "2.log"],
+           f"fb_sweep with its output closed: exit {sweep.returncode}, {err[-200:]}, launched {launched}")
+    print(f"fb_sweep with its output closed: every launch ran ({launched}), exit 3, said so")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", required=True, type=Path)
     options = parser.parse_args()
     for test in (test_bad_input, test_results_are_each_launchs_own, test_timeout_and_leftovers, test_signals,
-                 test_strays_outside_the_group):
+                 test_strays_outside_the_group, test_closed_output):
         with tempfile.TemporaryDirectory() as tmp:
             test(options, Path(tmp))
     return 0

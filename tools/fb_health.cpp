@@ -212,6 +212,7 @@ int run(int argc, char** argv, bool& nagios) {
 }  // namespace fabricbench::doctor
 
 int main(int argc, char** argv) {
+  fabricbench::carry_on_when_output_closes();  // `fb_health | head`: its probes finish, no silent 141
   bool nagios = false;
   for (int i = 1; i + 1 < argc; ++i)  // known before parsing: for Nagios a usage error is UNKNOWN (3)
     if (std::string(argv[i]) == "--exit-codes" && std::string(argv[i + 1]) == "nagios") nagios = true;

@@ -86,7 +86,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
-  install_interrupt_notice();  // a signal names the .partial files it leaves
+  install_interrupt_notice(Notice::kAlways);  // a signal names the .partial files it leaves
   return run_tool(
       "fb_history", [&] { return run(argc, argv); }, kExitUsage);
 }

@@ -125,7 +125,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  install_interrupt_notice();  // a signal names the .partial files it leaves
+  install_interrupt_notice(Notice::kAlways);  // a signal names the .partial files it leaves
   return run_tool(
       "fb_import", [&] { return run(argc, argv); }, kExitUsage);
 }

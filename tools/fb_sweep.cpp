@@ -379,6 +379,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  carry_on_when_output_closes();  // `fb_sweep ... | head`: every launch still runs and is merged
   return run_tool(
       "fb_sweep", [&] { return run(argc, argv); }, kExitFailure);
 }
