@@ -245,6 +245,12 @@ void check_writable_path(const std::string& path, std::string_view flag) {
         fmt::format("{}: '{}' is too long a name for the '.partial' written beside it ({} bytes of at "
                     "most {}): shorten it",
                     flag, path, leaf.size(), NAME_MAX));
+  // The whole path too: the kernel refuses one of PATH_MAX bytes or more (ENAMETOOLONG).
+  if (const std::string partial = target + ".partial"; partial.size() >= PATH_MAX)
+    throw UsageError(
+        fmt::format("{}: '{}' is too long a path for the '.partial' written beside it ({} bytes of "
+                    "fewer than {}): shorten it",
+                    flag, path, partial.size(), PATH_MAX));
   if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{}: '{}' exists and is not writable", flag, path));
 }

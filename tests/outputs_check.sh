@@ -117,6 +117,12 @@ if [[ $(cat closed.txt) == "3 fabricbench: its output was closed (SIGPIPE)" ]]; 
 else fail "fb_compare into a closed pipe: $(cat closed.txt)"; fi
 rm -f closed.txt in2.txt
 
+# A path whose .partial would pass PATH_MAX: refused before any work (it was exit 3 at the start).
+deep=$(python3 -c "print('/'.join(['d' * 250] * 16))")
+mkdir -p "$deep"
+refused "too long a path for the '.partial'" "$bin/fb_import" in.txt --json "$deep/$(printf 'e%.0s' {1..80}).json"
+rm -rf "d$(printf 'd%.0s' {1..249})"
+
 # 4. Inputs and outputs that are one file, however named.
 ln in.txt hard.txt
 ln -s in.txt soft.txt
