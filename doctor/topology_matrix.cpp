@@ -12,6 +12,10 @@
 
 namespace fabricbench::doctor {
 
+// Beyond any node (8-16 GPUs and as many HCAs): a recorded tree with thousands of GPU entries
+// would make a matrix of millions of cells (4,000 took 40 s and 0.5 GB).
+constexpr std::size_t kMostDevices = 256;
+
 TopologyMatrix topology_matrix(const SysTree& tree) {
   TopologyMatrix m;
   std::vector<Pci> places;
@@ -23,6 +27,12 @@ TopologyMatrix topology_matrix(const SysTree& tree) {
   for (const auto& [name, hca] : rdma_functions(tree)) {
     m.devices.push_back({name, hca.bdf, hca.numa, false});
     places.push_back(hca);
+  }
+  if (places.size() > kMostDevices) {
+    m = {};
+    m.left_out = fmt::format("{} GPUs and RDMA devices, more than the {} a node has: no topology matrix", places.size(),
+                             kMostDevices);
+    return m;
   }
   for (std::size_t row = 0; row < places.size(); ++row) {
     m.cells.emplace_back();
@@ -54,6 +64,11 @@ std::vector<std::string> matrix_lines(const TopologyMatrix& m) {
 }
 
 void summarize_topology(const TopologyMatrix& m, std::vector<Finding>& out) {
+  if (!m.left_out.empty()) {
+    out.push_back(
+        {"topology", Status::kWarn, m.left_out, "a recorded tree that is not one node's? (fb_doctor --root)"});
+    return;
+  }
   std::map<std::string, int> pairs;  // distance -> GPU/RDMA-device pairs at it
   std::set<std::string> numa;
   std::size_t gpus = 0;

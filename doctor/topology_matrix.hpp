@@ -23,6 +23,7 @@ struct TopologyMatrix {
   };
   std::vector<Device> devices;                  ///< GPUs first, then RDMA devices
   std::vector<std::vector<std::string>> cells;  ///< [row][column]: "X" on the diagonal, else PIX..SYS
+  std::string left_out;  ///< why there is no matrix though there are devices (more than any node has)
 };
 
 /// The matrix of this tree's NVIDIA GPUs and RDMA devices with a PCI function.
