@@ -114,6 +114,8 @@ HealthRules parse_health_rules(const std::string& text, const std::string& sourc
     line = trimmed(line.substr(0, line.find('#')));
     if (line.empty()) continue;
     const std::string where = fmt::format("{} line {}", source, number_of_line);
+    // A NUL would end the message that quotes the line at it: a rules file is text.
+    if (line.find('\0') != std::string::npos) throw UsageError(fmt::format("{}: a NUL byte (not a text file?)", where));
     const auto equals = line.find('=');
     if (equals == std::string::npos) throw UsageError(fmt::format("{}: '{}' is not key = value", where, line));
     const std::string key = trimmed(line.substr(0, equals)), value = trimmed(line.substr(equals + 1));

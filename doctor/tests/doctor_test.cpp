@@ -220,6 +220,7 @@ TEST(Health, RulesFileParsesAndRefusesWhatItDoesNotKnow) {
   EXPECT_EQ(parse_health_rules("\xEF\xBB\xBFgpus = 4\n", "bom.rules").gpus, 4);  // a byte-order mark
   EXPECT_EQ(error_of("require_gdr = maybe\n"), "x.rules line 1: require_gdr is yes or no, not 'maybe'");
   EXPECT_EQ(error_of("gpus 8\n"), "x.rules line 1: 'gpus 8' is not key = value");
+  EXPECT_EQ(error_of(std::string("gpus = 1\0hcas=1\n", 16)), "x.rules line 1: a NUL byte (not a text file?)");
 }
 
 TEST(Health, APortDownFailsWithTheCableRemedyAndTheLineNamesIt) {
