@@ -18,6 +18,8 @@ std::string series_of(const ResultRow& r) {
   std::string series = fmt::format("{} {} {} {}", r.collective, r.dtype, r.op, r.placement);
   if (r.root >= 0) series += fmt::format(" root {}", r.root);
   if (r.pair >= 0) series += fmt::format(" pair {}", r.pair);
+  // A matrix's cells share pair numbers round by round: without the nodes, two links were one series.
+  if (!r.host.empty() || !r.peer_host.empty()) series += fmt::format(" {} - {}", r.host, r.peer_host);
   if (!r.settings.empty()) series += " [" + r.settings.text() + "]";
   return series;
 }

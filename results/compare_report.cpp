@@ -80,7 +80,11 @@ std::string model_line(const ReportInput& in) {
 }
 
 std::string what(const ResultRow& r) {
-  std::string text = fmt::format("{} {} {} {}", r.collective, r.dtype, r.op, r.placement);
+  std::string text = r.collective;
+  // A matrix's cells share pair numbers round by round: the nodes say which link a row is, first,
+  // where the table's narrow column still shows them.
+  if (!r.host.empty() || !r.peer_host.empty()) text += fmt::format(" {} - {}", r.host, r.peer_host);
+  text += fmt::format(" {} {} {}", r.dtype, r.op, r.placement);
   if (r.pair >= 0) text += fmt::format(" pair {}", r.pair);
   if (!r.settings.empty()) text += " [" + r.settings.text() + "]";
   return text;

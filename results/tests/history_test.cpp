@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "common/error.hpp"
 
@@ -98,6 +99,22 @@ TEST(History, AShortHistoryStillShowsACollapse) {
   EXPECT_TRUE(large(build_history(runs_at({92, 95, 90, 93, 91}), HistoryOptions{})).changes.empty());
   EXPECT_TRUE(large(build_history(runs_at({92, 95, 90, 93}), HistoryOptions{})).changes.empty());
   EXPECT_TRUE(large(build_history(runs_at({92, 95, 90}), HistoryOptions{})).changes.empty());
+}
+
+TEST(History, TwoLinksOfAMatrixWithOnePairNumberAreTwoSeries) {
+  // A matrix numbers its pairs round by round: node01 - node02 and node03 - node04 are both pair 0.
+  std::vector<StoredRun> runs = runs_at({92, 92, 92});
+  for (StoredRun& run : runs) {
+    ResultRow a = row(32 << 20, 90e9), b = row(32 << 20, 45e9);
+    a.pair = b.pair = 0;
+    a.host = "node01", a.peer_host = "node02";
+    b.host = "node03", b.peer_host = "node04";
+    run.rows = {a, b};
+  }
+  std::set<std::string> names;
+  for (const HistorySeries& s : build_history(runs, HistoryOptions{}).series) names.insert(s.name);
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_TRUE(names.count("all_reduce float sum out-of-place pair 0 node01 - node02 (16 ranks)")) << *names.begin();
 }
 
 TEST(History, AFlatNoisySeriesAndASmallStepHaveNoChange) {
