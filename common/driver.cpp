@@ -43,6 +43,7 @@ std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& prog
 std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
   const OutputOptions& o = job.outputs();
   auto tee = std::make_unique<ReporterTee>();
+  tee->attach(job.console_reporter(stdout));
   // One output refused (a FIFO with no reader) leaves none of the others' files behind.
   try {
     if (!o.csv_path.empty()) tee->attach(make_csv_reporter(o.csv_path));
@@ -52,11 +53,8 @@ std::unique_ptr<ReporterTee> make_reporters(const Job& job) {
     tee->discard();
     throw;
   }
-  auto with_console = std::make_unique<ReporterTee>();
-  with_console->attach(job.console_reporter(stdout));
-  with_console->attach(std::move(tee));
-  if (auto progress = make_progress_reporter(o.progress)) with_console->attach(std::move(progress));  // last
-  return with_console;
+  if (auto progress = make_progress_reporter(o.progress)) tee->attach(std::move(progress));  // last: under the table
+  return tee;
 }
 
 int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, const Topology& topology,
@@ -102,10 +100,10 @@ int measure_and_report(Job& job, Watchdog& watchdog, int argc, char** argv, cons
       reporters.reset();
     }
   }
-  if (world.size() > 1 || !output_error.empty()) {
+  if (world.size() > 1) {
     Watchdog::Scope wait(watchdog);
     output_error = agree_on_error(world, output_error);
-    output_error_is_usage = world.broadcast(output_error_is_usage ? "1" : "0", 0) == "1";
+    if (!output_error.empty()) output_error_is_usage = world.broadcast(output_error_is_usage ? "1" : "0", 0) == "1";
   }
   if (!output_error.empty()) {
     if (output_error_is_usage) throw UsageError(output_error);

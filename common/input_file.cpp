@@ -52,4 +52,17 @@ std::string read_input_file(const std::string& path, std::string_view flag, std:
   return text;
 }
 
+std::optional<std::string> regular_file_head(const std::string& path, std::size_t bytes) {
+  const OpenFile file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (file.get() < 0 || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string head(bytes, '\0');
+  ssize_t got = -1;
+  do got = ::read(file.get(), head.data(), head.size());
+  while (got < 0 && errno == EINTR);
+  if (got < 0) return std::nullopt;
+  head.resize(static_cast<std::size_t>(got));
+  return head;
+}
+
 }  // namespace fabricbench

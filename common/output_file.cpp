@@ -442,10 +442,7 @@ OutputFile::~OutputFile() {
   if (fd_ < 0) return;
   // Neither committed nor kept: a write failed (a full disk). A document written whole has
   // nothing worth keeping.
-  if (!done_ && remove_unfinished_ && !in_place_) {
-    ::unlink(partial_path().c_str());
-    forget_partial_file(partial_path());
-  }
+  if (!done_ && remove_unfinished_) remove_partial();
   ::close(fd_);
 }
 
@@ -497,17 +494,19 @@ void OutputFile::commit() {
   if (outputs_held_partial()) return keep_incomplete();
   done_ = true;
   if (in_place_) {
-    // A FIFO's descriptor is held from the start; a device is opened now. O_NONBLOCK: a FIFO
-    // without a reader fails at once (ENXIO) instead of hanging the run.
-    const int fd = fd_ >= 0 ? std::exchange(fd_, -1) : ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
-                              errno == ENXIO ? " (a FIFO with no reader)" : ""));
+    // A FIFO or a stream is held from the start; a device is opened now (O_NONBLOCK, as a FIFO
+    // would be: ENXIO at once, never a hang).
+    int fd = std::exchange(fd_, -1);
+    if (fd < 0) {
+      fd = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0)
+        throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
+                                errno == ENXIO ? " (a FIFO with no reader)" : ""));
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
     if (stream_) {  // after what the stream printed; its own flags are left as they are
       std::fflush(stdout);
       std::fflush(stderr);
-    } else {
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
     try {
       write_all(fd, pending_, path_);
@@ -529,12 +528,16 @@ void OutputFile::commit() {
 void OutputFile::discard() noexcept {
   if (done_) return;
   done_ = true;
-  if (fd_ >= 0 && !in_place_) {
-    ::unlink(partial_path().c_str());
-    forget_partial_file(partial_path());
-  }
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  remove_partial();
+  ::close(fd_);
   fd_ = -1;
+}
+
+void OutputFile::remove_partial() noexcept {
+  if (in_place_) return;  // a FIFO or a stream: nothing of ours to remove
+  ::unlink(partial_path().c_str());
+  forget_partial_file(partial_path());
 }
 
 void OutputFile::keep_incomplete() {

@@ -75,8 +75,9 @@ class OutputFile {
   bool in_place() const { return in_place_; }
 
  private:
-  std::string path_;    // as given
-  std::string target_;  // a symlink's regular file, else the path given
+  void remove_partial() noexcept;  // the .partial file and its entry in the interrupt notice
+  std::string path_;               // as given
+  std::string target_;             // a symlink's regular file, else the path given
   bool in_place_ = false;
   bool stream_ = false;  // /dev/stdout and the like: written through the process's own descriptor
   std::string pending_;  // what a target written in place gets at commit()

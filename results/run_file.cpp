@@ -15,6 +15,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "common/input_file.hpp"
 #include "common/json_input.hpp"
 #include "common/reporter.hpp"
 #include "results/comparison.hpp"
@@ -86,7 +87,7 @@ Format detect(std::string_view text, const nlohmann::json* document) {
     if (document->contains("results") && document->contains("test_info")) return Format::kPerftestJson;
     return Format::kAuto;
   }
-  if (text.starts_with("schema_version,")) return Format::kFabricbenchCsv;
+  if (begins_as_our_csv(text)) return Format::kFabricbenchCsv;
   if (contains(text, "# Collective test starting") || has_nccl_tests_header(text) || contains(text, "# nThread "))
     return Format::kNcclTestsText;
   if (contains(text, "#bytes") && (contains(text, "BW peak") || contains(text, "t_min"))) return Format::kPerftestText;
@@ -468,16 +469,22 @@ nlohmann::json parse_input_json(std::string_view text, std::string_view name, bo
   }
 }
 
-std::string csv_companion(const std::string& path) {
-  if (!path.ends_with(".csv")) return {};
-  return path.substr(0, path.size() - 4) + ".json";
+bool begins_as_our_csv(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  return text.starts_with("schema_version,");
+}
+
+std::string json_beside(const std::string& path) {
+  return std::filesystem::path(path).replace_extension(".json").string();
 }
 
 std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs) {
   std::vector<NamedPath> all = inputs;
-  for (const NamedPath& in : inputs)
-    if (const std::string json = csv_companion(in.path); !json.empty())
-      all.push_back({fmt::format("{} {}'s JSON", in.flag, in.path), json});
+  for (const NamedPath& in : inputs) {
+    const auto head = regular_file_head(in.path, 32);
+    if (head && begins_as_our_csv(*head) && json_beside(in.path) != in.path)
+      all.push_back({fmt::format("{} {}'s JSON", in.flag, in.path), json_beside(in.path)});
+  }
   return all;
 }
 
@@ -504,8 +511,7 @@ StoredRun load_run(const std::string& path, Format format) {
   text << in.rdbuf();
   StoredRun run = parse_run(text.str(), path, format);
   if (run.format == Format::kFabricbenchCsv) {  // the context lives in the JSON written beside it
-    const std::string sibling = std::filesystem::path(path).replace_extension(".json").string();
-    // (csv_companion names only a .csv's: other names are still read, never written over.)
+    const std::string sibling = json_beside(path);
     if (std::filesystem::is_regular_file(sibling, ec)) {
       try {
         // Only the JSON of this very run: the same rows, else an unrelated file of the same stem.

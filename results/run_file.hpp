@@ -57,12 +57,17 @@ struct StoredRun {
 /// from the JSON beside it (same name, .json) when there is one. Throws InputError.
 StoredRun load_run(const std::string& path, Format format = Format::kAuto);
 
-/// The JSON load_run reads beside a CSV run (its context): PATH with ".json" for ".csv"; "" for
-/// any other path.
-std::string csv_companion(const std::string& path);
+/// Whether `text` begins as fabricbench's CSV does (its header's first column; a byte-order mark
+/// an editor put there skipped).
+bool begins_as_our_csv(std::string_view text);
 
-/// `inputs` and, for each CSV among them, the JSON beside it that is read too: a tool's output
-/// must be neither (fb_compare a.csv b.csv --json a.json would replace a.json).
+/// The JSON load_run reads beside one of our CSV runs for its context: PATH with ".json" for its
+/// extension.
+std::string json_beside(const std::string& path);
+
+/// `inputs` and, for each of our CSV runs among them (by content, whatever its name), the JSON
+/// beside it that load_run reads too: a tool's output must be neither (fb_compare a.csv b.csv
+/// --json a.json would replace a.json).
 std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs);
 
 /// Whether two stored runs are one launch (its CSV and JSON, or a copy): the same launch_id in

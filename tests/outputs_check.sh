@@ -145,7 +145,9 @@ refused "is the BASELINE" "$bin/fb_compare" a.json b.json --markdown "$PWD/a.jso
 cp a.csv a2.csv
 refused "is the BASELINE a.csv's JSON" "$bin/fb_compare" a.csv a2.csv --json a.json
 refused "is the run a.csv's JSON" "$bin/fb_history" a.csv a2.csv b.json --csv a.json
-rm -f a2.csv
+cp a.csv a.out  # our CSV by its content, whatever its name: its JSON is read all the same
+refused "is the BASELINE a.out's JSON" "$bin/fb_compare" a.out a2.csv --json a.json
+rm -f a2.csv a.out
 # /dev/stdout is standard output itself: appended where it goes, never the file behind it replaced;
 # that file named by its own name is refused.
 printf 'PRECIOUS\n' > log.txt

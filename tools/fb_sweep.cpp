@@ -8,13 +8,11 @@
 // Exit 0: every launch gave results; 1: some failed; 2: bad usage (nothing launched, no file
 // written); 3: none gave results. However fb_sweep ends (SIGINT, SIGTERM, SIGHUP, even SIGKILL),
 // the running launch's whole process group is ended with it (sweep/launch.hpp).
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -23,10 +21,10 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <string_view>
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 #include "common/numbers.hpp"
 #include "common/output_file.hpp"
 #include "common/program.hpp"
@@ -236,15 +234,10 @@ Left left_at(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return Left::kNothing;
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return Left::kForeign;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Left::kForeign;
-  std::array<char, 32> head{};
-  const ssize_t got = ::read(fd, head.data(), head.size());
-  ::close(fd);
-  if (got < 0) return Left::kForeign;
-  const std::string_view begins(head.data(), static_cast<std::size_t>(got));
-  const bool ours = begins.empty() || begins.starts_with("schema_version,") ||
-                    begins.starts_with("{\"schema_version\":") || begins.starts_with(sweep::kLaunchLogHeader);
+  const std::optional<std::string> head = regular_file_head(path, 32);
+  if (!head) return Left::kForeign;
+  const bool ours = head->empty() || results::begins_as_our_csv(*head) || head->starts_with("{\"schema_version\":") ||
+                    head->starts_with(sweep::kLaunchLogHeader);
   return ours ? Left::kOurs : Left::kForeign;
 }
 
