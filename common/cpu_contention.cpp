@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/cpu_contention.hpp"
 
+#include <fmt/format.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -70,6 +75,51 @@ CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world) {
   all.steal = most[1];
   all.slowdown = std::exp(waits_lost + lost(all.steal));
   return all;
+}
+
+double layout_slowdown(const std::vector<RankCpus>& ranks) {
+  std::map<std::string, std::pair<int, std::set<int>>> machines;  // ranks on it, the CPUs any may run on
+  for (const RankCpus& r : ranks) {
+    auto& [count, cpus] = machines[r.machine];
+    ++count;
+    cpus.insert(r.cpus.begin(), r.cpus.end());
+  }
+  double waits_lost = 0;
+  for (const RankCpus& r : ranks) {
+    const auto& [count, cpus] = machines[r.machine];
+    const double share = cpus.empty() ? 1.0 : static_cast<double>(cpus.size()) / count;
+    if (share < 1) waits_lost += lost(1 - share);
+  }
+  return std::exp(waits_lost);
+}
+
+RankCpus this_rank_cpus(const std::string& fallback_machine) {
+  RankCpus mine;
+  std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
+  if (!std::getline(boot_id, mine.machine) || mine.machine.empty()) mine.machine = fallback_machine;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) mine.cpus.push_back(cpu);
+  return mine;
+}
+
+double layout_slowdown(ControlPlane& world) {
+  RankCpus mine = this_rank_cpus(world.node_name());
+  std::replace_if(
+      mine.machine.begin(), mine.machine.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+  std::string bytes = mine.machine.empty() ? "unnamed" : mine.machine;
+  for (int cpu : mine.cpus) bytes += fmt::format(" {}", cpu);
+  std::vector<RankCpus> ranks;
+  for (const std::string& gathered : world.all_gather(bytes)) {
+    std::istringstream fields(gathered);
+    RankCpus r;
+    fields >> r.machine;
+    for (int cpu = 0; fields >> cpu;) r.cpus.push_back(cpu);
+    ranks.push_back(std::move(r));
+  }
+  return layout_slowdown(ranks);
 }
 
 nlohmann::json to_json(const CpuContention& c) {

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "common/control_plane.hpp"
 
@@ -53,6 +55,23 @@ class ContentionMeter {
 /// Every rank's contention folded (the largest of each, and the rank waiting most), on every rank.
 /// Collective.
 CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world);
+
+/// One rank's place among the machine's CPUs: its machine (the kernel's boot id, which fake hosts
+/// in network namespaces and containers share with the host that runs them) and the CPUs it may run on.
+struct RankCpus {
+  std::string machine;
+  std::vector<int> cpus;
+};
+
+/// The contention a run's layout explains by itself: ranks sharing a machine's CPUs, more of them
+/// than CPUs, wait for one in turn while each polls, every rank 1 - CPUs / ranks of the time (3
+/// ranks on 2 cores: a third each, 1.5^3 = 3.4x, where the fake cluster's quiet sweeps read
+/// 3.4-3.6x), folded as fold_over_ranks folds waits. 1 where every rank has a CPU of its own.
+double layout_slowdown(const std::vector<RankCpus>& ranks);
+/// This rank's machine and CPUs; `fallback_machine` where the kernel gives no boot id.
+RankCpus this_rank_cpus(const std::string& fallback_machine);
+/// layout_slowdown() over every rank's, the same on every rank. Collective.
+double layout_slowdown(ControlPlane& world);
 
 /// {"runqueue_wait", "runqueue_wait_rank", "steal", "slowdown"} and, where measured,
 /// "core_handoff_ns": [before, after]; null when not known.

@@ -120,19 +120,19 @@ std::vector<std::size_t> measuring_sweeps(const std::vector<std::vector<std::vec
   return measuring;
 }
 
-// Whether the round measures another sweep: too few quiet sweeps, or a row whose kept sweeps
-// scatter too far. Rank 0, which holds the rows, decides; the decision is reduced over the world,
-// so every rank takes the same number of sweeps.
+// Whether the round measures another sweep: too few quiet sweeps (disagreeing, or contended
+// beyond what the layout explains), or a row whose kept sweeps scatter too far. Rank 0, which holds the rows, decides;
+// the decision is reduced over the world, so every rank takes the same number of sweeps.
 bool another_sweep(const std::vector<std::vector<std::vector<ResultRow>>>& repeats_of_step,
-                   const std::vector<CpuContention>& contention, const RepeatPlan& plan, ControlPlane& world,
-                   Watchdog& watchdog) {
+                   const std::vector<CpuContention>& contention, const RepeatPlan& plan, double layout,
+                   ControlPlane& world, Watchdog& watchdog) {
   const auto taken = static_cast<int>(contention.size());
   if (taken < plan.least) return true;
   if (taken >= plan.most) return false;
   bool more = false;
   if (world.rank() == 0) {
     more = contention_wants_more(contention_of(contention, measuring_sweeps(repeats_of_step, contention.size())),
-                                 plan.least);
+                                 plan.least, layout);
     for (std::size_t step = 0; step < repeats_of_step.size() && !more; ++step) {
       std::vector<const std::vector<ResultRow>*> kept;
       for (std::size_t k : kept_sweeps(repeats_of_step[step], contention, plan))
@@ -193,6 +193,11 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, Co
   taken.least = repeats.least;
   taken.most = repeats.most;
   std::vector<CpuContention> kept_contention;  // every round's kept sweeps
+  if (repeats.adaptive()) {
+    watchdog.set_activity("gathering the ranks' CPUs (how many share a machine's cores)");
+    Watchdog::Scope wait(watchdog);
+    taken.layout_slowdown = layout_slowdown(world);
+  }
   const std::size_t steps = job.steps();
   for (std::size_t round = 0; round < job.rounds(); ++round) {
     sink.begin_round(round);
@@ -200,8 +205,9 @@ ScheduleFigures run_group_rounds(GroupedMeasurement& job, RepeatPlan repeats, Co
     std::vector<std::vector<std::vector<ResultRow>>> repeats_of_step(steps);
     std::vector<CpuContention> contention_of_sweep;  // every rank: the same folded figures
     int sweeps = 0;
-    for (; repeats.adaptive() ? another_sweep(repeats_of_step, contention_of_sweep, repeats, world, watchdog)
-                              : sweeps < repeats.least;
+    for (; repeats.adaptive()
+               ? another_sweep(repeats_of_step, contention_of_sweep, repeats, taken.layout_slowdown, world, watchdog)
+               : sweeps < repeats.least;
          ++sweeps) {
       const ContentionMeter meter;
       for (std::size_t step = 0; step < steps; ++step) {

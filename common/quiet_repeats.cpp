@@ -56,11 +56,15 @@ std::vector<std::size_t> quiet_sweeps(const std::vector<CpuContention>& sweeps, 
   return kept;
 }
 
-bool contention_wants_more(const std::vector<CpuContention>& sweeps, int least) {
+bool beyond_layout(double bound, double layout) {
+  return std::max(bound, kQuietAgreement) > std::max(layout, kQuietAgreement) * kQuietAgreement;
+}
+
+bool contention_wants_more(const std::vector<CpuContention>& sweeps, int least, double layout) {
   if (!all_known(sweeps) || sweeps.size() < static_cast<std::size_t>(least)) return false;
   const std::vector<std::size_t> order = by_contention(sweeps);
-  return effective(sweeps[order[static_cast<std::size_t>(least) - 1]]) >
-         effective(sweeps[order.front()]) * kQuietAgreement;
+  const double nth = effective(sweeps[order[static_cast<std::size_t>(least) - 1]]);
+  return nth > effective(sweeps[order.front()]) * kQuietAgreement || beyond_layout(nth, layout);
 }
 
 bool spread_wants_more(const std::vector<const std::vector<ResultRow>*>& rows_of_sweep) {

@@ -4,6 +4,8 @@
 // - CPU contention struck some sweeps and not others (a neighbour's burst on a shared node): the
 //   contention a run was measured under is the allowance fb_compare gives it, and a sweep measured
 //   in a burst hides a real regression behind that allowance. Contended sweeps are left out.
+// - every sweep so far was measured under more contention than the ranks' own sharing of cores
+//   explains (layout_slowdown): a burst that has not ended yet, which a later sweep may miss.
 // - a row's sweeps scatter so far that its centre is not known to kSpreadTarget: fb_compare's
 //   interval is as wide as that scatter allows, and a real change inside it reads UNSURE.
 // On the 3-host fake cluster with the fast test tier beside it, a link halved in speed read UNSURE
@@ -50,6 +52,8 @@ struct RepeatFigures {
   CpuContention kept_contention;
   /// Over every sweep measured, kept or not (the driver's meter), where a sweep was left out.
   CpuContention all_contention;
+  /// What the ranks' sharing of cores explains by itself (layout_slowdown); 1 where not measured.
+  double layout_slowdown = 1;
 };
 
 /// ", 3 sweeps combined per row (...)" for a run's title; empty for one sweep.
@@ -60,8 +64,13 @@ std::string repeats_title(const RepeatPlan& plan);
 /// `least`-th quietest's bound; every one where any is not known.
 std::vector<std::size_t> quiet_sweeps(const std::vector<CpuContention>& sweeps, int least);
 
-/// Whether the `least` quietest sweeps disagree on their contention (kQuietAgreement).
-bool contention_wants_more(const std::vector<CpuContention>& sweeps, int least);
+/// Whether the `least` quietest sweeps disagree on their contention, or the `least`-th quietest
+/// was measured under more than kQuietAgreement x what the layout explains (`layout`:
+/// layout_slowdown, at least kQuietAgreement).
+bool contention_wants_more(const std::vector<CpuContention>& sweeps, int least, double layout);
+
+/// Whether sweeps measured under `bound` were contended beyond what the layout explains.
+bool beyond_layout(double bound, double layout);
 
 /// Whether some row's centre is not known to kSpreadTarget: `rows_of_sweep[k]` are one step's
 /// rows of kept sweep k (row j of each the same measurement), by their median times.

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common/expectation.hpp"
+#include "common/quiet_repeats.hpp"
 
 namespace fabricbench {
 
@@ -116,7 +117,8 @@ nlohmann::json to_json(const RunSummary& s) {
                     {"measured", r.measured},
                     {"rounds", r.rounds},
                     {"rounds_extended", r.rounds_extended},
-                    {"sweeps_left_out", r.sweeps_left_out}};
+                    {"sweeps_left_out", r.sweeps_left_out},
+                    {"layout_slowdown", r.layout_slowdown}};
     if (r.sweeps_left_out > 0) j["repeats"]["contention_all_sweeps"] = to_json(r.all_contention);
   }
   if (s.memory) {
@@ -176,6 +178,11 @@ void print_summary(std::FILE* out, const RunSummary& s, std::size_t rows) {
           "; {} contended sweep(s) left out, the kept ones may read up to {:.2f}x slow from it "
           "(every sweep: {:.2f}x)",
           r.sweeps_left_out, s.contention.slowdown, r.all_contention.slowdown);
+    if (s.contention.known && beyond_layout(s.contention.slowdown, r.layout_slowdown))
+      line += fmt::format(
+          "; no quieter sweeps came: the kept ones were measured under {:.2f}x, where the ranks' sharing of cores "
+          "explains {:.2f}x, and against a quieter run a change within that reads UNSURE",
+          s.contention.slowdown, r.layout_slowdown);
     fmt::print(out, "{}\n", line);
   }
   print_verdicts(out, s);

@@ -112,6 +112,32 @@ def test_hostile_tree(options, tmp):
     print(f"fb_health --budget 5 on it: exit {result.returncode} in {seconds:.1f} s, JSON and .prom valid UTF-8")
 
 
+def test_inspection_within_budget(options, tmp):
+    """A tree that takes longer to read than --budget: one GPU under 20,000 names (4,000 took
+    5.4 s to inspect). The verdict is FAIL at the budget, never a prolog killed by Slurm."""
+    tree = tmp / "slow"
+    shutil.copytree(options.tree, tree, symlinks=True)
+    gpu = tree / "sys/devices/pci0000:00/0000:00:06.0"
+    gpu.mkdir(parents=True)
+    for name, value in (("vendor", "0x10de"), ("class", "0x030200"), ("numa_node", "0")):
+        (gpu / name).write_text(value + "\n")
+    links = tree / "sys/bus/pci/devices"
+    links.mkdir(parents=True, exist_ok=True)
+    for i in range(20000):
+        os.symlink("../../../devices/pci0000:00/0000:00:06.0", links / f"0001:{i:04x}:00.0")
+    health_json = tmp / "health.json"
+    result, seconds = run([options.bin / "fb_health", "--root", tree, "--budget", "2", "--host", "node07",
+                           "--json", health_json], 60)
+    line = result.stdout.decode(errors="replace").strip()
+    expect(result.returncode == 1 and seconds < 4 and "FAIL node07" in line and "--budget 2 s ran out" in line,
+           f"fb_health --budget 2 on a tree slower to read: exit {result.returncode} after {seconds:.1f} s: {line}\n"
+           f"{result.stderr.decode(errors='replace')}")
+    checks = strict_json(health_json)["checks"]
+    expect([c["check"] for c in checks] == ["inspection"], f"fb_health's JSON: {checks}")
+    expect(not list(tmp.glob("*.partial")), f"a .partial file was left: {list(tmp.glob('*.partial'))}")
+    print(f"fb_health --budget 2 on a tree slower to read than that: exit 1 in {seconds:.1f} s: {line}")
+
+
 def test_memlock_rule(options, tmp):
     """vm-debian12: no GPU, no RDMA device, memlock 8 MiB."""
     rules = {"cpu-only": "gpus = 0\nhcas = 0\n", "wants-hca": "gpus = 0\nhcas = 1\n"}
@@ -167,7 +193,7 @@ def main():
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--tree", required=True, type=Path, help="tests/data/doctor/vm-debian12")
     options = parser.parse_args()
-    for test in (test_hostile_tree, test_memlock_rule, test_bad_numbers):
+    for test in (test_hostile_tree, test_inspection_within_budget, test_memlock_rule, test_bad_numbers):
         with tempfile.TemporaryDirectory() as tmp:
             test(options, Path(tmp))
     return 0

@@ -894,7 +894,8 @@ def test_compare(runner, _):
         runs = rows[0]["runs"] if rows else 0
         expect(len(rows) == 6 and 3 <= runs <= 9 and all(r["runs"] == runs and r["between_run_rsd"] > 0 for r in rows)
                and repeats["least"] == 3 and repeats["most"] == 9 and (repeats["measured"] == 3) == (repeats["rounds_extended"] == 0)
-               and repeats["measured"] == runs + repeats["sweeps_left_out"] and (runs == 3 or "# Repeats" in result.stdout),
+               and repeats["measured"] == runs + repeats["sweeps_left_out"] and (runs == 3 or "# Repeats" in result.stdout)
+               and repeats["layout_slowdown"] >= 1,
                f"--repeat 3 rows: {[(r['size_bytes'], r['runs'], r['between_run_rsd']) for r in rows]}, {repeats}")
         # --samples: every kept sweep's 50 timed samples, none beyond the slowest the row reports.
         expect(all(len(r["samples_s"]) == 50 * runs and 0 < max(r["samples_s"]) <= r["time_max_s"] * 1.0001

@@ -14,8 +14,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
+#include <thread>
+#include <type_traits>
 
 #include "common/cli.hpp"
 #include "common/error.hpp"
@@ -37,6 +40,9 @@ using Clock = std::chrono::steady_clock;
 constexpr double kGpuCopySeconds = 20;      // 64 MiB copies on 8 GPUs take about 5 s
 constexpr double kLoopbackSeconds = 15;     // every port together
 constexpr double kLoopbackSecondsEach = 5;  // one port: 0.3 s of writes, the rest is slack
+// The node's inspection gets what is left of the budget, and at least this, after measurements
+// that took all of it (an 8-GPU node's sysfs reads in well under a second).
+constexpr double kLeastInspectionSeconds = 1;
 
 std::string this_host() {
   char name[256] = {};
@@ -138,12 +144,23 @@ std::optional<Options> parse_options(int argc, char** argv, bool& nagios) {
   return o;
 }
 
+/// `work`'s result, or nothing where it has not returned within `seconds`: then it goes on in a
+/// thread of its own, which the caller must end with the process (it may hold the caller's frame).
+template <typename Work>
+std::optional<std::invoke_result_t<Work>> within(double seconds, Work work) {
+  std::packaged_task<std::invoke_result_t<Work>()> task(std::move(work));
+  auto result = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (result.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) return std::nullopt;
+  return result.get();  // rethrows what the work threw
+}
+
 /// What fb_health measures on the live node, shortest first; the all_reduce gets what is left of
 /// the budget (`left`): a stuck step costs the later ones, never the verdict.
 NodeMeasurements measure(const SysTree& tree, const HealthRules& rules, const std::function<double()>& left,
                          bool hang) {
-  const auto gpus = static_cast<int>(nvidia_gpu_addresses(tree).size());
   const bool live = tree.live();
+  const auto gpus = live ? static_cast<int>(nvidia_gpu_addresses(tree).size()) : 0;  // a recorded tree's: judged later
   const std::string not_live = "--root reads a recorded tree, not this node";
   NodeMeasurements measured;
   if (live && gpus > 0)
@@ -189,12 +206,27 @@ int run(int argc, char** argv, bool& nagios) {
   const NodeMeasurements measured = measure(
       tree, rules, [&] { return o.budget - std::chrono::duration<double>(Clock::now() - start).count(); },
       !o.fault.empty());
-  NodeContext context;
-  context.rdma_required = needs_rdma(rules);
-  context.vantage = tree.live() ? limits_vantage(env) : "";
-  context.counters = counters.finish();
-  const NodeReport report = inspect_node(tree, env, o.host, nccl_library_version(), context);
-  const std::vector<HealthCheck> checks = judge_node(tree, report, rules, measured);
+  const double left = o.budget - std::chrono::duration<double>(Clock::now() - start).count();
+  std::optional<std::vector<HealthCheck>> judged = within(std::max(left, kLeastInspectionSeconds), [&] {
+    NodeContext context;
+    context.rdma_required = needs_rdma(rules);
+    context.vantage = tree.live() ? limits_vantage(env) : "";
+    context.counters = counters.finish();
+    const NodeReport report = inspect_node(tree, env, o.host, nccl_library_version(), context);
+    return judge_node(tree, report, rules, measured);
+  });
+  // Past the budget the inspection still runs, on what this frame holds: the verdict is written
+  // and the process ends here, never returning into the frame's teardown.
+  const bool unfinished = !judged;
+  const std::vector<HealthCheck> checks =
+      unfinished
+          ? std::vector<HealthCheck>{{"inspection", Status::kFail,
+                                      fmt::format("reading the node's sysfs and /proc had not finished when "
+                                                  "--budget {:g} s ran out (at least {:g} s given to it)",
+                                                  o.budget, kLeastInspectionSeconds),
+                                      "a read that blocks is a device in trouble, such as a GPU fallen off the bus: "
+                                      "run fb_doctor on the node to see which"}}
+          : *std::move(judged);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::puts(summary_line(o.host, checks).c_str());
@@ -205,6 +237,10 @@ int run(int argc, char** argv, bool& nagios) {
     out.commit();
   }
   if (!o.prom_path.empty()) prom::write_exposition_file(o.prom_path, to_prom(o.host, checks, seconds));
+  if (unfinished) {
+    std::fflush(nullptr);
+    ::_exit(exit_code(Status::kFail, nagios));
+  }
   return exit_code(overall(checks), nagios);
 }
 

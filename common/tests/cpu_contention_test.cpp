@@ -40,5 +40,21 @@ TEST(CpuContention, TheFoldCountsWaitsThatMatterAsLostProgress) {
   EXPECT_TRUE(to_json(fold_over_ranks(mine, alone)).is_null());
 }
 
+TEST(CpuContention, TheLayoutExplainsRanksSharingCores) {
+  const RankCpus two_cores_a{"boot-a", {0, 1}}, two_cores_b{"boot-b", {0, 1}};
+  // The fake cluster: three "hosts" in namespaces of one kernel, one rank each, two cores.
+  EXPECT_NEAR(layout_slowdown({two_cores_a, two_cores_a, two_cores_a}), 3.375, 1e-9);
+  // Two ranks on two cores, or ranks on machines of their own: nothing to explain.
+  EXPECT_DOUBLE_EQ(layout_slowdown({two_cores_a, two_cores_a}), 1.0);
+  EXPECT_DOUBLE_EQ(layout_slowdown({two_cores_a, two_cores_b, RankCpus{"boot-c", {0, 1}}}), 1.0);
+  // Ranks bound to a core each share nothing; two bound to one core wait half the time each.
+  EXPECT_DOUBLE_EQ(layout_slowdown({{"m", {0}}, {"m", {1}}, {"m", {2}}}), 1.0);
+  EXPECT_NEAR(layout_slowdown({{"m", {0}}, {"m", {0}}}), 4.0, 1e-9);
+  // This process: one machine, the CPUs it may run on; alone it shares nothing.
+  SingletonPlane alone;
+  EXPECT_FALSE(this_rank_cpus("fallback").cpus.empty());
+  EXPECT_DOUBLE_EQ(layout_slowdown(alone), 1.0);
+}
+
 }  // namespace
 }  // namespace fabricbench
