@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -231,9 +232,13 @@ void check_affinity(const SysTree& t, NodeReport& r, const std::vector<Pci>& gpu
 
 void check_iommu(const SysTree& t, NodeReport& r) {
   const bool enabled = !t.list("/sys/class/iommu").empty();
-  const std::string cmdline = t.text("/proc/cmdline").value_or("");
-  const bool passthrough = cmdline.find("iommu=pt") != std::string::npos;
-  if (!enabled)
+  const std::optional<std::string> cmdline = t.text("/proc/cmdline");
+  const bool passthrough = cmdline && cmdline->find("iommu=pt") != std::string::npos;
+  // scripts/record-sysfs.sh records the IOMMUs with the command line; a tree without the one says
+  // nothing of the other (an empty --root is no node with its IOMMU off).
+  if (!enabled && !cmdline && !t.live())
+    r.findings.push_back({"iommu", Status::kInfo, "/proc/cmdline is not in the recorded tree: IOMMU mode unknown", ""});
+  else if (!enabled)
     r.findings.push_back({"iommu", Status::kPass, "IOMMU off: DMA goes untranslated", ""});
   else if (passthrough)
     r.findings.push_back({"iommu", Status::kPass, "IOMMU on in passthrough mode (iommu=pt)", ""});

@@ -162,6 +162,13 @@ TEST(Doctor, GpuAndNicBehindOneSwitchWithAcsRedirecting) {
   EXPECT_EQ(r.facts.at("nvidia driver"), "580.159.04");
 }
 
+TEST(Doctor, IommuModeIsJudgedOnlyWhereTheTreeRecordedIt) {
+  Tree t;  // an empty --root: no node with its IOMMU off, nothing known
+  EXPECT_NE(find(inspect_node(t.tree(), {}, "n", ""), "iommu", Status::kInfo), nullptr);
+  t.file("/proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet\n");  // recorded with no IOMMU beside it: off
+  EXPECT_NE(find(inspect_node(t.tree(), {}, "n", ""), "iommu", Status::kPass), nullptr);
+}
+
 TEST(Doctor, AcsControlFromConfigSpace) {
   EXPECT_EQ(acs_control(std::string(256, '\0')), -2);  // non-root read: no extended space
   EXPECT_EQ(acs_control(config_with_acs(0x5f)), 0x5f);
