@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/utf8.hpp"
+
 namespace fabricbench::replay {
 namespace {
 
@@ -24,8 +26,8 @@ class ReplayTable final : public Reporter {
 
   void add(const ResultRow& row) override {
     if (row.stop_reason.starts_with("refused")) {  // a setting NCCL would not replay: the reason, no numbers
-      fmt::print(out_, "# REFUSED [{}]: {}\n", row.settings.text(),
-                 row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size())));
+      fmt::print(out_, "# REFUSED [{}]: {}\n", one_line(row.settings.text()),
+                 one_line(row.stop_reason.substr(std::min<std::size_t>(9, row.stop_reason.size()))));
       std::fflush(out_);
       return;
     }
@@ -35,7 +37,7 @@ class ReplayTable final : public Reporter {
     const double median = row.time_s.median;
     fmt::print(out_,
                "  {:<18} {:<14} {:>11} {:>11} {:>8} {:>4} {:>5} {:>10.2f} {:>10.2f} {:>7} {:>8.3f} {:>8.3f} {:>7}\n",
-               row.settings.get("comm"), row.collective, row.size_bytes, row.count, row.dtype,
+               one_line(row.settings.get("comm")), row.collective, row.size_bytes, row.count, row.dtype,
                row.root < 0 ? std::string("-") : fmt::format("{}", row.root), row.library.integer("occurrences"),
                median * 1e6, recorded * 1e6, recorded > 0 ? fmt::format("{:.2f}", median / recorded) : "-",
                row.algbw_median_bytes_per_s / 1e9, row.busbw_median_bytes_per_s / 1e9,
