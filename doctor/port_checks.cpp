@@ -59,9 +59,9 @@ PortCounters read_port_counters(const SysTree& t) {
       const auto text = t.text(folder + c.name);
       if (!text) continue;
       try {
-        values[c.name] = parse_number(*text, folder + c.name, NumberRange::at_least(0));
+        values[c.name] = parse_number(*text, folder + c.name, NumberRange::between(0, std::ldexp(1.0, c.bits) - 1));
       } catch (const UsageError&) {
-        // A value that is not a count is left out, as an absent counter is.
+        // A value that is not a count of the counter's width is left out, as an absent counter is.
       }
     }
     if (!values.empty()) all[p.name()] = values;

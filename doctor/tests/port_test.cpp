@@ -126,6 +126,16 @@ TEST(LinkErrors, ACounterWithoutTwoReadingsOrGoingDownIsNeverCalledSteady) {
             "error rate is claimed");
 }
 
+TEST(LinkErrors, AValueWiderThanItsCounterIsNoCount) {
+  Tree t;
+  t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  t.counters("mlx5_0",
+             {{"symbol_error", "65535"}, {"link_downed", "256"}, {"port_rcv_errors", "18446744073709551615"}});
+  const PortCounters read = read_port_counters(t.tree());
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read.begin()->second, (std::map<std::string, double>{{"symbol_error", 65535}}));  // 16 bits, 8 bits
+}
+
 TEST(LinkErrors, ARecordedTreeCarriesItsSecondReadingInRootLater) {
   Tree t;
   t.port("mlx5_0", "4: ACTIVE", "5: LinkUp", "InfiniBand");
