@@ -92,12 +92,13 @@ def main():
         table.append({
             "collective": key[0], "placement": key[1], "size_bytes": key[2], "rounds": len(r),
             "fabricbench_us": statistics.median(ours_us[key]), "nccl_tests_us": statistics.median(theirs_us[key]),
-            "ratio": statistics.median(r), "ratio_min": min(r), "ratio_max": max(r), "call": calls[key],
+            "ratio": statistics.median(r), "ratio_min": min(r), "ratio_max": max(r),
+            "best_ratio": min(ours_us[key]) / min(theirs_us[key]), "call": calls[key],
             "ranks": ranks[key],
         })
     with open(run / "parity.csv", "w", newline="") as f:
         fields = ["collective", "placement", "size_bytes", "rounds", "fabricbench_us", "nccl_tests_us", "ratio",
-                  "ratio_min", "ratio_max", "call", "ranks"]
+                  "ratio_min", "ratio_max", "best_ratio", "call", "ranks"]
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         for row in table:
@@ -132,6 +133,18 @@ def main():
         worst = max(small, key=lambda row: row["ratio"])
         lines.append(f"- below 1 MiB, median <= {SMALL_MEDIAN_GOAL}: {median:.3f}; no size above {SMALL_WORST_GOAL}: "
                      f"worst {worst['ratio']:.3f} ({worst['collective']} {worst['placement']} {human(worst['size_bytes'])})")
+
+    if len({row["rounds"] for row in judged} - {1}) > 0:
+        # Each process runs its launch-bound calls in one of two modes for its whole life, in both
+        # tools (docs/collectives.md): a round's ratio may pair a slow launch with a fast one. Each
+        # tool's fastest round against the other's compares like with like.
+        for name, rows in (("from 1 MiB", large), ("below 1 MiB", small)):
+            if rows:
+                best = statistics.median(row["best_ratio"] for row in rows)
+                worst = max(rows, key=lambda row: row["best_ratio"])
+                lines.append(f"- {name}, each tool's fastest round (launch modes): median {best:.3f}, worst "
+                             f"{worst['best_ratio']:.3f} ({worst['collective']} {worst['placement']} "
+                             f"{human(worst['size_bytes'])})")
 
     faster = [row for row in large if row["ratio"] < 1 / LARGE_GOAL]
     if faster:
