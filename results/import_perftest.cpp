@@ -225,6 +225,9 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
     }
     run.rows.push_back(std::move(r));
   }
+  // perftest closes its table with a dashed line: a log that ends inside it was cut short (a
+  // killed run, a truncated copy) and holds only some sizes.
+  run.complete = !in_table;
   run.context["tool"] = "perftest";
   run.context["benchmark"] = kind ? kind->benchmark : "";
   run.context["ranks"] = 2;

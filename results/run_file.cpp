@@ -390,7 +390,9 @@ void check_figures(const ResultRow& row, const std::string& where) {
 
 std::string unfinished_sign(const StoredRun& run) {
   if (run.complete) return {};
-  return run.format == Format::kNcclTestsText ? "no '# Avg bus bandwidth' line" : "\"complete\": false";
+  if (run.format == Format::kNcclTestsText) return "no '# Avg bus bandwidth' line";
+  if (run.format == Format::kPerftestText) return "its table has no closing dashed line";
+  return "\"complete\": false";
 }
 
 StoredRun parse_run(std::string_view text, const std::string& name, Format format) {

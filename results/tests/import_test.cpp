@@ -304,6 +304,18 @@ TEST(PerftestText, RealVmCapturesWithTimeOutputAfterTheTable) {
   EXPECT_EQ(skipped.context["skipped_lines"].get<std::size_t>(), 1u);
 }
 
+// A log cut inside its table (a killed run, a truncated copy) keeps only some sizes: it reads as
+// a run that did not finish, which fb_import gives no final name and fb_compare marks INCOMPLETE.
+TEST(PerftestText, ALogCutInsideItsTableIsARunThatDidNotFinish) {
+  const StoredRun whole = load_run(kData + "/perftest/ib_write_bw_rxe_vm.txt");
+  EXPECT_TRUE(whole.complete);
+  const std::string text = read_text(kData + "/perftest/ib_write_bw_rxe_vm.txt");
+  const StoredRun cut = parse_run(text.substr(0, text.find(" 65536")), "cut.txt");
+  EXPECT_FALSE(cut.complete);
+  EXPECT_EQ(cut.rows.size(), 15u);  // 2 B .. 32 KiB
+  EXPECT_EQ(unfinished_sign(cut), "its table has no closing dashed line");
+}
+
 TEST(NcclTestsText, OlderTableWithoutRootAndCollectiveFromFileName) {
   const StoredRun run = load_run(kData + "/nccl-tests/all_gather_old.txt");
   ASSERT_EQ(run.rows.size(), 6u);
