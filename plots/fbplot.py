@@ -50,7 +50,25 @@ except ImportError as missing:  # a venv or pyenv Python without it: say so, no 
     sys.exit(2)
 
 NUMERIC = {"size_bytes", "count", "ranks", "hosts", "samples", "batch", "pair", "root", "wrong", "schema_version",
-           "slowest_rank", "round", "rail", "channels"}
+           "slowest_rank", "round", "rail", "channels", "runs"}
+# fb_compare's columns by kind (common/row.cpp), checked as it checks them (results/run_file.cpp),
+# so fbplot never draws a row it refuses: counts, ranks and hosts never below 0, the others never
+# below -1 (none); channels, the library's own, as it comes.
+UNSIGNED = {"size_bytes", "count", "samples", "batch", "runs", "ranks", "hosts"}
+AT_LEAST_NONE = {"pair", "root", "wrong", "slowest_rank", "round", "rail"}
+TIMES = {f"time_{statistic}_s" for statistic in ("mean", "median", "min", "p99", "p999", "max", "stdev", "mad")}
+RATES = {f"{kind}_{statistic}_bytes_per_s" for kind in ("algbw", "busbw") for statistic in ("mean", "median")} | \
+    {"busbw_peak_bytes_per_s"}
+RATIOS = {"between_run_rsd", "contention_slowdown", "busbw_factor"}  # no ceiling: a spread, a factor
+TEXT = {"benchmark", "backend", "collective", "operation", "memory", "dtype", "op", "placement", "host", "peer_host",
+        "rank_reduction", "stop_reason", "slowest_host", "settings", "tags"}
+# The row schema this script knows (results/README.md "Row schema"; common/row.hpp kSchemaVersion).
+SCHEMA_VERSION = 9
+# What no measurement gives (results/run_file.hpp): a rate above both 1e15 B/s and the row's size
+# moved in half a nanosecond, a time above 1e6 s.
+MAX_RATE_BYTES_PER_S = 1e15
+MAX_RATE_PER_BYTE = 2e9
+MAX_SECONDS = 1e6
 
 
 # fb_compare's cap (results/run_file.cpp): a run is parsed whole, and no run of ours comes near it.
@@ -93,7 +111,8 @@ def read_text(path):
         raise InputError(f"{path}: no such file")
     with os.fdopen(descriptor, encoding="utf-8", errors="replace") as file:
         refuse_unreadable(path, os.fstat(descriptor))
-        return file.read(MAX_RUN_BYTES + 1)  # bounded even if it grows while read
+        text = file.read(MAX_RUN_BYTES + 1)  # bounded even if it grows while read
+    return text.removeprefix("\ufeff")  # a UTF-8 byte-order mark an editor put there, as fb_compare skips it
 
 
 def csv_companion(path):
@@ -101,55 +120,263 @@ def csv_companion(path):
     return Path(path).with_suffix(".json")
 
 
+def parse_json(path, text):
+    """The document of a JSON input, and the non-numbers (NaN, Infinity) it holds: Python reads them,
+    fb_compare does not, so they are refused where found, or as damage."""
+    constants = []
+
+    def constant(name):
+        constants.append(name)
+        return float(name)
+    try:
+        return json.loads(text, parse_constant=constant), constants
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON, truncated or damaged ({error.msg} at byte {error.pos})")
+    except ValueError as error:  # an integer of thousands of digits
+        raise InputError(f"{path}: not valid JSON for fbplot ({error})")
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to be a run")
+
+
+KIND_NAMES = {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null",
+              int: "a whole number", float: "a number"}
+
+
+def expect(value, kinds, what):
+    """`value` if it is one of `kinds` (a bool is no number), else an InputError: what it is, and what
+    belongs there ("run.json: summary.verdicts is text, not a list")."""
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return value
+    wanted = "a number" if float in kinds else KIND_NAMES[kinds[0]]
+    raise InputError(f"{what} is {KIND_NAMES.get(type(value), 'a number')}, not {wanted}")
+
+
+def schema_version_of(value, where):
+    """A schema version fbplot knows, refused as fb_compare refuses it."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{where}: schema_version is not a number")
+    if value > SCHEMA_VERSION:
+        raise InputError(f"{where}: schema version {value} is newer than fbplot reads ({SCHEMA_VERSION}): "
+                         f"update fabricbench")
+    if value < 1:
+        raise InputError(f"{where}: schema version {value} does not exist")
+    return value
+
+
+def row_where(path, place, row):
+    """'PATH row N (64 KiB out-of-place)': the row as fb_compare numbers it, with its size and
+    placement where they read, so the damaged row can be found."""
+    size, placement = row.get("size_bytes"), row.get("placement")
+    parts = []
+    if isinstance(size, str) and size.isascii() and size.isdigit():
+        size = int(size)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        parts.append(human_bytes(size))
+    if isinstance(placement, str) and placement.isprintable() and 0 < len(placement) <= 40:
+        parts.append(placement)
+    return f"{path} {place}" + (f" ({' '.join(parts)})" if parts else "")
+
+
+def whole_field(key, value, where, from_json):
+    """An integer column's value: a JSON number that is whole, or a CSV cell that is an integer."""
+    if from_json:
+        number = expect(value, (int, float), f"{where}: '{key}'")
+        if isinstance(number, float) and not (math.isfinite(number) and number.is_integer()):
+            raise InputError(f"{where}: '{key}' is {number:g}, not a whole number")
+        number = int(number)
+    else:
+        try:
+            number = int(value)
+        except ValueError:
+            raise InputError(f"{where}: '{key}' is {value[:40]!r}, not an integer")
+    least = 0 if key in UNSIGNED else -1 if key in AT_LEAST_NONE else None
+    if least is not None and number < least:
+        raise InputError(f"{where}: '{key}' is {number}: below {least}, which no run writes")
+    return number
+
+
+def figure_field(key, value, where, from_json):
+    """A time, rate or ratio: finite and never negative (the ceilings need the row's size: check_ceilings).
+    A CSV's nan is a statistic with no value, as fb_compare reads it; a JSON NaN is damage."""
+    if from_json:
+        value = expect(value, (int, float), f"{where}: '{key}'")
+    elif value in ("nan", "-nan"):
+        return math.nan
+    try:
+        number = float(value)
+    except ValueError:
+        raise InputError(f"{where}: '{key}' is {value[:40]!r}, not a number")
+    except OverflowError:  # a JSON integer past any float
+        number = math.inf
+    if not math.isfinite(number) or number < 0:
+        raise InputError(f"{where}: '{key}' is {number:g}: not a time, rate or spread")
+    return number
+
+
+def most_bytes_per_second(size_bytes):
+    return max(MAX_RATE_BYTES_PER_S, size_bytes * MAX_RATE_PER_BYTE)
+
+
+def check_ceilings(row, where):
+    """Refuses a time or rate beyond what a measurement gives: drawn, a 1e300 B/s row flattens every curve."""
+    for key, value in row.items():
+        most = most_bytes_per_second(row["size_bytes"]) if key in RATES else MAX_SECONDS if key in TIMES else None
+        if most is not None and value > most:
+            unit = "B/s" if key in RATES else "seconds"
+            raise InputError(f"{where}: '{key}' is {value:g}, beyond the {most:g} {unit} no measurement gives")
+
+
+def read_row(row, where, from_json):
+    """One row, its numbers converted and checked as fb_compare checks them. A JSON null is a value
+    the row does not have (fb_compare leaves the column at its default): no figure for a figure."""
+    converted = {}
+    for key, value in row.items():
+        if value is None:
+            if key in TIMES or key in RATES or key in RATIOS:
+                converted[key] = math.nan
+        elif key in NUMERIC:
+            converted[key] = whole_field(key, value, where, from_json)
+        elif key in TIMES or key in RATES or key in RATIOS:
+            converted[key] = figure_field(key, value, where, from_json)
+        elif key == "samples_s" and from_json:  # --samples: every timed sample
+            for sample in expect(value, list, f"{where}: 'samples_s'"):
+                if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 <= sample <= MAX_SECONDS:
+                    raise InputError(f"{where}: 'samples_s' holds {json.dumps(sample)[:40]} where a time in seconds "
+                                     f"belongs")
+            converted[key] = value
+        elif key in TEXT:
+            converted[key] = expect(value, str, f"{where}: '{key}'")
+        else:
+            converted[key] = value
+    for required in ("size_bytes", "time_mean_s", "collective"):
+        if required not in converted:
+            raise InputError(f"{where}: lacks '{required}'")
+    check_ceilings(converted, where)
+    converted.setdefault("pair", -1)
+    converted.setdefault("settings", "")
+    return converted
+
+
 def load_run(path):
-    """Rows (dicts with numbers converted) and context of one of our CSV or JSON files."""
+    """Rows (dicts with numbers converted) and context of one of our CSV or JSON files, each part
+    checked for the shape fbplot draws from: a damaged run is refused in one line, never drawn."""
     path = Path(path)
     text = read_text(path)
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
-    context = {}
+    context, summary, constants = {}, {}, []
     if text.lstrip().startswith("{"):
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(f"{path}: not valid JSON, truncated or damaged ({error.msg} at byte {error.pos})")
+        document, constants = parse_json(path, text)
         if not isinstance(document, dict) or "rows" not in document or "schema_version" not in document:
             raise InputError(f"{path}: not a fabricbench run (run other tools' files through fb_import first)")
-        rows, context = document["rows"], document.get("context", {})
+        schema_version_of(document["schema_version"], path)
+        rows = expect(document["rows"], list, f"{path}: 'rows'")
+        places = [(f"row {number}", row) for number, row in enumerate(rows, start=1)]
+        # A context or summary of another shape is none (fb_compare ignores it too).
+        context = document.get("context") if isinstance(document.get("context"), dict) else {}
+        summary = document.get("summary") if isinstance(document.get("summary"), dict) else {}
+        check_context(path, context)
+        check_summary(path, summary)
     elif text.startswith("schema_version,"):
-        rows = list(csv.DictReader(io.StringIO(text)))
+        reader = csv.DictReader(io.StringIO(text))
+        try:
+            places = [(f"line {reader.line_num}", row) for row in reader]
+        except csv.Error as error:  # a NUL byte, a field past the csv module's limit
+            raise InputError(f"{path} line {reader.line_num}: not CSV fbplot reads ({error})")
         try:  # a missing or damaged companion leaves the CSV readable, its context unknown
-            context = json.loads(read_text(csv_companion(path))).get("context", {})
-        except (InputError, OSError, json.JSONDecodeError, AttributeError):
+            context = parse_json(csv_companion(path), read_text(csv_companion(path)))[0]["context"]
+            check_context(path, context)
+        except (InputError, OSError, KeyError, TypeError):
             context = {}
     else:
         raise InputError(f"{path}: not a fabricbench CSV or JSON (other tools' files: fb_import first)")
-    out = []
-    for number, row in enumerate(rows, start=2):
-        if not isinstance(row, dict) or None in row or any(v is None for v in row.values()):
-            raise InputError(f"{path} row {number - 1}: truncated or ragged")
-        try:
-            converted = {}
-            for key, value in row.items():
-                if key in NUMERIC:
-                    converted[key] = int(float(value))
-                elif key.endswith("_s") or key.endswith("_per_s") or key == "busbw_factor":
-                    converted[key] = float(value)
-                else:
-                    converted[key] = value
-        except (TypeError, ValueError) as error:
-            raise InputError(f"{path} row {number - 1}: {error}")
-        for required in ("size_bytes", "time_mean_s", "collective"):
-            if required not in converted:
-                raise InputError(f"{path}: rows lack '{required}'")
-        converted.setdefault("pair", -1)
-        converted.setdefault("settings", "")
+    from_json = text.lstrip().startswith("{")
+    out, version = [], None
+    for place, row in places:
+        if not isinstance(row, dict):
+            raise InputError(f"{path} {place}: a row is not an object")
+        where = row_where(path, place, row)
+        if not from_json and (None in row or any(v is None for v in row.values())):
+            raise InputError(f"{where}: truncated or ragged")
+        converted = read_row(row, where, from_json)
+        if not from_json:  # a CSV has no version but its rows'
+            row_version = schema_version_of(converted.get("schema_version"), where)
+            if version is not None and row_version != version:
+                raise InputError(f"{where}: schema version {row_version} after rows of version {version}: mixed files?")
+            version = row_version
         out.append(converted)
     if not out:
         raise InputError(f"{path}: no rows")
-    summary = document.get("summary", {}) if text.lstrip().startswith("{") else {}
-    return {"path": path, "rows": out, "context": context or {}, "label": run_label(path, out),
-            "summary": summary if isinstance(summary, dict) else {}}
+    if constants:  # not in a row nor the matrix, where they were refused by name
+        raise InputError(f"{path}: not valid JSON, damaged ({constants[0]} is no JSON number)")
+    return {"path": path, "rows": out, "context": context, "label": run_label(path, out), "summary": summary}
+
+
+def check_context(path, context):
+    """The context fbplot shows or draws from: the hosts, the GPUs, the switch tree."""
+    expect(context, dict, f"{path}: the context")
+    expect(context.get("hosts", {}), dict, f"{path}: context.hosts")
+    ranks = expect(context.get("rank_context") or [], list, f"{path}: context.rank_context")
+    for k, rank in enumerate(ranks):
+        expect(rank, dict, f"{path}: context.rank_context[{k}]")
+        for g, gpu in enumerate(expect(rank.get("gpus") or [], list, f"{path}: context.rank_context[{k}].gpus")):
+            expect(gpu, dict, f"{path}: context.rank_context[{k}].gpus[{g}]")
+    topology = expect(context.get("topology") or {}, dict, f"{path}: context.topology")
+    switches = expect(topology.get("run_switches") or [], list, f"{path}: context.topology.run_switches")
+    for k, switch in enumerate(switches):
+        where = f"{path}: context.topology.run_switches[{k}]"
+        expect(switch, dict, where)
+        expect(switch.get("name"), str, f"{where}.name")
+        for field in ("nodes", "parents"):
+            for n, name in enumerate(expect(switch.get(field, []), list, f"{where}.{field}")):
+                expect(name, str, f"{where}.{field}[{n}]")
+        expect(switch.get("level", 1), int, f"{where}.level")
+
+
+def check_summary(path, summary):
+    """The summary's link matrix and verdicts, shaped as fb_all_reduce --pairs writes them, so that
+    plot_matrix, plot_tree and the report meet only what they draw."""
+    where = f"{path}: summary.matrix"
+    matrix = expect(summary.get("matrix") or {}, dict, where)
+    units = expect(matrix.get("units") or [], list, f"{where}.units")
+    for k, unit in enumerate(units):
+        expect(unit, str, f"{where}.units[{k}]")
+    expect(matrix.get("size_bytes", 0), int, f"{where}.size_bytes")
+    expect(matrix.get("unit", ""), str, f"{where}.unit")
+    if units:  # a figure per pair of units: a square of them
+        grid = expect(matrix.get("grid"), list, f"{where}.grid")
+        if len(grid) != len(units):
+            raise InputError(f"{where}.grid has {len(grid)} rows for {len(units)} units")
+        for i, row in enumerate(grid):
+            expect(row, list, f"{where}.grid[{i}] (unit {units[i]!r})")
+            if len(row) != len(units):
+                raise InputError(f"{where}.grid[{i}] (unit {units[i]!r}) has {len(row)} cells for {len(units)} units")
+            for j, value in enumerate(row):
+                matrix_figure(value, f"{where}.grid[{i}][{j}] ({units[i]!r} - {units[j]!r})")
+    for k, cell in enumerate(expect(matrix.get("cells") or [], list, f"{where}.cells")):
+        expect(cell, dict, f"{where}.cells[{k}]")
+        for end in ("a", "b"):
+            expect(cell.get(end), str, f"{where}.cells[{k}].{end}")
+        matrix_figure(cell.get("value"), f"{where}.cells[{k}] ({cell['a']!r} - {cell['b']!r})")
+        expect(cell.get("failure"), (str, bool, type(None)), f"{where}.cells[{k}].failure")
+    where = f"{path}: summary.verdicts"
+    for k, verdict in enumerate(expect(summary.get("verdicts") or [], list, where)):
+        expect(verdict, dict, f"{where}[{k}]")
+        for field in ("subject", "word"):
+            expect(verdict.get(field, ""), str, f"{where}[{k}].{field}")
+        for n, line in enumerate(expect(verdict.get("lines", []), list, f"{where}[{k}].lines")):
+            expect(line, str, f"{where}[{k}].lines[{n}]")
+        for n, accused in enumerate(expect(verdict.get("accused", []), list, f"{where}[{k}].accused")):
+            expect(accused, dict, f"{where}[{k}].accused[{n}]")
+            for field in ("kind", "part"):
+                expect(accused.get(field, ""), str, f"{where}[{k}].accused[{n}].{field}")
+
+
+def matrix_figure(value, what):
+    """A matrix cell's figure: null where none was measured, else a finite number, never negative."""
+    if value is not None and not 0 <= expect(value, (int, float), what) < math.inf:
+        raise InputError(f"{what} is {value:g}, which no measurement gives")
 
 
 def run_label(path, rows):
@@ -576,7 +803,7 @@ def plot_heatmap(args):
     cells = {}
     for row in run["rows"]:
         if int(row.get("pair", -1)) >= 0:
-            cells[(int(row["pair"]), row["size_bytes"])] = row["busbw_mean_bytes_per_s"] * 8 / 1e9
+            cells[(int(row["pair"]), row["size_bytes"])] = row.get("busbw_mean_bytes_per_s", math.nan) * 8 / 1e9
     pairs = sorted({p for p, _ in cells})
     sizes = sorted({s for _, s in cells})
     if len(pairs) < 2:
@@ -592,7 +819,7 @@ def plot_heatmap(args):
     axis.set_title(title_of([run], "bandwidth per pair"))
     colorbar = figure.colorbar(image, ax=axis)
     colorbar.set_label("Gb/s")
-    peak = max(v for row in grid for v in row if not math.isnan(v))
+    peak = max((v for row in grid for v in row if not math.isnan(v)), default=1)
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
             if not math.isnan(value) and len(sizes) <= 24:
@@ -614,10 +841,10 @@ def plot_matrix(args):
     units = [units[i] for i in order]
     grid = [[grid[i][j] for j in order] for i in order]
     index = {u: i for i, u in enumerate(units)}
-    lines = [line for v in run["summary"].get("verdicts", []) if v.get("subject") == "link matrix"
+    lines = [line for v in (run["summary"].get("verdicts") or []) if v.get("subject") == "link matrix"
              for line in v.get("lines", [])]
-    slow_nodes = {line.split(":", 1)[1].split("(")[0].strip() for line in lines if line.startswith("SLOW node")}
-    slow_links = {tuple(part.strip() for part in line.split(":", 1)[1].split("(")[0].split(" - ")[:2])
+    slow_nodes = {line.partition(":")[2].split("(")[0].strip() for line in lines if line.startswith("SLOW node")}
+    slow_links = {tuple(part.strip() for part in line.partition(":")[2].split("(")[0].split(" - ")[:2])
                   for line in lines if line.startswith("SLOW link")}
     failed = {(c["a"], c["b"]) for c in matrix.get("cells", []) if c.get("failure")}
     size = max(5, 0.7 * len(units) + 2.5)
@@ -742,7 +969,8 @@ def plot_tree(args):
     switches = run_switches(run)
     if not switches or not (run["summary"].get("matrix") or {}).get("cells"):
         raise InputError(f"{run['path']}: no switch tree with a link matrix (a --pairs run with --topology has one)")
-    accused = {(a.get("kind"), a.get("part")) for v in run["summary"].get("verdicts", []) for a in v.get("accused", [])}
+    accused = {(a.get("kind"), a.get("part")) for v in (run["summary"].get("verdicts") or [])
+               for a in v.get("accused", [])}
     nodes, leaves, uplinks = part_scores(run, accused)
     colours = plt.get_cmap("RdYlGn")
     colour = (lambda x: "lightgrey" if x is None else colours(max(0.0, min(1.0, x / 1.2))))
@@ -955,7 +1183,7 @@ def render_report(args):
         figures.append(("Latency against size", embedded_png(plot_latency, base_args)))
     if len({r.get("pair", -1) for r in run["rows"] if int(r.get("pair", -1)) >= 0}) > 1:
         figures.append(("Bandwidth per pair", embedded_png(plot_heatmap, base_args)))
-    if (run.get("summary") or {}).get("matrix", {}).get("units"):
+    if (run["summary"].get("matrix") or {}).get("units"):
         figures.append(("Link matrix", embedded_png(plot_matrix, base_args)))
         if run_switches(run):
             figures.append(("Switch tree", embedded_png(plot_tree, base_args)))
@@ -974,7 +1202,7 @@ def render_report(args):
              f"{r.get('algbw_mean_bytes_per_s', 0) / 1e9:.3f}", f"{r.get('busbw_mean_bytes_per_s', 0) / 1e9:.3f}",
              r.get("wrong", "")] for r in run["rows"]]
     sections = [f"<h2>Context</h2>{table(['item', 'value'], [f for f in facts if f[1] != ''])}"]
-    verdicts = (run.get("summary") or {}).get("verdicts", [])
+    verdicts = run["summary"].get("verdicts") or []
     if verdicts:  # the run's own verdicts: line rate, NCCL path (its log's findings), link matrix
         sections.append("<h2>Verdicts</h2>" + table(["subject", "verdict", "why"], [
             [v.get("subject", ""), v.get("word", ""), " / ".join(v.get("lines", []))] for v in verdicts]))
@@ -1042,6 +1270,12 @@ def main():
         plotters[args.what](args)
     except InputError as error:
         print(f"fbplot: error: {error}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        # A shape load_run's checks did not foresee: still the input's fault, said in one line.
+        inputs = ", ".join(args.runs + ([args.baseline] if args.baseline else []))
+        detail = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        print(f"fbplot: error: {inputs}: content of a shape fbplot cannot draw ({detail})", file=sys.stderr)
         return 2
     except ToolFailure as error:
         print(f"fbplot: error: {error}", file=sys.stderr)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -182,6 +183,17 @@ std::vector<HistorySeries> series_of(const Grid& grid, std::size_t runs, std::si
   return out;
 }
 
+// The run's start, as fabricbench writes it (2026-12-07T11:09:01Z: sorts as text); "" for none or
+// anything else.
+std::string start_time_of(const StoredRun& run) {
+  const auto found = run.context.find("start_time");
+  if (found == run.context.end() || !found->is_string()) return {};
+  const std::string text = found->get<std::string>();
+  const bool iso = text.size() >= 19 && std::isdigit(static_cast<unsigned char>(text[0])) && text[4] == '-' &&
+                   text[7] == '-' && text[10] == 'T' && text[13] == ':' && text[16] == ':';
+  return iso ? text : std::string();
+}
+
 }  // namespace
 
 History build_history(std::vector<StoredRun> runs, const HistoryOptions& options) {
@@ -194,11 +206,19 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
     if (const std::string mismatch = measurement_mismatch(runs.front(), runs[i]); !mismatch.empty())
       throw UsageError(mismatch);
   History h;
-  if (!options.keep_order) {
+  const std::size_t undated = static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [](const StoredRun& r) { return start_time_of(r).empty(); }));
+  if (!options.keep_order && undated > 0) {
+    // An imported log has no start time: sorted, it would come first whatever its age, and a
+    // change would be read backwards. The order given is the only one known.
+    h.notes.push_back(
+        fmt::format("runs kept in the order given: {} of {} have no start time (imported logs?); "
+                    "give them oldest first",
+                    undated, runs.size()));
+  } else if (!options.keep_order) {
     const std::vector<StoredRun> given = runs;
-    std::stable_sort(runs.begin(), runs.end(), [](const StoredRun& a, const StoredRun& b) {
-      return a.context.value("start_time", std::string()) < b.context.value("start_time", std::string());
-    });
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const StoredRun& a, const StoredRun& b) { return start_time_of(a) < start_time_of(b); });
     for (std::size_t i = 0; i < runs.size(); ++i)
       if (runs[i].path != given[i].path) {
         h.notes.push_back("runs ordered by their start time, not as given (--keep-order to keep yours)");
@@ -210,7 +230,7 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
     if (!run.rows.empty()) tags = run.rows.front().tags.text();
     std::int64_t wrong = 0;
     for (const ResultRow& r : run.rows) wrong += std::max<std::int64_t>(r.wrong, 0);
-    h.runs.push_back({run.path, run.context.value("start_time", std::string()), tags, wrong});
+    h.runs.push_back({run.path, start_time_of(run), tags, wrong});
   }
   std::size_t left_out = 0;
   h.series = series_of(grid_of(runs, options), runs.size(), left_out);

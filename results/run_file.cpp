@@ -18,6 +18,7 @@
 #include "common/input_file.hpp"
 #include "common/json_input.hpp"
 #include "common/reporter.hpp"
+#include "common/utf8.hpp"
 #include "results/comparison.hpp"
 #include "results/importers.hpp"
 
@@ -236,6 +237,12 @@ StoredRun read_our_csv(std::string_view text, const std::string& name) {
     if (std::find(header.begin(), header.end(), required) == header.end())
       throw InputError(
           fmt::format("{}: the CSV header lacks the '{}' column: not a fabricbench result", name, required));
+  // A column named twice has two values per row and which one is meant is not known (as a JSON key
+  // given twice, which the JSON reader refuses).
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (std::find(header.begin() + static_cast<std::ptrdiff_t>(i) + 1, header.end(), header[i]) != header.end())
+      throw InputError(fmt::format("{}: the CSV header names the '{}' column twice: which value is meant is not known",
+                                   name, one_line(header[i])));
   int version = -1;
   std::size_t number = 1;
   while (next_csv_record(lines, line)) {
@@ -392,6 +399,8 @@ std::string unfinished_sign(const StoredRun& run) {
   if (run.complete) return {};
   if (run.format == Format::kNcclTestsText) return "no '# Avg bus bandwidth' line";
   if (run.format == Format::kPerftestText) return "its table has no closing dashed line";
+  if (run.format == Format::kFabricbenchCsv)
+    return run.path.ends_with(".partial") ? "a .partial name" : "\"complete\": false in the JSON beside it";
   return "\"complete\": false";
 }
 
@@ -476,16 +485,24 @@ bool begins_as_our_csv(std::string_view text) {
   return text.starts_with("schema_version,");
 }
 
+bool begins_as_our_json(std::string_view text) { return text.starts_with("{\"schema_version\":"); }
+
 std::string json_beside(const std::string& path) {
   return std::filesystem::path(path).replace_extension(".json").string();
 }
 
-std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs) {
+std::vector<NamedPath> with_companions(const std::vector<NamedPath>& inputs) {
   std::vector<NamedPath> all = inputs;
   for (const NamedPath& in : inputs) {
     const auto head = regular_file_head(in.path, 32);
-    if (head && begins_as_our_csv(*head) && json_beside(in.path) != in.path)
+    if (!head) continue;
+    if (begins_as_our_csv(*head) && json_beside(in.path) != in.path)
       all.push_back({fmt::format("{} {}'s JSON", in.flag, in.path), json_beside(in.path)});
+    const std::string csv = std::filesystem::path(in.path).replace_extension(".csv").string();
+    if (begins_as_our_json(*head) && csv != in.path) {
+      const auto csv_head = regular_file_head(csv, 32);
+      if (csv_head && begins_as_our_csv(*csv_head)) all.push_back({fmt::format("{} {}'s CSV", in.flag, in.path), csv});
+    }
   }
   return all;
 }
@@ -512,6 +529,9 @@ StoredRun load_run(const std::string& path, Format format) {
   std::ostringstream text;
   text << in.rdbuf();
   StoredRun run = parse_run(text.str(), path, format);
+  // A .partial name is an unfinished run's (the CSV says nothing of it itself); its JSON, where
+  // read, says "complete": false as well.
+  if (run.format == Format::kFabricbenchCsv && path.ends_with(".partial")) run.complete = false;
   if (run.format == Format::kFabricbenchCsv) {  // the context lives in the JSON written beside it
     const std::string sibling = json_beside(path);
     if (std::filesystem::is_regular_file(sibling, ec)) {
@@ -522,6 +542,7 @@ StoredRun load_run(const std::string& path, Format format) {
             companion.rows.front().benchmark == run.rows.front().benchmark) {
           run.context = std::move(companion.context);
           run.contention = companion.contention;
+          run.complete = run.complete && companion.complete;
           if (!companion.library_columns.empty()) set_library_columns(run, std::move(companion.library_columns));
         }
       } catch (const InputError&) {

@@ -61,14 +61,18 @@ StoredRun load_run(const std::string& path, Format format = Format::kAuto);
 /// an editor put there skipped).
 bool begins_as_our_csv(std::string_view text);
 
+/// Whether `text` begins as fabricbench's JSON run does (its first key).
+bool begins_as_our_json(std::string_view text);
+
 /// The JSON load_run reads beside one of our CSV runs for its context: PATH with ".json" for its
 /// extension.
 std::string json_beside(const std::string& path);
 
-/// `inputs` and, for each of our CSV runs among them (by content, whatever its name), the JSON
-/// beside it that load_run reads too: a tool's output must be neither (fb_compare a.csv b.csv
-/// --json a.json would replace a.json).
-std::vector<NamedPath> with_csv_companions(const std::vector<NamedPath>& inputs);
+/// `inputs` and, for each run of ours among them (by content, whatever its name), its other half:
+/// for a CSV the JSON beside it that load_run reads too (fb_compare a.csv b.csv --json a.json
+/// would replace a.json), for a JSON the CSV beside it where that is ours (fb_compare a.json
+/// b.json --csv b.csv would replace b's table). A tool's output must be none of them.
+std::vector<NamedPath> with_companions(const std::vector<NamedPath>& inputs);
 
 /// Whether two stored runs are one launch (its CSV and JSON, or a copy): the same launch_id in
 /// their contexts, or for runs written before it was recorded, the same start (to the second),

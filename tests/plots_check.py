@@ -225,6 +225,92 @@ def check_tools_and_streams(plot, reference, compare_bin, folder):
     return failures
 
 
+def damaged_runs(reference):
+    """{file name: its text}: runs damaged as fb_compare refuses them (a negative, infinite, NaN or
+    impossible figure, a newer schema), link matrices of the wrong shape, and runs behind a UTF-8
+    byte-order mark (read, as fb_compare reads them)."""
+    run = json.loads((reference / "vm-mpi-history/run1.json").read_text())
+    pairs = json.loads((reference / "fake-cluster-pairs/healthy.json").read_text())
+    tree = json.loads((reference / "fake-cluster-tree/uplink.json").read_text())
+
+    def changed(document, change):
+        copy = json.loads(json.dumps(document))
+        change(copy)
+        return json.dumps(copy)  # NaN and Infinity as Python writes them, which no JSON reader of ours takes
+    csv_text = (reference / "h200-1gpu-nccl/fixed.csv").read_text()
+    header, first, rest = csv_text.split("\n", 2)
+    columns = header.split(",")
+    infinite = ",".join("inf" if name == "time_mean_s" else cell for name, cell in zip(columns, first.split(",")))
+    return {
+        "negative.json": changed(run, lambda d: d["rows"][2].update(busbw_mean_bytes_per_s=-5.0)),
+        "schema99.json": changed(run, lambda d: d.update(schema_version=99)),
+        "infinity.json": changed(run, lambda d: d["rows"][2].update(busbw_mean_bytes_per_s=float("inf"))),
+        "nan.json": changed(run, lambda d: d["rows"][2].update(time_mean_s=float("nan"))),
+        "huge.json": changed(run, lambda d: d["rows"][2].update(busbw_mean_bytes_per_s=1e300)),
+        "text-size.json": changed(run, lambda d: d["rows"][0].update(size_bytes="64K")),
+        "rows-object.json": changed(run, lambda d: d.update(rows={"size_bytes": 8})),
+        "infinite.csv": "\n".join([header, infinite, rest]),
+        "short-grid.json": changed(pairs, lambda d: d["summary"]["matrix"]["grid"].pop()),
+        "text-cell.json": changed(pairs, lambda d: d["summary"]["matrix"]["grid"][0].__setitem__(1, "fast")),
+        "text-verdicts.json": changed(pairs, lambda d: d["summary"].update(verdicts="SLOW")),
+        "number-nodes.json": changed(tree, lambda d: d["context"]["topology"]["run_switches"][0].update(nodes=3)),
+        "bom.json": "\ufeff" + json.dumps(pairs),
+        "bom.csv": "\ufeff" + csv_text,
+    }
+
+
+def check_damaged_inputs(plot, reference, folder):
+    """fb_compare's refusals of damaged rows are fbplot's, and a wrongly shaped matrix, verdict or tree
+    is one line and exit 2, never a traceback, with nothing drawn; a byte-order mark is read past.
+    Run one after the other. Returns the number of failures."""
+    for name, text in damaged_runs(reference).items():
+        (folder / name).write_text(text, encoding="utf-8")
+    where = "row 3 (256 KiB out-of-place)"
+    cases = {  # name: (arguments, expected exit, fragment of the one line of a refusal)
+        "negative busbw": (["bandwidth", "negative.json"], 2,
+                           f"{where}: 'busbw_mean_bytes_per_s' is -5: not a time, rate or spread"),
+        "negative busbw in a report": (["report", "negative.json"], 2, f"{where}: 'busbw_mean_bytes_per_s' is -5"),
+        "schema version 99": (["report", "schema99.json"], 2, "schema version 99 is newer than fbplot reads (9)"),
+        "Infinity busbw": (["bandwidth", "infinity.json"], 2, f"{where}: 'busbw_mean_bytes_per_s' is inf"),
+        "NaN time": (["latency", "nan.json"], 2, f"{where}: 'time_mean_s' is nan"),
+        "1e300 B/s": (["report", "huge.json"], 2,
+                      f"{where}: 'busbw_mean_bytes_per_s' is 1e+300, beyond the 1e+15 B/s"),
+        "size as text": (["bandwidth", "text-size.json"], 2,
+                         "row 1 (out-of-place): 'size_bytes' is text, not a whole number"),
+        "rows an object": (["bandwidth", "rows-object.json"], 2, "'rows' is an object, not a list"),
+        "inf in a CSV cell": (["latency", "infinite.csv"], 2,
+                              "infinite.csv line 2 (8 B out-of-place): 'time_mean_s' is inf"),
+        "matrix grid short of a row": (["matrix", "short-grid.json"], 2, "summary.matrix.grid has 4 rows for 5 units"),
+        "report on a grid short of a row": (["report", "short-grid.json"], 2, "grid has 4 rows for 5 units"),
+        "text in a matrix cell": (["matrix", "text-cell.json"], 2, "('mhnode1' - 'mhnode2') is text, not a number"),
+        "verdicts as text": (["matrix", "text-verdicts.json"], 2, "summary.verdicts is text, not a list"),
+        "report on verdicts as text": (["report", "text-verdicts.json"], 2, "summary.verdicts is text, not a list"),
+        "a switch's nodes a number": (["tree", "number-nodes.json"], 2,
+                                      "run_switches[0].nodes is a whole number, not a list"),
+        "JSON behind a byte-order mark": (["matrix", "bom.json"], 0, ""),
+        "CSV behind a byte-order mark": (["latency", "bom.csv"], 0, ""),
+    }
+    failures = 0
+    for name, (arguments, expected, fragment) in cases.items():
+        out = folder / ("out.html" if arguments[0] == "report" else "out")
+        result = subprocess.run(plot + arguments + ["--out", str(out)], cwd=folder, capture_output=True, text=True)
+        lines = result.stderr.strip().splitlines()
+        drawn = sorted(p.name for p in folder.glob("out*"))
+        for path in folder.glob("out*"):
+            path.unlink()
+        if expected == 0:
+            good = result.returncode == 0 and drawn
+        else:
+            good = result.returncode == expected and len(lines) == 1 and fragment in lines[0] and \
+                lines[0].startswith("fbplot: error:") and not drawn
+        if good:
+            print(f"ok: {name}" + (f" -> {lines[0]}" if expected else ""))
+        else:
+            print(f"FAIL: {name}: exit {result.returncode} (expected {expected}) {lines[-3:]}; written: {drawn}")
+            failures += 1
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repo", required=True)
@@ -331,6 +417,9 @@ def main():
         tools = Path(tmp) / "tools"
         tools.mkdir()
         failures += check_tools_and_streams(plot, reference, options.compare_bin, tools)
+        damaged = Path(tmp) / "damaged"
+        damaged.mkdir()
+        failures += check_damaged_inputs(plot, reference, damaged)
     print(f"plots: {failures} failure(s)")
     return 1 if failures else 0
 

@@ -208,7 +208,7 @@ int run(int argc, char** argv) {
       {"--markdown", markdown_path}, {"--csv", csv_path}, {"--json", json_path}, {"--prom", prom_path}};
   for (const NamedPath& output : outputs)
     if (!output.path.empty()) check_writable_path(output.path, output.flag);
-  check_distinct_files(outputs, with_csv_companions({{"BASELINE", resolve(base_path)}, {"NEW", resolve(new_path)}}));
+  check_distinct_files(outputs, with_companions({{"BASELINE", resolve(base_path)}, {"NEW", resolve(new_path)}}));
 
   const StoredRun base = load_run(resolve(base_path), format_from_name(base_format, "--baseline-format"));
   const StoredRun fresh = load_run(resolve(new_path), format_from_name(new_format, "--new-format"));

@@ -55,7 +55,7 @@ int run(int argc, char** argv) {
   if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
   std::vector<NamedPath> inputs;
   for (const std::string& path : paths) inputs.push_back({"run", path});
-  check_distinct_files({{"--json", json_path}, {"--csv", csv_path}}, with_csv_companions(inputs));
+  check_distinct_files({{"--json", json_path}, {"--csv", csv_path}}, with_companions(inputs));
   check_distinct_inputs(inputs, "a history counts each run once");
   std::vector<StoredRun> runs;
   for (const std::string& path : paths) {

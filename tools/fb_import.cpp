@@ -89,7 +89,7 @@ int run(int argc, char** argv) {
   if (csv_path.empty() && json_path.empty()) throw UsageError("give --csv and/or --json: where to write the run");
   if (!csv_path.empty()) check_writable_path(csv_path, "--csv");
   if (!json_path.empty()) check_writable_path(json_path, "--json");
-  check_distinct_files({{"--csv", csv_path}, {"--json", json_path}}, {{"input", input}});
+  check_distinct_files({{"--csv", csv_path}, {"--json", json_path}}, results::with_companions({{"input", input}}));
   const StoredRun run = load_run(input, format_from_name(format));
   if (!run.complete)  // a final name says complete; fb_compare reads the file as it is
     throw UsageError(

@@ -5,7 +5,8 @@
 // printed side by side. A launch that fails is recorded with its reason; the sweep goes on.
 //   fb_sweep --var NCCL_NET_GDR_LEVEL=LOC,PHB,SYS --out results/runs/gdr --
 //            mpirun -np 16 --hostfile hosts fb_all_reduce -b 1M -e 1G
-// Exit 0: every launch gave results; 1: some failed; 2: bad usage (nothing launched, no file
+// Exit 0: every launch gave results; 1: some failed, or said FAIL (exit 1: a verdict, wrong data);
+// 2: bad usage (nothing launched, no file
 // written); 3: none gave results. However fb_sweep ends (SIGINT, SIGTERM, SIGHUP, even SIGKILL),
 // the running launch's whole process group is ended with it (sweep/launch.hpp).
 #include <fmt/format.h>
@@ -221,6 +222,9 @@ struct Launches {
   nlohmann::json record = nlohmann::json::array();
   std::vector<std::string> columns;
   std::size_t failed = 0;
+  /// Launches that gave results and exit 1: their run said FAIL (a verdict, an expectation) or
+  /// moved wrong data. Merged, and the sweep's own verdict is FAIL.
+  std::vector<std::string> judged_failing;
 };
 
 /// A launch's results are what it wrote: an earlier sweep's files under its names (regular files of
@@ -236,7 +240,7 @@ Left left_at(const std::string& path) {
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return Left::kForeign;
   const std::optional<std::string> head = regular_file_head(path, 32);
   if (!head) return Left::kForeign;
-  const bool ours = head->empty() || results::begins_as_our_csv(*head) || head->starts_with("{\"schema_version\":") ||
+  const bool ours = head->empty() || results::begins_as_our_csv(*head) || results::begins_as_our_json(*head) ||
                     head->starts_with(sweep::kLaunchLogHeader);
   return ours ? Left::kOurs : Left::kForeign;
 }
@@ -305,6 +309,11 @@ Launches launch_all(const SweepRequest& request, const std::vector<Setting>& set
     } else {
       reason = fmt::format("exit {}: {}", result.exit_code, result.last_error);
     }
+    if (reason.empty() && result.exit_code == 1) {
+      out.judged_failing.push_back(
+          fmt::format("{}: exit 1, its run said FAIL or moved wrong data ({})", label, stem + ".log"));
+      fmt::print("#   exit 1: its run said FAIL or moved wrong data (its log: {}.log)\n", stem);
+    }
     if (!reason.empty()) {
       ++out.failed;
       entry["failure"] = valid_utf8(reason);
@@ -345,6 +354,8 @@ std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>
   totals.rows = merged.size();
   totals.summary = summarize_rows(merged);
   totals.summary.failed_launches = launches.failed;
+  if (!launches.judged_failing.empty())
+    totals.summary.verdicts.push_back({"launches", "FAIL", launches.judged_failing});
   reporters.finish(totals);
   return merged.size();
 }
@@ -364,9 +375,10 @@ int run(int argc, char** argv) {
   for (const auto& loaded : launches.loaded) by_column.push_back(loaded.get());
   fmt::print("#\n");
   print_side_by_side(launches.columns, by_column);
-  fmt::print("# {} launch(es), {} failed; merged {} rows into {} and {}\n", settings.size(), launches.failed, rows,
-             request->csv_path, request->json_path);
-  return launches.failed > 0 ? 1 : kExitOk;
+  fmt::print("# {} launch(es), {} failed, {} said FAIL or moved wrong data; merged {} rows into {} and {}\n",
+             settings.size(), launches.failed, launches.judged_failing.size(), rows, request->csv_path,
+             request->json_path);
+  return launches.failed > 0 || !launches.judged_failing.empty() ? 1 : kExitOk;
 }
 
 }  // namespace

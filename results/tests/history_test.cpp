@@ -141,5 +141,19 @@ TEST(History, RunsAreOrderedByStartTimeAndTwoRunsAreRefused) {
   EXPECT_THROW(build_history(runs_at({92, 81}), HistoryOptions{}), UsageError);
 }
 
+TEST(History, RunsWithoutAStartTimeKeepTheOrderGiven) {
+  // Imported logs have none: sorted first, the slow runs 4-6 would read as a speed-up.
+  std::vector<StoredRun> runs = runs_at({92, 92.2, 91.9, 46, 46.1, 45.9});
+  for (std::size_t i = 3; i < runs.size(); ++i) runs[i].context.erase("start_time");
+  runs[1].context["start_time"] = 20261102;  // not a time fabricbench writes
+  const History h = build_history(runs, HistoryOptions{});
+  EXPECT_EQ(h.runs[3].path, "run4.json");
+  ASSERT_FALSE(h.notes.empty());
+  EXPECT_EQ(h.notes.front(),
+            "runs kept in the order given: 4 of 6 have no start time (imported logs?); give them oldest first");
+  ASSERT_TRUE(h.first_regression());
+  EXPECT_EQ(*h.first_regression(), 3u);
+}
+
 }  // namespace
 }  // namespace fabricbench::results

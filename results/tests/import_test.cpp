@@ -304,6 +304,12 @@ TEST(PerftestText, RealVmCapturesWithTimeOutputAfterTheTable) {
   EXPECT_EQ(skipped.context["skipped_lines"].get<std::size_t>(), 1u);
 }
 
+TEST(OurCsv, AColumnNamedTwiceIsRefused) {
+  const std::string header = "schema_version,benchmark,collective,size_bytes,time_mean_s,time_mean_s\n";
+  EXPECT_EQ(error_of(header + "9,fb_all_reduce,all_reduce,1024,1e-05,2e-05\n"),
+            "f: the CSV header names the 'time_mean_s' column twice: which value is meant is not known");
+}
+
 // A log cut inside its table (a killed run, a truncated copy) keeps only some sizes: it reads as
 // a run that did not finish, which fb_import gives no final name and fb_compare marks INCOMPLETE.
 TEST(PerftestText, ALogCutInsideItsTableIsARunThatDidNotFinish) {
