@@ -36,6 +36,34 @@ std::size_t json_nesting(std::string_view text) {
   return deepest;
 }
 
+std::size_t json_value_end(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false, started = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (!started && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) continue;
+    if (!started && c != '{' && c != '[') return std::string_view::npos;
+    started = true;
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
 void check_json_nesting(std::string_view text, std::string_view name) {
   if (const std::size_t depth = json_nesting(text); depth > kMaxJsonNesting)
     throw UsageError(

@@ -21,6 +21,11 @@ std::size_t json_nesting(std::string_view text);
 /// Throws UsageError "NAME: ..." (a bad input, exit 2) where `text` nests deeper than kMaxJsonNesting.
 void check_json_nesting(std::string_view text, std::string_view name);
 
+/// Where the JSON object or array that `text` begins with (after white space) ends: one past its
+/// closing bracket; npos where it does not begin with one or is not closed (a stream of objects,
+/// one after the other, read one at a time).
+std::size_t json_value_end(std::string_view text);
+
 /// `text` parsed, after check_json_nesting; throws UsageError "NAME: key 'K' appears twice in one
 /// object ..." where it does. A syntax error is nlohmann's (parse_error), or a discarded value
 /// where `allow_exceptions` is false, for the caller to name as it reads that kind of file.

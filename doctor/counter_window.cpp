@@ -49,8 +49,10 @@ CounterWindow CounterWindowReader::finish() const {
       const std::string why = later.skip_reason("/interval_seconds");
       throw UsageError(fmt::format("{}/interval_seconds {}", later_root, why.empty() ? "is missing" : "is " + why));
     }
-    // At most a week: an interval no recording took (1e12 s) would divide any error count to nothing.
-    w.seconds = parse_number(*interval, later_root + "/interval_seconds", NumberRange::above_up_to(0, kMostWindow));
+    // A millisecond to a week: no recording took longer (1e12 s would divide any error count to
+    // nothing) or shorter (reading the ports' counters takes that; 1e-300 s would make one error
+    // 10^303 an hour).
+    w.seconds = parse_number(*interval, later_root + "/interval_seconds", NumberRange::between(1e-3, kMostWindow));
     w.after = read_port_counters(later);
     w.how = fmt::format("recorded {:g} s apart in ROOT and ROOT.later", w.seconds);
   } catch (const UsageError& e) {

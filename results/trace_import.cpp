@@ -15,6 +15,7 @@
 
 #include "common/error.hpp"
 #include "common/input_file.hpp"
+#include "common/json_input.hpp"
 #include "common/output_file.hpp"
 #include "common/utf8.hpp"
 #include "results/json_fields.hpp"
@@ -104,17 +105,23 @@ std::optional<InspectorRecord> record_from(const nlohmann::json& object, const s
 std::vector<InspectorRecord> records_of(const NamedText& file) {
   std::vector<InspectorRecord> records;
   std::set<std::tuple<std::string, bool, std::string, std::uint64_t>> seen;
-  std::istringstream in(file.text);
+  std::string_view rest = file.text;
   for (std::size_t number = 1;; ++number) {
-    in >> std::ws;
-    if (in.peek() == std::char_traits<char>::eof()) break;
+    rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
+    if (rest.empty()) break;
     const std::string where = fmt::format("{} object {}", file.name, number);
+    const std::size_t end = json_value_end(rest);
+    if (end == std::string_view::npos)
+      throw InputError(fmt::format("{}: not JSON (a truncated or damaged Inspector file?)", where));
     nlohmann::json object;
     try {
-      in >> object;
+      object = parse_json_input(rest.substr(0, end), where);  // a key given twice: which value is meant?
+    } catch (const UsageError& e) {
+      throw InputError(e.what());
     } catch (const nlohmann::json::exception&) {
       throw InputError(fmt::format("{}: not JSON (a truncated or damaged Inspector file?)", where));
     }
+    rest.remove_prefix(end);
     std::optional<InspectorRecord> r = record_from(object, where);
     if (!r || !seen.emplace(r->comm, r->point_to_point, r->function, r->sequence).second) continue;
     if (records.size() == kMaxTraceOperations)

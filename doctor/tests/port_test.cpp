@@ -156,7 +156,10 @@ TEST(LinkErrors, ARecordedTreeCarriesItsSecondReadingInRootLater) {
   // No recording took 1e12 s: an interval like that would divide any error count to nothing.
   std::ofstream(root + ".later/interval_seconds") << "1e12\n";
   EXPECT_EQ(CounterWindowReader(t.tree(), root, 2).finish().how,
-            root + ".later/interval_seconds: '1e12' is out of range (must be above 0, at most 604800)");
+            root + ".later/interval_seconds: '1e12' is out of range (must be 0.001 to 604800)");
+  std::ofstream(root + ".later/interval_seconds") << "1e-300\n";  // one error would be 10^303 an hour
+  EXPECT_EQ(CounterWindowReader(t.tree(), root, 2).finish().how,
+            root + ".later/interval_seconds: '1e-300' is out of range (must be 0.001 to 604800)");
   std::ofstream(root + ".later/interval_seconds") << "5.000\n";
   const CounterWindow w = CounterWindowReader(t.tree(), root, 2).finish();
   fs::remove_all(root + ".later");

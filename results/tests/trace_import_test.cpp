@@ -110,6 +110,12 @@ TEST(InspectorImport, DamagedOrInconsistentOutputIsOneClearError) {
       error_of({{"p0.log", coll("cc", 0, 2, "AllReduce", 1, std::uint64_t{1} << 40, 10)}}).find("coll_msg_size_bytes"),
       std::string::npos);
   EXPECT_NE(error_of({}).find("no files"), std::string::npos);
+  // A record naming its time twice: nlohmann keeps the last, another reader the first.
+  std::string twice = good;
+  twice.insert(twice.find("\"coll_timing_source\""), "\"coll_exec_time_us\": 9999, ");
+  EXPECT_EQ(error_of({{"p0.log", twice}}),
+            "p0.log object 1: key 'coll_exec_time_us' appears twice in one object: which value is meant is not known "
+            "(damaged, or not written by one program)");
 }
 
 TEST(InspectorImport, WritesATraceTheReaderLoadsAndNeverMixesTwo) {
