@@ -128,8 +128,17 @@ def parse_json(path, text):
     def constant(name):
         constants.append(name)
         return float(name)
+
+    def unique_keys(pairs):  # a key given twice: which value is meant is not known, as fb_compare says
+        keys = set()
+        for key, _ in pairs:
+            if key in keys:
+                raise InputError(f"{path}: key {key[:40]!r} appears twice in one object: which value is meant "
+                                 f"is not known (damaged, or not written by one program)")
+            keys.add(key)
+        return dict(pairs)
     try:
-        return json.loads(text, parse_constant=constant), constants
+        return json.loads(text, parse_constant=constant, object_pairs_hook=unique_keys), constants
     except json.JSONDecodeError as error:
         raise InputError(f"{path}: not valid JSON, truncated or damaged ({error.msg} at byte {error.pos})")
     except ValueError as error:  # an integer of thousands of digits
@@ -142,13 +151,13 @@ KIND_NAMES = {dict: "an object", list: "a list", str: "text", bool: "true/false"
               int: "a whole number", float: "a number"}
 
 
-def expect(value, kinds, what):
+def expect(value, kinds, what, wanted=None):
     """`value` if it is one of `kinds` (a bool is no number), else an InputError: what it is, and what
     belongs there ("run.json: summary.verdicts is text, not a list")."""
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
         return value
-    wanted = "a number" if float in kinds else KIND_NAMES[kinds[0]]
+    wanted = wanted or ("a number" if float in kinds else KIND_NAMES[kinds[0]])
     raise InputError(f"{what} is {KIND_NAMES.get(type(value), 'a number')}, not {wanted}")
 
 
@@ -181,7 +190,7 @@ def row_where(path, place, row):
 def whole_field(key, value, where, from_json):
     """An integer column's value: a JSON number that is whole, or a CSV cell that is an integer."""
     if from_json:
-        number = expect(value, (int, float), f"{where}: '{key}'")
+        number = expect(value, (int, float), f"{where}: '{key}'", "a whole number")
         if isinstance(number, float) and not (math.isfinite(number) and number.is_integer()):
             raise InputError(f"{where}: '{key}' is {number:g}, not a whole number")
         number = int(number)
@@ -281,8 +290,14 @@ def load_run(path):
     elif text.startswith("schema_version,"):
         reader = csv.DictReader(io.StringIO(text))
         try:
+            header = reader.fieldnames
+            # The csv module would keep a row's last value of a column named twice: fb_compare refuses it.
+            twice = [name for name in header if header.count(name) > 1]
+            if twice:
+                raise InputError(f"{path}: the CSV header names the {twice[0][:40]!r} column twice: which value is "
+                                 f"meant is not known")
             places = [(f"line {reader.line_num}", row) for row in reader]
-        except csv.Error as error:  # a NUL byte, a field past the csv module's limit
+        except csv.Error as error:  # a field past the csv module's limit
             raise InputError(f"{path} line {reader.line_num}: not CSV fbplot reads ({error})")
         try:  # a missing or damaged companion leaves the CSV readable, its context unknown
             context = parse_json(csv_companion(path), read_text(csv_companion(path)))[0]["context"]
@@ -846,7 +861,7 @@ def plot_matrix(args):
     slow_nodes = {line.partition(":")[2].split("(")[0].strip() for line in lines if line.startswith("SLOW node")}
     slow_links = {tuple(part.strip() for part in line.partition(":")[2].split("(")[0].split(" - ")[:2])
                   for line in lines if line.startswith("SLOW link")}
-    failed = {(c["a"], c["b"]) for c in matrix.get("cells", []) if c.get("failure")}
+    failed = {(c["a"], c["b"]) for c in (matrix.get("cells") or []) if c.get("failure")}
     size = max(5, 0.7 * len(units) + 2.5)
     figure, axis = plt.subplots(figsize=(size + 1.2, size), dpi=110)
     image = axis.imshow(grid, cmap="viridis")
@@ -939,7 +954,7 @@ def part_scores(run, accused):
     matrix = run["summary"].get("matrix") or {}
     leaf_of = node_leaves(run)
     cells = [(unit_node(c["a"], leaf_of), unit_node(c["b"], leaf_of), float(c["value"]))
-             for c in matrix.get("cells", []) if isinstance(c.get("value"), (int, float)) and not c.get("failure")]
+             for c in (matrix.get("cells") or []) if isinstance(c.get("value"), (int, float)) and not c.get("failure")]
     if not cells:
         raise InputError(f"{run['path']}: no measured cells in its link matrix")
     reference = median(v for a, b, v in cells if not any(explains(p, a, b, leaf_of) for p in accused)) or \

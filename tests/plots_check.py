@@ -227,8 +227,8 @@ def check_tools_and_streams(plot, reference, compare_bin, folder):
 
 def damaged_runs(reference):
     """{file name: its text}: runs damaged as fb_compare refuses them (a negative, infinite, NaN or
-    impossible figure, a newer schema), link matrices of the wrong shape, and runs behind a UTF-8
-    byte-order mark (read, as fb_compare reads them)."""
+    impossible figure, a newer schema, a key or column given twice), link matrices of the wrong
+    shape, and runs behind a UTF-8 byte-order mark (read, as fb_compare reads them)."""
     run = json.loads((reference / "vm-mpi-history/run1.json").read_text())
     pairs = json.loads((reference / "fake-cluster-pairs/healthy.json").read_text())
     tree = json.loads((reference / "fake-cluster-tree/uplink.json").read_text())
@@ -250,6 +250,9 @@ def damaged_runs(reference):
         "text-size.json": changed(run, lambda d: d["rows"][0].update(size_bytes="64K")),
         "rows-object.json": changed(run, lambda d: d.update(rows={"size_bytes": 8})),
         "infinite.csv": "\n".join([header, infinite, rest]),
+        "column-twice.csv": "\n".join([header.replace(",tags", ",settings"), first, rest]),
+        "key-twice.json": json.dumps(run).replace('"busbw_factor": 1.0,', '"busbw_factor": 1.0, "busbw_factor": 2.0,',
+                                                  1),
         "short-grid.json": changed(pairs, lambda d: d["summary"]["matrix"]["grid"].pop()),
         "text-cell.json": changed(pairs, lambda d: d["summary"]["matrix"]["grid"][0].__setitem__(1, "fast")),
         "text-verdicts.json": changed(pairs, lambda d: d["summary"].update(verdicts="SLOW")),
@@ -280,6 +283,8 @@ def check_damaged_inputs(plot, reference, folder):
         "rows an object": (["bandwidth", "rows-object.json"], 2, "'rows' is an object, not a list"),
         "inf in a CSV cell": (["latency", "infinite.csv"], 2,
                               "infinite.csv line 2 (8 B out-of-place): 'time_mean_s' is inf"),
+        "CSV column named twice": (["latency", "column-twice.csv"], 2, "names the 'settings' column twice"),
+        "JSON key given twice": (["latency", "key-twice.json"], 2, "key 'busbw_factor' appears twice in one object"),
         "matrix grid short of a row": (["matrix", "short-grid.json"], 2, "summary.matrix.grid has 4 rows for 5 units"),
         "report on a grid short of a row": (["report", "short-grid.json"], 2, "grid has 4 rows for 5 units"),
         "text in a matrix cell": (["matrix", "text-cell.json"], 2, "('mhnode1' - 'mhnode2') is text, not a number"),
