@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/summary.hpp"
 #include "results/comparison.hpp"
+#include "results/run_file.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -225,6 +226,10 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
         break;
       }
   }
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (!runs[i].complete)
+      h.notes.push_back(fmt::format("run {} ({}) did not finish ({}): its finished rows only", i + 1, runs[i].path,
+                                    unfinished_sign(runs[i])));
   for (const StoredRun& run : runs) {
     std::string tags;
     if (!run.rows.empty()) tags = run.rows.front().tags.text();

@@ -155,5 +155,13 @@ TEST(History, RunsWithoutAStartTimeKeepTheOrderGiven) {
   EXPECT_EQ(*h.first_regression(), 3u);
 }
 
+TEST(History, ARunThatDidNotFinishIsSaidSo) {
+  std::vector<StoredRun> runs = runs_at({92, 92.2, 91.9});
+  runs[2].complete = false;
+  const History h = build_history(runs, HistoryOptions{});
+  ASSERT_EQ(h.notes.size(), 1u);
+  EXPECT_EQ(h.notes[0], "run 3 (run3.json) did not finish (\"complete\": false): its finished rows only");
+}
+
 }  // namespace
 }  // namespace fabricbench::results
