@@ -81,13 +81,16 @@ void check_memlock(const SysTree& t, bool judged, const std::string& vantage, st
 std::optional<double> max_map_count(const SysTree& t, std::string& why_not) {
   const auto text = t.text("/proc/sys/vm/max_map_count");
   if (!text) {
-    why_not = t.live() ? "/proc/sys/vm/max_map_count cannot be read"
-                       : "vm.max_map_count is not in the recorded tree (recorded before fb_doctor read it: re-record "
-                         "with scripts/record-sysfs.sh)";
+    const std::string skipped = t.skip_reason("/proc/sys/vm/max_map_count");
+    why_not = !skipped.empty() ? "/proc/sys/vm/max_map_count was not read: " + skipped
+              : t.live()       ? "/proc/sys/vm/max_map_count cannot be read"
+                               : "vm.max_map_count is not in the recorded tree (recorded before fb_doctor read it: "
+                                 "re-record with scripts/record-sysfs.sh)";
     return std::nullopt;
   }
   try {
-    return parse_number(*text, "/proc/sys/vm/max_map_count", NumberRange::at_least(0));
+    // A C int in the kernel: a larger value is no reading of it.
+    return parse_number(*text, "/proc/sys/vm/max_map_count", NumberRange::between(0, 2147483647));
   } catch (const UsageError& e) {
     why_not = e.what();
     return std::nullopt;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -215,6 +216,12 @@ TEST(HostileTree, TheNewFilesAndTheSecondSnapshotAreReadAsCarefully) {
             "not read: /sys/devices/pci0000:00/0000:00:06.0/current_link_width: a FIFO, not a regular file");
   EXPECT_EQ(skipped_detail(r, "max_map_count"),
             "not read: /proc/sys/vm/max_map_count: a link out of the recorded tree (-> /dev/zero)");
+  // The check itself names why, not "not in the recorded tree".
+  const auto map_count =
+      std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.check == "max-map-count"; });
+  ASSERT_NE(map_count, r.findings.end());
+  EXPECT_EQ(map_count->detail,
+            "/proc/sys/vm/max_map_count was not read: a link out of the recorded tree (-> /dev/zero)");
   EXPECT_EQ(skipped_detail(r, "interval_seconds"),
             "not read: " + later + ": /interval_seconds: a FIFO, not a regular file");
   EXPECT_EQ(context.counters->how, later + "/interval_seconds is a FIFO, not a regular file");
