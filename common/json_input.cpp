@@ -12,33 +12,13 @@
 
 namespace fabricbench {
 
-std::size_t json_nesting(std::string_view text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
+namespace {
 
-std::size_t json_value_end(std::string_view text) {
-  std::size_t depth = 0;
-  bool in_string = false, escaped = false, started = false;
+// Calls visit(i, c) for each character of `text` outside JSON strings (a string's opening quote
+// included), until it returns false: brackets inside a string are text.
+template <typename Visit>
+void outside_strings(std::string_view text, Visit visit) {
+  bool in_string = false, escaped = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
@@ -50,18 +30,41 @@ std::size_t json_value_end(std::string_view text) {
         in_string = false;
       continue;
     }
-    if (!started && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) continue;
-    if (!started && c != '{' && c != '[') return std::string_view::npos;
-    started = true;
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ']' || c == '}') {
-      if (--depth == 0) return i + 1;
-    }
+    if (c == '"') in_string = true;
+    if (!visit(i, c)) return;
   }
-  return std::string_view::npos;
+}
+
+}  // namespace
+
+std::size_t json_nesting(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  outside_strings(text, [&](std::size_t, char c) {
+    if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
+    return true;
+  });
+  return deepest;
+}
+
+std::size_t json_value_end(std::string_view text) {
+  std::size_t depth = 0, end = std::string_view::npos;
+  bool started = false;
+  outside_strings(text, [&](std::size_t i, char c) {
+    if (!started && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) return true;
+    if (!started && c != '{' && c != '[') return false;
+    started = true;
+    if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && --depth == 0) {
+      end = i + 1;
+      return false;
+    }
+    return true;
+  });
+  return end;
 }
 
 void check_json_nesting(std::string_view text, std::string_view name) {
