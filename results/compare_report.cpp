@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include "common/prometheus_text.hpp"
@@ -26,6 +28,19 @@ std::string interval_text(const RowComparison& r) {
   return fmt::format("{:+.1f}..{:+.1f} %", (r.low - 1) * 100, (r.high - 1) * 100);
 }
 
+// "4.8-28.5 %" (or "6.0 %" where every between-run row had one floor): the spreads rows were judged by at least.
+std::string floor_range(const Comparison& c) {
+  double least = std::numeric_limits<double>::infinity(), most = 0;
+  for (const RowComparison& r : c.rows)
+    if (r.uncertainty == Uncertainty::kBetweenRun) {
+      least = std::min(least, r.spread_floor);
+      most = std::max(most, r.spread_floor);
+    }
+  if (fmt::format("{:.1f}", least * 100) == fmt::format("{:.1f}", most * 100))
+    return fmt::format("{:.1f} %", most * 100);
+  return fmt::format("{:.1f}-{:.1f} %", least * 100, most * 100);
+}
+
 /// How the intervals were made, and what they lack.
 std::string model_line(const ReportInput& in) {
   const Comparison& c = in.comparison;
@@ -46,9 +61,9 @@ std::string model_line(const ReportInput& in) {
   text += used.empty() ? "none" : used;
   if (kinds[Uncertainty::kBetweenRun] > 0)
     text += fmt::format(
-        "; {} row(s) with the run-to-run spread (at least the typical {:.1f} %): Student's t on "
-        "each row's own runs, up to +-{:.2f} standard errors",
-        kinds[Uncertainty::kBetweenRun], c.pooled_spread * 100, c.t);
+        "; {} row(s) with the run-to-run spread (at least the typical spread of the rows of its size and larger: "
+        "{}): Student's t on each row's own runs, up to +-{:.2f} standard errors",
+        kinds[Uncertainty::kBetweenRun], floor_range(c), c.t);
   if (kinds[Uncertainty::kAssumedBetweenRun] > 0)
     text += fmt::format(
         "; {} row(s) of one run a side: each run's median given a run-to-run spread of its own "
@@ -220,17 +235,19 @@ nlohmann::json json_report(const ReportInput& in) {
     nlohmann::json row = nlohmann::json::object();
     const nlohmann::json base = row_to_json(r.base);
     for (const Column* column : identity_columns()) row[std::string(column->name)] = base[std::string(column->name)];
-    row.update(nlohmann::json{{"metric", metric_name(r.metric)},
-                              {"baseline", r.base_value},
-                              {"new", r.new_value},
-                              {"speedup", r.speedup},
-                              {"statistic", r.statistic},
-                              {"uncertainty", uncertainty_name(r.uncertainty)},
-                              {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
-                              {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
-                              {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
-                              {"contention", {{"baseline", r.contention.base}, {"new", r.contention.fresh}}},
-                              {"verdict", verdict_name(r.verdict)}});
+    row.update(nlohmann::json{
+        {"metric", metric_name(r.metric)},
+        {"baseline", r.base_value},
+        {"new", r.new_value},
+        {"speedup", r.speedup},
+        {"statistic", r.statistic},
+        {"uncertainty", uncertainty_name(r.uncertainty)},
+        {"standard_error", known ? nlohmann::json(r.standard_error) : nlohmann::json()},
+        {"low", known ? nlohmann::json(r.low) : nlohmann::json()},
+        {"high", known ? nlohmann::json(r.high) : nlohmann::json()},
+        {"spread_floor", r.uncertainty == Uncertainty::kBetweenRun ? nlohmann::json(r.spread_floor) : nlohmann::json()},
+        {"contention", {{"baseline", r.contention.base}, {"new", r.contention.fresh}}},
+        {"verdict", verdict_name(r.verdict)}});
     rows.push_back(std::move(row));
   }
   nlohmann::json differences = nlohmann::json::array();

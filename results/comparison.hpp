@@ -81,6 +81,9 @@ enum class Uncertainty {
 /// called a regression.
 inline constexpr double kRunSpreadPerSampleSpread = 1.5;
 inline constexpr double kMinimumRunSpread = 0.01;
+/// A between-run row's spread floor is the typical spread of at least this many rows (its size and
+/// larger; smaller sizes join where fewer): one placement twin is no typical spread.
+inline constexpr std::size_t kLeastFloorRows = 3;
 
 /// "unknown" | "within-run" | "between-run" | "assumed-between-run": the reports' spelling.
 const char* uncertainty_name(Uncertainty uncertainty);
@@ -98,6 +101,9 @@ struct RowComparison {
   /// their own samples' contention (`own_contention`) and its excess is larger.
   ContentionAllowance contention;
   bool own_contention = false;
+  /// Between-run rows: the typical spread of the rows of this size and larger, the least spread
+  /// the row was judged by (0 otherwise).
+  double spread_floor = 0;
   Verdict verdict = Verdict::kSame;
 };
 
@@ -121,7 +127,7 @@ struct Comparison {
   bool geomean_over_all_sizes = false;
   std::vector<std::size_t> worst;  ///< indices into rows, lowest speedup first (at most 5)
   double z = 0;  ///< standard errors each side of a within-run interval (from the confidence and the row count)
-  /// Between-run rows: their typical run-to-run spread (the median over them), the degrees of
+  /// Between-run rows: their typical run-to-run spread (the median over all of them), the degrees of
   /// freedom of their spreads summed, and the widest Student's t quantile a row's interval used
   /// instead of z (each row on its own (runs - 1) per side: few runs know their spread roughly).
   double pooled_spread = 0;
@@ -170,8 +176,8 @@ double two_sided_t(double alpha, double df);
 /// Standard errors of ln(speedup) for one matched pair of rows, and which statistic they hold
 /// for: the median's (from its MAD) when both rows keep one, else the mean's (from the stdev).
 /// Where either row holds several runs (a baseline, or --repeat) their run-to-run spread is
-/// combined ((runs - 1) degrees of freedom a side); `pooled_spread` (the comparison's typical spread: the median over
-/// such rows, 0: none) is its floor, so a row whose few runs happened to agree is not trusted beyond the run's typical
+/// combined ((runs - 1) degrees of freedom a side); `pooled_spread` (the typical spread of such rows of this size and
+/// larger, 0: none) is its floor, so a row whose few runs happened to agree is not trusted beyond that typical
 /// spread.
 struct RowUncertainty {
   std::string statistic = "mean";
