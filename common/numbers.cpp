@@ -50,6 +50,15 @@ double parse_number(std::string_view text, std::string_view what, NumberRange ra
   return value;
 }
 
+double parse_kernel_number(std::string_view text, std::string_view what, NumberRange range) {
+  const std::size_t point = text.find('.');
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789.") == std::string_view::npos &&
+                      text.front() != '.' && text.back() != '.' &&
+                      (point == std::string_view::npos || text.find('.', point + 1) == std::string_view::npos);
+  if (!digits) throw UsageError(fmt::format("{}: '{}' is not a number as the kernel writes one", what, text));
+  return parse_number(text, what, range);
+}
+
 double check_number(double value, std::string_view what, NumberRange range) {
   if (const std::string why = refusal(value, range); !why.empty())
     throw UsageError(fmt::format("{}: {} {}", what, shown(value), why));

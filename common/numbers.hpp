@@ -34,6 +34,11 @@ struct NumberRange {
 /// outside the range.
 double parse_number(std::string_view text, std::string_view what, NumberRange range);
 
+/// A number as the kernel writes it in /proc and /sys: decimal digits, with at most one fraction
+/// ("2.5 Gb/sec (1X SDR)"); no sign, exponent, hex or blank. "1e6" or "+5" in a recorded tree was
+/// written by no kernel and is no reading of it. Then parse_number's checks.
+double parse_kernel_number(std::string_view text, std::string_view what, NumberRange range);
+
 /// Checks a number read some other way (a JSON value); the same errors as parse_number.
 double check_number(double value, std::string_view what, NumberRange range);
 

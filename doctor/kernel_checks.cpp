@@ -19,25 +19,40 @@ constexpr const char* kNotJudged = "not judged: no RDMA device here and none req
 /// One line of /proc/self/limits: its soft and hard values as written ("unlimited", "20000").
 struct Limit {
   std::string soft, hard;
+  bool repeated = false;  ///< the file names the limit twice (the kernel writes each once): no reading
 };
 
 std::optional<Limit> read_limit(const SysTree& t, const std::string& name) {
   const auto limits = t.text("/proc/self/limits");
   if (!limits) return std::nullopt;
+  std::optional<Limit> found;
   std::istringstream lines(*limits);
   for (std::string line; std::getline(lines, line);) {
     if (!line.starts_with(name)) continue;
     Limit limit;
     std::istringstream(line.substr(name.size())) >> limit.soft >> limit.hard;
-    return limit;
+    if (found) return Limit{"", "", true};
+    found = limit;
   }
-  return std::nullopt;
+  return found;
 }
 
-/// A limit's value; infinity for "unlimited". Throws UsageError naming the file and the line.
+/// A limit's value; infinity for "unlimited". Throws UsageError naming the file and the line. The
+/// kernel's limits are unsigned longs, written in decimal.
 double limit_value(const std::string& text, const std::string& name) {
   if (text == "unlimited") return std::numeric_limits<double>::infinity();
-  return parse_number(text, "/proc/self/limits: " + name, NumberRange::at_least(0));
+  return parse_kernel_number(text, "/proc/self/limits: " + name, NumberRange::between(0, 18446744073709551615.0));
+}
+
+/// The soft limit, checked against the hard one (the kernel keeps soft <= hard). Throws as limit_value.
+double soft_limit_value(const Limit& limit, const std::string& name) {
+  if (limit.repeated)
+    throw UsageError(fmt::format("/proc/self/limits names {} twice: which line holds is not known", name));
+  const double soft = limit_value(limit.soft, name), hard = limit_value(limit.hard, name);
+  if (soft > hard)
+    throw UsageError(fmt::format("/proc/self/limits: {}: soft limit {} above the hard limit {}, which no kernel allows",
+                                 name, limit.soft, limit.hard));
+  return soft;
 }
 
 std::string with_vantage(std::string detail, const std::string& vantage) {
@@ -55,7 +70,7 @@ void check_memlock(const SysTree& t, bool judged, const std::string& vantage, st
   }
   double bytes = 0;
   try {
-    bytes = limit_value(limit->soft, "Max locked memory");
+    bytes = soft_limit_value(*limit, "Max locked memory");
   } catch (const UsageError& e) {
     out.push_back(
         {"memlock", judged ? Status::kWarn : Status::kInfo, e.what(), judged ? "check ulimit -l on the node" : ""});
@@ -90,7 +105,7 @@ std::optional<double> max_map_count(const SysTree& t, std::string& why_not) {
   }
   try {
     // A C int in the kernel: a larger value is no reading of it.
-    return parse_number(*text, "/proc/sys/vm/max_map_count", NumberRange::between(0, 2147483647));
+    return parse_kernel_number(*text, "/proc/sys/vm/max_map_count", NumberRange::between(0, 2147483647));
   } catch (const UsageError& e) {
     why_not = e.what();
     return std::nullopt;
@@ -124,7 +139,7 @@ void check_open_files(const SysTree& t, bool judged, const std::string& vantage,
   if (!limit) return;
   double soft = 0, hard = 0;
   try {
-    soft = limit_value(limit->soft, "Max open files");
+    soft = soft_limit_value(*limit, "Max open files");
     hard = limit_value(limit->hard, "Max open files");
   } catch (const UsageError& e) {
     out.push_back(
@@ -235,7 +250,7 @@ void judge_kernel_rules(const SysTree& tree, const HealthRules& rules, std::vect
     std::optional<double> soft;
     std::string why_not = "/proc/self/limits has no Max open files line";
     try {
-      if (limit) soft = limit_value(limit->soft, "Max open files");
+      if (limit) soft = soft_limit_value(*limit, "Max open files");
     } catch (const UsageError& e) {
       why_not = e.what();
     }

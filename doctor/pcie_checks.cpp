@@ -26,7 +26,7 @@ struct LinkEnd {
 double leading_number(const std::optional<std::string>& text, const std::string& what) {
   if (!text) return 0;
   try {
-    return parse_number(text->substr(0, text->find(' ')), what, NumberRange::between(0, 1024));
+    return parse_kernel_number(text->substr(0, text->find(' ')), what, NumberRange::between(0, 1024));
   } catch (const UsageError&) {
     return 0;
   }

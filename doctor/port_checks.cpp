@@ -21,7 +21,7 @@ double RdmaPort::gbps() const {
   const std::size_t space = rate.find(' ');
   if (space == std::string::npos || !std::string_view(rate).substr(space).starts_with(" Gb/sec")) return 0;
   try {
-    return parse_number(rate.substr(0, space), "rate", NumberRange::between(0, kFastestLink));
+    return parse_kernel_number(rate.substr(0, space), "rate", NumberRange::between(0, kFastestLink));
   } catch (const UsageError&) {
     return 0;
   }
@@ -59,7 +59,8 @@ PortCounters read_port_counters(const SysTree& t) {
       const auto text = t.text(folder + c.name);
       if (!text) continue;
       try {
-        values[c.name] = parse_number(*text, folder + c.name, NumberRange::between(0, std::ldexp(1.0, c.bits) - 1));
+        values[c.name] =
+            parse_kernel_number(*text, folder + c.name, NumberRange::between(0, std::ldexp(1.0, c.bits) - 1));
       } catch (const UsageError&) {
         // A value that is not a count of the counter's width is left out, as an absent counter is.
       }

@@ -3,6 +3,7 @@
 // decimal, whatever the option's type (CLI11 alone reads "010" as octal 8 and "0x10" as 16).
 #include "common/numbers.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,20 @@ std::string parsed_iterations(const std::string& text) {
     return e.what();
   }
   return std::to_string(iterations);
+}
+
+TEST(KernelNumber, OnlyDecimalDigitsWithOneFraction) {
+  EXPECT_EQ(parse_kernel_number("262144", "x", NumberRange::at_least(0)), 262144);
+  EXPECT_EQ(parse_kernel_number("2.5", "x", NumberRange::at_least(0)), 2.5);
+  for (const char* text : {"1e6", "+5", "-5", "0x10", " 5", "5 ", ".5", "5.", "1.2.3", "", "nan", "inf"}) {
+    try {
+      parse_kernel_number(text, "f", NumberRange::at_least(0));
+      ADD_FAILURE() << text;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), fmt::format("f: '{}' is not a number as the kernel writes one", text));
+    }
+  }
+  EXPECT_THROW(parse_kernel_number("2147483648", "x", NumberRange::between(0, 2147483647)), UsageError);
 }
 
 TEST(NumberIn, AFlagMeansWhatItsDecimalTextSays) {

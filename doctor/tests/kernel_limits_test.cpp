@@ -68,8 +68,9 @@ TEST(KernelLimits, TheMaxMapCountRuleFailsBelowAndWhenItCannotBeRead) {
             "min_max_map_count = 262144, but vm.max_map_count is not in the recorded tree (recorded "
             "before fb_doctor read it: re-record with scripts/record-sysfs.sh)");
   t.file("/proc/sys/vm/max_map_count", "lots\n");
-  EXPECT_EQ(judged_rules(t, "min_max_map_count = 262144\n")[0].detail,
-            "min_max_map_count = 262144, but /proc/sys/vm/max_map_count: 'lots' is not a number");
+  EXPECT_EQ(
+      judged_rules(t, "min_max_map_count = 262144\n")[0].detail,
+      "min_max_map_count = 262144, but /proc/sys/vm/max_map_count: 'lots' is not a number as the kernel writes one");
   t.file("/proc/sys/vm/max_map_count", "65530\n");
   checks = judged_rules(t, "min_max_map_count = 262144\n");
   EXPECT_EQ(checks[0].status, Status::kFail);
@@ -99,6 +100,26 @@ TEST(KernelLimits, OpenFilesJudgedOnTheHardLimitNcclRaisesTo) {
   EXPECT_EQ(judged_rules(t, "min_open_files = 65536\n")[0].status, Status::kPass);
   Tree none;
   EXPECT_EQ(judged_rules(none, "min_open_files = 65536\n")[0].status, Status::kFail);  // fail closed
+}
+
+TEST(KernelLimits, ALimitNoKernelWritesIsNoReading) {
+  // The kernel writes each limit once, in decimal, its soft limit at most its hard one: anything
+  // else in a recorded tree is no reading, and a rule on it fails closed.
+  Tree t;
+  for (const auto& [text, why] :
+       {std::pair<std::string, std::string>{limits("99999999999999999999999", "1"), "out of range"},
+        {limits("2000000", "1048576"), "soft limit 2000000 above the hard limit 1048576"},
+        {limits("1e6", "1e6"), "'1e6' is not a number as the kernel writes one"},
+        {limits("1048576", "1048576") + "Max open files            5                    5                    files\n",
+         "names Max open files twice"}}) {
+    t.file("/proc/self/limits", text);
+    const auto checks = judged_rules(t, "min_open_files = 1024\n");
+    EXPECT_EQ(checks[0].status, Status::kFail) << text;
+    EXPECT_NE(checks[0].detail.find(why), std::string::npos) << checks[0].detail;
+    EXPECT_EQ(finding(kernel_findings(t, true), "open-files")->status, Status::kWarn) << text;
+  }
+  t.file("/proc/sys/vm/max_map_count", "1e6\n");
+  EXPECT_EQ(judged_rules(t, "min_max_map_count = 262144\n")[0].status, Status::kFail);
 }
 
 TEST(KernelLimits, HugepagesAreReported) {

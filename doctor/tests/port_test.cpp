@@ -221,6 +221,13 @@ TEST(PortRates, AcrossNodesTheSlowerNodesPortIsNamed) {
   EXPECT_EQ(report_from_json(to_json(b)).ports.at(0).rate, "400 Gb/sec (4X NDR)");
 }
 
+TEST(PortRates, ARateTheKernelNeverWritesIsNoRate) {
+  EXPECT_EQ(port("mlx5_0", "2.5 Gb/sec (1X SDR)").gbps(), 2.5);
+  EXPECT_EQ(port("mlx5_0", "400 Gb/sec (4X NDR)").gbps(), 400);
+  for (const char* rate : {"4e2 Gb/sec (4X NDR)", "+400 Gb/sec", "0x190 Gb/sec", "400. Gb/sec", "4.0.0 Gb/sec"})
+    EXPECT_EQ(port("mlx5_0", rate).gbps(), 0) << rate;
+}
+
 TEST(Firmware, DevicesOfOneKindDifferingIsAWarningAndNodesAreCompared) {
   Tree t;
   for (const char* dev : {"mlx5_0", "mlx5_1"}) {
