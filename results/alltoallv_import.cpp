@@ -38,6 +38,7 @@ std::vector<std::vector<std::uint64_t>> read_alltoallv_matrix(std::string_view t
                                                               const MatrixImport& how) {
   if (!std::isfinite(how.scale) || how.scale < 0)
     throw InputError(fmt::format("{}: a scale of {:g}: give a finite number of 0 or more", name, how.scale));
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark an editor put there
   std::vector<std::vector<std::uint64_t>> rows;
   for_each_line(text, [&](std::string_view row_text, std::size_t line) {
     std::vector<std::uint64_t> row;

@@ -123,6 +123,19 @@ void add_context(StoredRun& run, const std::string& program, int ranks, const st
   run.context["rank_context"] = nlohmann::json::array({rank0});
 }
 
+// nccl-tests' own summary of wrong data ("# Out of bounds values : 7 FAILED", or JSON's
+// out_of_bounds.count) sums its rows' #wrong: a count no row holds is a log edited or pieced
+// together, and which size moved wrong data is then not known. Refused, never judged OK.
+void check_out_of_bounds(std::int64_t counted, const StoredRun& run, const std::string& where) {
+  const bool rows_count_it =
+      std::any_of(run.rows.begin(), run.rows.end(), [](const ResultRow& r) { return r.wrong > 0; });
+  if (counted > 0 && !rows_count_it)
+    throw InputError(fmt::format(
+        "{}: nccl-tests counted {} values out of bounds (wrong data), but no row's #wrong holds one: an edited or "
+        "pieced-together log, which cannot say which size was wrong",
+        where, counted));
+}
+
 }  // namespace
 
 StoredRun import_nccl_tests_text(std::string_view text, const std::string& name) {
@@ -136,11 +149,12 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   std::istringstream lines{std::string(text)};
   std::string line;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> data;
-  bool has_redop = true, has_root = true;  // 2.10+ layout unless the column header says otherwise
-  std::size_t skipped = 0;                 // lines that are neither the table nor its comments
-  bool finished = false;                   // nccl-tests ends a finished run with its average
-  int starts = 0;                          // "Collective test starting": once a launch
-  std::set<std::string> rank_lines;        // the ranks its device lines list
+  bool has_redop = true, has_root = true;                    // 2.10+ layout unless the column header says otherwise
+  std::size_t skipped = 0;                                   // lines that are neither the table nor its comments
+  bool finished = false;                                     // nccl-tests ends a finished run with its average
+  std::pair<std::size_t, std::int64_t> out_of_bounds{0, 0};  // its summary line's number and count
+  int starts = 0;                                            // "Collective test starting": once a launch
+  std::set<std::string> rank_lines;                          // the ranks its device lines list
   const auto appended = [&name](std::size_t number, const std::string& what) {
     return InputError(
         fmt::format("{} line {}: {} again: two nccl-tests logs in one file (appended?); import each "
@@ -160,6 +174,10 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
         program = fields.back();
       }
       if (line.find("Avg bus bandwidth") != std::string::npos) finished = true;
+      if (const auto colon = std::find(fields.begin(), fields.end(), ":");
+          line.find("Out of bounds values") != std::string::npos && colon != fields.end() && colon + 1 != fields.end())
+        out_of_bounds = {number, whole_field(*(colon + 1), 0, kMaxCount, "out of bounds values",
+                                             fmt::format("{} line {}", name, number))};
       if (fields.size() > 3 && fields[1] == "size" && fields[2] == "count" && fields[3] == "type") {
         has_redop = std::find(fields.begin(), fields.end(), "redop") != fields.end();
         has_root = std::find(fields.begin(), fields.end(), "root") != fields.end();
@@ -212,6 +230,7 @@ StoredRun import_nccl_tests_text(std::string_view text, const std::string& name)
   add_context(run, program, ranks, hosts, gpu, nccl_version);
   run.context["source_format"] = "nccl-tests text";
   if (skipped > 0) run.context["skipped_lines"] = skipped;
+  check_out_of_bounds(out_of_bounds.second, run, fmt::format("{} line {}", name, out_of_bounds.first));
   fold_cycles(run.rows);
   run.complete = finished;  // a log cut short (a killed job, a truncated copy) keeps only some sizes
   return run;
@@ -267,6 +286,8 @@ StoredRun import_nccl_tests_json(const nlohmann::json& document, const std::stri
   add_context(run, program, ranks, hosts, gpu,
               static_cast<long>(json_whole(document, "nccl_version", 0, 0, 1e9, name)));
   run.context["source_format"] = fmt::format("nccl-tests JSON v{}", version);
+  if (document.contains("out_of_bounds") && document["out_of_bounds"].is_object())
+    check_out_of_bounds(json_whole(document["out_of_bounds"], "count", 0, 0, kMaxCount, name), run, name);
   fold_cycles(run.rows);  // -N k lists every size once per cycle here too
   return run;
 }

@@ -263,6 +263,11 @@ TEST(AlltoallvMatrix, ReadAsNcclTestsReadsItAndEveryBadMatrixIsOneLine) {
   // Scaled, then down to a multiple of 16 bytes; the first N ranks of a larger matrix.
   const auto bytes = results::read_alltoallv_matrix("100 200.5 7\n1e3 0 16\n0 0 40\n", "m", {2.0, 2});
   EXPECT_EQ(bytes, (std::vector<std::vector<std::uint64_t>>{{192, 400}, {2000, 0}}));
+  // A byte-order mark an editor saved is no part of the first cell.
+  EXPECT_EQ(results::read_alltoallv_matrix("\xEF\xBB\xBF"
+                                           "32 16\n16 32\n",
+                                           "m", {}),
+            (std::vector<std::vector<std::uint64_t>>{{32, 16}, {16, 32}}));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"", "empty"},
       {"1 2\n3\n", "1 columns where the first row has 2"},

@@ -267,6 +267,20 @@ TEST(NcclTestsText, ALogCutShortNegativeOrHexFiguresAreNoFinishedRun) {
   EXPECT_NE(error_of(hex).find("size: '0x100000' is not a number"), std::string::npos) << error_of(hex);
 }
 
+TEST(NcclTestsText, AnOutOfBoundsCountNoRowHoldsIsRefusedNotJudgedOk) {
+  const std::string clean = read_text(kData + "/nccl-tests/all_reduce_perf_h200_info.txt");
+  std::string edited = clean;
+  edited.replace(edited.find("Out of bounds values : 0 OK"), 27, "Out of bounds values : 7 FAILED");
+  EXPECT_NE(error_of(edited).find("nccl-tests counted 7 values out of bounds (wrong data), but no row's #wrong"),
+            std::string::npos)
+      << error_of(edited);
+  nlohmann::json json = nlohmann::json::parse(read_text(kData + "/nccl-tests/all_reduce_perf.json"));
+  json["out_of_bounds"] = {{"count", 5}, {"okay", false}};
+  EXPECT_NE(error_of(json.dump()).find("counted 5 values out of bounds"), std::string::npos) << error_of(json.dump());
+  json["out_of_bounds"] = {{"count", 0}, {"okay", true}};
+  EXPECT_EQ(error_of(json.dump()), "");
+}
+
 TEST(Readers, AByteOrderMarkAnEditorAddedIsSkipped) {
   const std::string text = read_text(kData + "/nccl-tests/all_reduce_perf.json");
   const StoredRun plain = parse_run(text, "f");
