@@ -17,7 +17,8 @@ bandwidth / latency / heatmap write PREFIX.png and PREFIX.svg. One line per run 
 name; with --baseline, a panel under the curves with fb_compare's change per size, its interval
 and its verdict's colour (plain ratios when fb_compare cannot be found; its refusal of the runs is an
 error, exit 2). report writes one HTML file with the pictures embedded and the tables: readable offline,
-mailable; --out /dev/stdout writes it where standard output goes.
+mailable; --out /dev/stdout writes it where standard output goes. An --out that is an input, or the other
+half (STEM.csv / STEM.json) of an input run, or a new file on /dev, /proc or /sys is refused before any work.
 Other tools' output (nccl-tests, perftest, Google Benchmark) goes through fb_import first.
 """
 import argparse
@@ -140,6 +141,9 @@ def parse_json(path, text):
     try:
         return json.loads(text, parse_constant=constant, object_pairs_hook=unique_keys), constants
     except json.JSONDecodeError as error:
+        if error.msg == "Extra data":  # a NUL or text past the closing brace: not one run as written
+            raise InputError(f"{path}: not valid JSON, damaged: the file holds bytes after its document (from byte "
+                             f"{error.pos})")
         raise InputError(f"{path}: not valid JSON, truncated or damaged ({error.msg} at byte {error.pos})")
     except ValueError as error:  # an integer of thousands of digits
         raise InputError(f"{path}: not valid JSON for fbplot ({error})")
@@ -648,6 +652,39 @@ def refuse_foreign_partial(path):
         raise InputError(f"--out: '{partial}' is not a file fbplot left there; remove it or choose another name")
 
 
+# Kernel filesystems: devices and the kernel's own entries, never files. As root, a new name there is
+# created all the same (/dev/null.png on devtmpfs, a folder under /sys/fs/cgroup is a cgroup).
+KERNEL_FOLDERS = ("/dev", "/proc", "/sys")
+
+
+def kernel_filesystem_of(folder):
+    """The KERNEL_FOLDERS entry whose filesystem `folder` (resolved, existing) is on, or None: anything
+    under /proc or /sys, /dev's own filesystem wherever mounted, but not a tmpfs for files inside /dev
+    (/dev/shm). A /dev that is a plain folder of / (a chroot) makes nothing outside it a kernel folder."""
+    device, root = os.stat(folder).st_dev, os.stat("/").st_dev
+    for kernel in KERNEL_FOLDERS:
+        try:
+            kernel_device = os.stat(kernel).st_dev
+        except OSError:
+            continue
+        inside = folder == kernel or folder.startswith(kernel + "/")
+        if (inside and (kernel != "/dev" or device == kernel_device)) or device == kernel_device != root:
+            return kernel
+    return None
+
+
+def refuse_kernel_folder(path):
+    """Refuses a file fbplot would create or replace (it and any folder save makes for it) on a kernel
+    filesystem; a device or FIFO already there is written in place, never through here."""
+    folder = Path(os.path.realpath(path)).parent
+    while not folder.exists():  # the folders save() would make: the first one that exists holds them
+        folder = folder.parent
+    kernel = kernel_filesystem_of(str(folder))
+    if kernel:
+        raise InputError(f"--out: '{path}' would be a file in {folder}, on the kernel's {kernel} filesystem "
+                         f"(devices and kernel entries, not files); choose a folder for files")
+
+
 # What an --out must not be, as fabricbench's C++ tools word it (common/output_file.cpp).
 REFUSED_OUTPUTS = ((stat.S_ISDIR, "is a folder; give a file name"),
                    (stat.S_ISBLK, "is a block device: fbplot never writes to a disk"),
@@ -673,6 +710,7 @@ def check_output(path, figure=False):
         if refused(mode):
             raise InputError(f"--out: '{path}' {why}")
     if replaced_by_rename(path):
+        refuse_kernel_folder(path)
         refuse_foreign_partial(path)
 
 
@@ -686,13 +724,26 @@ def same_file(a, b):
         return False
 
 
+def run_halves(path):
+    """The other half of the run `path` belongs to (fabricbench writes STEM.csv and STEM.json side by side):
+    the JSON beside any input (a CSV's context is read from it), the CSV beside a .json, each by the name
+    given and the name resolved (a symlinked run's halves are its target's), whether or not it exists yet."""
+    halves = []
+    for spelled in dict.fromkeys((Path(path), Path(os.path.realpath(path)))):
+        twins = [spelled.with_suffix(".json")] + ([spelled.with_suffix(".csv")] if spelled.suffix.lower() == ".json"
+                                                  else [])
+        halves += [twin for twin in twins if twin != spelled]
+    return halves
+
+
 def named_inputs(args):
-    """(path, what it is) of every file this command reads: the runs, the baseline, a CSV's companion JSON."""
+    """(path, what it is) of every file of the runs this command reads: the runs, the baseline and each
+    one's other half; written over, a run's two halves would disagree (HTML where its CSV was)."""
     inputs = [(run, f"input {run}") for run in args.runs] + \
         ([(args.baseline, f"--baseline {args.baseline}")] if args.baseline else [])
-    companions = [(str(csv_companion(path)), f"{csv_companion(path)} (the context of {path})") for path, _ in inputs
-                  if path.endswith(".csv") and os.path.exists(csv_companion(path))]
-    return inputs + companions
+    halves = [(str(half), f"{half}, the {half.suffix[1:].upper()} half of {what}") for path, what in inputs
+              for half in run_halves(path)]
+    return inputs + halves
 
 
 def check_distinct(outputs, inputs):
@@ -702,7 +753,7 @@ def check_distinct(outputs, inputs):
             for written in (out, partial_path(out)):
                 if same_file(written, source):
                     raise InputError(f"--out: {written} is the same file as {what}: fbplot never writes over a "
-                                     f"file it reads; choose another name")
+                                     f"file of a run it reads; choose another name")
         for other in outputs[:k]:
             if same_file(out, other):
                 raise InputError(f"--out: {other} and {out} are one file: one would overwrite the other")

@@ -89,16 +89,36 @@ def prepare_files(reference, folder):
         big.truncate(513 << 20)
     replay_csv(reference, folder / "c0.csv", plottable=True)
     replay_csv(reference, folder / "zero.csv", plottable=False)
+    for stem, source in (("half", "fixed-n20"), ("base", "adaptive-noise1")):  # runs of two halves, as written
+        for suffix in (".csv", ".json"):
+            shutil.copyfile(reference / f"vm-mpi-np2/{source}{suffix}", folder / f"{stem}{suffix}")
+    os.link(folder / "half.csv", folder / "halfhard.csv")
+    os.link(folder / "half.csv", folder / "hl.png")  # a figure's PREFIX.png that is the CSV half
+    (folder / "sub").mkdir()
+    os.symlink("../half.json", folder / "sub/link.json")  # its halves are its target's
     return device
+
+
+def kernel_leftovers(names):
+    """Those of `names` (files under /dev) that exist and are not devices: left by a run that wrote there.
+    Removed, so that a failing check leaves /dev as it was."""
+    left = [name for name in names if os.path.lexists(name) and stat.S_ISREG(os.lstat(name).st_mode)]
+    for name in left:
+        os.unlink(name)
+    return left
 
 
 def check_files_and_outputs(plot, reference, folder):
     """What fbplot writes to and reads from: a device, a FIFO or a symlink written in place and never
-    replaced; its own input, a folder, two outputs of one file, a FIFO, device or oversized input
-    refused in one line before any work, with no .partial left; a replayed call of count 0 plotted
-    around. Returns the number of failures."""
+    replaced; its own input, the other half of an input run (its CSV beside its JSON, however spelled),
+    a folder, two outputs of one file, a new file on a kernel filesystem (/dev/null.png), a FIFO, device
+    or oversized input refused in one line before any work, with no .partial left; a replayed call of
+    count 0 plotted around. Returns the number of failures."""
     device = prepare_files(reference, folder)
     original = (folder / "run.json").read_bytes()
+    halves = {name: (folder / name).read_bytes() for name in ("half.csv", "base.csv", "half.json")}
+    in_dev = [f"/dev/null{suffix}" for suffix in (".png", ".svg", ".png.partial", ".svg.partial")]
+    in_dev = [name for name in in_dev if not os.path.lexists(name)]  # any there before are not this run's
     cases = {  # name: (arguments, expected exit, fragment of the one line of a refusal)
         "device and symlink --out written in place": (["latency", "run.json", "--out", "inplace"], 0, ""),
         "FIFO --out with no reader": (["report", "zero.csv", "--out", "fifo.html"], 2, "FIFO with no reader"),
@@ -112,8 +132,29 @@ def check_files_and_outputs(plot, reference, folder):
         "replay with a call of count 0": (["report", "c0.csv", "--out", "c0.html"], 0, ""),
         "report of only 0 B rows": (["report", "zero.csv", "--out", "zero.html"], 0, ""),
         "latency of only 0 B rows": (["latency", "zero.csv", "--out", "zero"], 2, "nothing to plot"),
+        "report onto a JSON input's CSV half": (["report", "half.json", "--out", "half.csv"], 2,
+                                                "half.csv is the same file as half.csv, the CSV half of input "
+                                                "half.json"),
+        "report onto the baseline's CSV half": (["report", "half.json", "--baseline", "base.json", "--out",
+                                                 "base.csv"], 2, "the CSV half of --baseline base.json"),
+        "report onto a CSV input's JSON half": (["report", "half.csv", "--out", "./half.json"], 2,
+                                                "the JSON half of input half.csv"),
+        "CSV half by a hard link": (["report", "half.json", "--out", "halfhard.csv"], 2,
+                                    "halfhard.csv is the same file as half.csv, the CSV half"),
+        "CSV half of a symlinked input": (["report", "sub/link.json", "--out", "half.csv"], 2,
+                                          "the CSV half of input sub/link.json"),
+        "figure's PNG a hard link of the CSV half": (["latency", "half.json", "--out", "hl"], 2,
+                                                     "hl.png is the same file as half.csv"),
+        "figure PREFIX /dev/null": (["latency", "run.json", "--out", "/dev/null"], 2,
+                                    "'/dev/null.png' would be a file in /dev, on the kernel's /dev filesystem"),
+        "report under /proc": (["report", "run.json", "--out", "/proc/fbplot-check/x.html"], 2,
+                               "on the kernel's /proc filesystem"),
+        "report to /dev/null": (["report", "run.json", "--out", "/dev/null"], 0, ""),
     }
-    results = run_together({name: plot + arguments for name, (arguments, _, _) in cases.items()}, folder)
+    # Some twenty matplotlib start-ups at once: 20 s on two cores under a load of 12, too near 30 s.
+    results = run_together({name: plot + arguments for name, (arguments, _, _) in cases.items()}, folder,
+                           timeout=120)
+    dev_left = kernel_leftovers(in_dev)
     after = {
         "device and symlink --out written in place":
             (not device or stat.S_ISCHR((folder / "inplace.png").lstat().st_mode))
@@ -126,6 +167,16 @@ def check_files_and_outputs(plot, reference, folder):
         "replay with a call of count 0": (folder / "c0.html").read_text().count("data:image/png;base64,") == 2,
         "report of only 0 B rows": "No pictures" in (folder / "zero.html").read_text() and "<table>" in
                                    (folder / "zero.html").read_text(),
+        "report onto a JSON input's CSV half": (folder / "half.csv").read_bytes() == halves["half.csv"],
+        "report onto the baseline's CSV half": (folder / "base.csv").read_bytes() == halves["base.csv"],
+        "report onto a CSV input's JSON half": (folder / "half.json").read_bytes() == halves["half.json"],
+        "CSV half by a hard link": (folder / "half.csv").read_bytes() == halves["half.csv"],
+        "CSV half of a symlinked input": (folder / "half.csv").read_bytes() == halves["half.csv"],
+        "figure's PNG a hard link of the CSV half": (folder / "half.csv").read_bytes() == halves["half.csv"]
+                                                    and not (folder / "hl.svg").exists(),
+        "figure PREFIX /dev/null": not dev_left,
+        "report under /proc": not os.path.lexists("/proc/fbplot-check"),
+        "report to /dev/null": stat.S_ISCHR(os.lstat("/dev/null").st_mode) and not dev_left,
     }
     leftovers = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.partial"))
     failures = 0
@@ -227,8 +278,9 @@ def check_tools_and_streams(plot, reference, compare_bin, folder):
 
 def damaged_runs(reference):
     """{file name: its text}: runs damaged as fb_compare refuses them (a negative, infinite, NaN or
-    impossible figure, a newer schema, a key or column given twice), link matrices of the wrong
-    shape, and runs behind a UTF-8 byte-order mark (read, as fb_compare reads them)."""
+    impossible figure, a newer schema, a key or column given twice), a run with bytes after its
+    document (a NUL first), link matrices of the wrong shape, and runs behind a UTF-8 byte-order mark
+    (read, as fb_compare reads them)."""
     run = json.loads((reference / "vm-mpi-history/run1.json").read_text())
     pairs = json.loads((reference / "fake-cluster-pairs/healthy.json").read_text())
     tree = json.loads((reference / "fake-cluster-tree/uplink.json").read_text())
@@ -257,6 +309,7 @@ def damaged_runs(reference):
         "text-cell.json": changed(pairs, lambda d: d["summary"]["matrix"]["grid"][0].__setitem__(1, "fast")),
         "text-verdicts.json": changed(pairs, lambda d: d["summary"].update(verdicts="SLOW")),
         "number-nodes.json": changed(tree, lambda d: d["context"]["topology"]["run_switches"][0].update(nodes=3)),
+        "nul-tail.json": json.dumps(run) + "\0\0garbage{{{",  # a NUL and more after the document's end
         "bom.json": "\ufeff" + json.dumps(pairs),
         "bom.csv": "\ufeff" + csv_text,
     }
@@ -292,6 +345,9 @@ def check_damaged_inputs(plot, reference, folder):
         "report on verdicts as text": (["report", "text-verdicts.json"], 2, "summary.verdicts is text, not a list"),
         "a switch's nodes a number": (["tree", "number-nodes.json"], 2,
                                       "run_switches[0].nodes is a whole number, not a list"),
+        "bytes after the JSON document": (["report", "nul-tail.json"], 2,
+                                          "nul-tail.json: not valid JSON, damaged: the file holds bytes after its "
+                                          "document"),
         "JSON behind a byte-order mark": (["matrix", "bom.json"], 0, ""),
         "CSV behind a byte-order mark": (["latency", "bom.csv"], 0, ""),
     }
