@@ -32,4 +32,8 @@ std::string agree_on_error(ControlPlane& plane, const std::string& local_error) 
   return plane.broadcast(local_error, static_cast<int>(first));
 }
 
+void plan_checkpoint(ControlPlane& world) {
+  if (std::string agreed = agree_on_error(world, ""); !agreed.empty()) throw AgreedUsageError(agreed);
+}
+
 }  // namespace fabricbench

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.hpp"
+
 namespace fabricbench {
 
 /// Every call is collective over the plane's ranks (each must make it, in the same order) unless
@@ -81,5 +83,18 @@ std::int64_t all_reduce(ControlPlane& plane, std::int64_t value, ControlPlane::F
 /// The error message of the lowest rank that has one, on every rank ("" when none does): so that
 /// every rank takes the same exit.
 std::string agree_on_error(ControlPlane& plane, const std::string& local_error);
+
+/// A planning problem every rank has already agreed on (at a plan_checkpoint): the planner's
+/// caller exits on it as it is, without agreeing again.
+class AgreedUsageError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
+/// Called by every rank before a collective call made while planning (the --topology broadcast):
+/// a rank that refused earlier, on something only it checks (rank 0's outputs), is then waiting in
+/// the planner's caller's agree_on_error, which this meets, instead of the other ranks waiting in
+/// the collective for it forever. Throws AgreedUsageError with that refusal.
+void plan_checkpoint(ControlPlane& world);
 
 }  // namespace fabricbench

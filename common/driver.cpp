@@ -29,6 +29,8 @@ std::unique_ptr<Job> agreed_plan(const Planner& planner, const std::string& prog
       help = std::move(*text);
     else
       job = std::move(std::get<std::unique_ptr<Job>>(plan));
+  } catch (const AgreedUsageError&) {
+    throw;  // every rank has it already, from a checkpoint inside the planner
   } catch (const UsageError& e) {
     error = e.what();
   } catch (const Error& e) {  // a node that cannot run this: its rank says which

@@ -12,7 +12,8 @@ namespace fabricbench {
 
 std::optional<FabricTree> load_run_tree(const std::string& path, const Topology& topology, ControlPlane& world) {
   if (path.empty()) return std::nullopt;
-  std::string text;  // "+" and the file, or "!" and why it could not be read
+  plan_checkpoint(world);  // rank 0 may have refused an output already: then it never broadcasts
+  std::string text;        // "+" and the file, or "!" and why it could not be read
   if (topology.rank == 0) {
     try {
       const std::string file = read_input_file(path, "--topology", 32u << 20);
