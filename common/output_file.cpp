@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -81,7 +83,9 @@ void restore_after_failed_write(int fd, off_t offset, std::string_view overwritt
 // never followed: a symlink or hard link someone left there would have root write wherever it leads.
 int open_partial(const std::string& path) {
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    // Read as well as written: a failed write puts back the bytes it overwrote (a document's
+    // closing), which it reads first.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::flock(fd, LOCK_EX | LOCK_NB);  // held until the file is renamed or the process ends
       return fd;
@@ -185,6 +189,34 @@ std::string link_target(const std::string& path) {
   return ::realpath(path.c_str(), resolved) ? std::string(resolved) : std::string();
 }
 
+// FIFOs a check found a reader on, held open from then on by their resolved path: a FIFO with no
+// reader is refused before any work, and one opened and closed again would show its reader an
+// end of file before the run wrote a byte.
+std::mutex held_fifos_mutex;
+std::map<std::string, int> held_fifos;
+
+void hold_fifo(const std::string& path, std::string_view flag) {
+  const std::string key = link_target(path);
+  const std::lock_guard lock(held_fifos_mutex);
+  if (key.empty() || held_fifos.contains(key)) return;
+  const int fd = ::open(key.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO)
+    throw UsageError(fmt::format("{}: '{}' is a FIFO with no reader: start its reader first", flag, path));
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot write '{}': {}", flag, path, system_error_text(errno)));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  held_fifos[key] = fd;
+}
+
+// The descriptor a check holds for this FIFO, handed over (-1 where none is held).
+int take_held_fifo(const std::string& path) {
+  const std::lock_guard lock(held_fifos_mutex);
+  const auto found = held_fifos.find(link_target(path));
+  if (found == held_fifos.end()) return -1;
+  const int fd = found->second;
+  held_fifos.erase(found);
+  return fd;
+}
+
 }  // namespace
 
 void check_writable_path(const std::string& path, std::string_view flag) {
@@ -208,10 +240,13 @@ void check_writable_path(const std::string& path, std::string_view flag) {
       throw UsageError(fmt::format("{}: '{}' is a block device: fabricbench never writes to a disk", flag, path));
     case Kind::kSocket:
       throw UsageError(fmt::format("{}: '{}' is a socket; give a file, a FIFO or a device", flag, path));
-    case Kind::kInPlace:
+    case Kind::kInPlace: {
       if (::access(path.c_str(), W_OK) != 0)
         throw UsageError(fmt::format("{}: '{}' is not writable ({})", flag, path, system_error_text(errno)));
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) hold_fifo(path, flag);
       return;
+    }
     case Kind::kRegular:
     case Kind::kNone: break;
   }
@@ -257,7 +292,9 @@ void check_writable_path(const std::string& path, std::string_view flag) {
 
 namespace {
 
-/// One file however it is named: the resolved path, and the device and inode where it exists.
+/// One file however it is named: the resolved path, and the device and inode where it exists
+/// (where it does not yet, its folder's, and its name there: one folder reached through a bind
+/// mount under two paths is still one folder).
 struct FileIdentity {
   std::string resolved;
   dev_t device = 0;
@@ -265,9 +302,15 @@ struct FileIdentity {
   bool exists = false;
   bool null_device = false;  // /dev/null: any number of outputs may discard into it
   nlink_t links = 0;
+  dev_t folder_device = 0;
+  ino_t folder_inode = 0;
+  bool folder_exists = false;
+  std::string leaf;
 
   bool same_as(const FileIdentity& other) const {
     if (exists && other.exists) return device == other.device && inode == other.inode;
+    if (!exists && !other.exists && folder_exists && other.folder_exists)
+      return folder_device == other.folder_device && folder_inode == other.folder_inode && leaf == other.leaf;
     return resolved == other.resolved;
   }
 };
@@ -284,15 +327,40 @@ FileIdentity identity_of(const std::string& path) {
     id.inode = st.st_ino;
     id.null_device = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
     id.links = S_ISREG(st.st_mode) ? st.st_nlink : 0;
+  } else if (!ec) {
+    const std::filesystem::path p(id.resolved);
+    id.leaf = p.filename().string();
+    if (::stat(p.parent_path().c_str(), &st) == 0) {
+      id.folder_exists = true;
+      id.folder_device = st.st_dev;
+      id.folder_inode = st.st_ino;
+    }
   }
   return id;
 }
 
-// A file inside `folder` (links not followed) that is `file` under another name: a hard link to
-// it, which is one of the folder's files wherever its other name lies. Only a file of several
-// names can be; the walk is bounded (recorded trees hold thousands of files, not millions).
-std::optional<std::string> hard_link_inside(const FileIdentity& file, const std::string& folder) {
-  if (!file.exists || file.links < 2) return std::nullopt;
+// Whether `path` lies in the folder of device and inode `folder` at any depth, by the identity of
+// each folder above it: a bind mount of the folder is the folder under another path.
+bool inside_by_identity(const std::string& path, const struct stat& folder) {
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) return false;
+  for (int depth = 0; depth < 4096 && !at.empty(); ++depth) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == folder.st_dev && st.st_ino == folder.st_ino)
+      return true;
+    if (at == at.parent_path()) break;
+    at = at.parent_path();
+  }
+  return false;
+}
+
+// An entry inside `folder` (walked without following links) that is `file` under another name: a
+// hard link to it, or a symbolic link leading to it (a trace's rank file linked in from
+// elsewhere is read, so it is one of the folder's files wherever it lies). The walk is bounded
+// (recorded trees hold thousands of files, not millions).
+std::optional<std::string> other_name_inside(const FileIdentity& file, const std::string& folder) {
+  if (!file.exists) return std::nullopt;
   constexpr std::size_t kMostEntries = 1'000'000;
   std::error_code ec;
   std::size_t seen = 0;
@@ -301,9 +369,9 @@ std::optional<std::string> hard_link_inside(const FileIdentity& file, const std:
        end;
        !ec && it != end && seen < kMostEntries; it.increment(ec), ++seen) {
     struct stat st {};
-    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == file.device &&
-        st.st_ino == file.inode)
-      return it->path().string();
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode) && ::stat(it->path().c_str(), &st) != 0) continue;  // a link to nothing
+    if (S_ISREG(st.st_mode) && st.st_dev == file.device && st.st_ino == file.inode) return it->path().string();
   }
   return std::nullopt;
 }
@@ -364,17 +432,17 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
         throw UsageError(fmt::format("{} '{}' is the {} '{}': fabricbench never writes over what it reads",
                                      w.named->flag, w.named->path, in.flag, in.path));
     // A folder read (a trace, a recorded tree, dumps): nothing is written anywhere inside it.
-    std::error_code ec;
-    if (!std::filesystem::is_directory(in.path, ec)) continue;
+    struct stat folder {};
+    if (::stat(in.path.c_str(), &folder) != 0 || !S_ISDIR(folder.st_mode)) continue;
     for (const Entry& w : written) {
-      if (inside(w.id.resolved, id.resolved))
+      if (inside(w.id.resolved, id.resolved) || inside_by_identity(w.named->path, folder))
         throw UsageError(fmt::format("{} '{}' lies inside the {} '{}': fabricbench never writes into what it reads",
                                      w.named->flag, w.named->path, in.flag, in.path));
-      if (const auto link = hard_link_inside(w.id, in.path))
+      if (const auto other = other_name_inside(w.id, in.path))
         throw UsageError(
-            fmt::format("{} '{}' is {} of the {} '{}' (a hard link): fabricbench never writes over "
+            fmt::format("{} '{}' is {} of the {} '{}' (another name of it): fabricbench never writes over "
                         "what it reads",
-                        w.named->flag, w.named->path, *link, in.flag, in.path));
+                        w.named->flag, w.named->path, *other, in.flag, in.path));
     }
   }
 }
@@ -412,6 +480,7 @@ OutputFile::OutputFile(std::string path, Unfinished unfinished)
     // hang), not found at the end with every row measured; and its reader sees one writer to the end.
     struct stat st {};
     if (::stat(target_.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    if ((fd_ = take_held_fifo(target_)) >= 0) return;  // opened when the outputs were checked
     fd_ = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0 && errno == ENXIO)
       throw UsageError(fmt::format("{}: a FIFO with no reader: start its reader first", path_));

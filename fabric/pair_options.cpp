@@ -97,6 +97,8 @@ bool PairFlags::check(bool pattern_given) {
     if (options_.matrix_size) throw UsageError("--matrix-size needs --pairs with a matrix schedule (all, quick, ...)");
     if (!options_.topology_path.empty())
       throw UsageError("--topology needs --pairs with a matrix schedule (all, tree, ...)");
+    if (options_.line_rate_gbps > 0)
+      throw UsageError("--line-rate needs --pairs with a matrix schedule (all, tree, ...) or --pattern");
     return false;
   }
   options_.mode = pair_mode(mode_text_);

@@ -43,8 +43,9 @@ unshare --mount bash -c '
   mknod "$1/disk" b 7 200
   "$2/fb_import" in.txt --csv "$1/null" > /dev/null
   [[ -c "$1/null" ]] && echo "ok: --csv on a character device: written in place, still a character device"
-  if "$2/fb_import" in.txt --csv "$1/full" > /dev/null 2> full.err; then echo "FAIL: /dev/full took the run"; fi
-  [[ -c "$1/full" ]] && grep -q "No space left" full.err && echo "ok: a device that refuses the write: $(cat full.err), still a device"
+  rc=0; "$2/fb_import" in.txt --csv "$1/full" > /dev/null 2> full.err || rc=$?
+  [[ $rc -eq 3 ]] || echo "FAIL: /dev/full as --csv: exit $rc, expected 3 (a runtime failure, not bad input)"
+  [[ -c "$1/full" ]] && grep -q "No space left" full.err && echo "ok: a device that refuses the write: exit 3, $(cat full.err), still a device"
   if "$2/fb_import" in.txt --csv "$1/disk" > /dev/null 2> disk.err; then echo "FAIL: a block device was written"; fi
   [[ -b "$1/disk" ]] && grep -q "block device" disk.err && echo "ok: $(cat disk.err)"
   ls "$1" | grep -q partial && echo "FAIL: a .partial beside a device"
@@ -233,8 +234,27 @@ refused "name the same file" "$bin/fb_health" --root tree --json hl.json --prom 
 refused "lies inside the input" "$bin/fb_import" dumps --trace dumps/t
 # A hard link to a file inside a folder read is that file; a recorded tree's ROOT.later is read too.
 ln trace/trace.rank1.jsonl linked.jsonl
-refused "(a hard link)" "$bin/fb_replay" trace --backend mpi --csv linked.jsonl
+refused "(another name of it)" "$bin/fb_replay" trace --backend mpi --csv linked.jsonl
 rm -f linked.jsonl
+# So is the file a symbolic link in it leads to, wherever that lies.
+mkdir away && cp -r trace traced && mv traced/trace.rank1.jsonl away/rank1.jsonl
+ln -s ../away/rank1.jsonl traced/trace.rank1.jsonl
+refused "(another name of it)" "$bin/fb_replay" traced --backend mpi --json away/rank1.jsonl
+rm -rf away traced
+# A folder reached through a bind mount is that folder: an output in it is inside what is read, and
+# two new outputs through the two paths are one file (in a private mount namespace).
+mkdir bound bsrc bmnt
+unshare --mount bash -c '
+  mount --bind tree bound && mount --bind bsrc bmnt || exit 1
+  "$1/fb_doctor" --root tree --json bound/x.json > /dev/null 2> e1.txt; echo "inside exit $? $(cat e1.txt)"
+  "$1/fb_health" --root tree --rules "$2" --json bmnt/h.out --prom bsrc/h.out > /dev/null 2> e2.txt
+  echo "twice exit $? $(cat e2.txt)"
+' bound "$bin" rules.txt > bound.txt 2>&1
+if grep -q "inside exit 2 .*lies inside the --root" bound.txt && grep -q "twice exit 2 .*name the same file" bound.txt &&
+   [[ ! -e bsrc/h.out && ! -e tree/x.json ]]; then
+  ok "bind mounts: an output inside the tree and two names of one new file refused"
+else fail "bind mounts: $(tr '\n' ' ' < bound.txt)"; fi
+rm -rf bound bsrc bmnt bound.txt e1.txt e2.txt
 cp -r "$data/doctor/h200-hca" hca && cp -r "$data/doctor/h200-hca.later" hca.later
 refused "lies inside the --root's ROOT.later" "$bin/fb_doctor" --root hca --json hca.later/interval_seconds
 refused "lies inside the --root's ROOT.later" "$bin/fb_health" --root hca --json ./hca.later/interval_seconds
@@ -308,8 +328,14 @@ unshare --mount bash -c '
   "$1/fb_compare" full/x.json.partial full/x.csv.partial --json full/y.json > /dev/null 2>&1
   echo "report exit $?"
   ls full
+  rm -f full/*
+  # Rows of every sample are long: the disk fills inside one, whose failed write puts back the
+  # document'"'"'s closing it overwrote (it was opened write-only, so it could not read it first).
+  "$1/fb_all_reduce" --backend mpi -b 8 -e 64K -n 100 --samples --json full/s.json > /dev/null 2>&1
+  python3 -c "import json, sys; json.load(open(sys.argv[1]))" full/s.json.partial && echo "samples partial reads back"
 ' full "$bin" > full.txt 2>&1
-if grep -q "run exit 3" full.txt && grep -q "partial reads back" full.txt && ! grep -q "y.json" full.txt; then
+if grep -q "run exit 3" full.txt && grep -q "^partial reads back" full.txt && grep -q "samples partial reads back" full.txt &&
+   ! grep -q "y.json" full.txt; then
   ok "a full disk: the run's .partial reads back, no half-written report ($(grep 'report exit' full.txt))"
 else fail "a full disk: $(tr '\n' ' ' < full.txt)"; fi
 rm -rf full full.txt
@@ -324,6 +350,22 @@ rm -f short.json*
 # A key given twice in one object: which value is meant is not known, so the file is refused.
 sed 's/"complete": *true/"complete": true, "complete": false/' a.json > dup.json
 refused "key 'complete' appears twice" "$bin/fb_compare" a.json dup.json
+# A refused output under mpirun with --topology: rank 0 refuses before the file is broadcast, and the
+# other ranks, waiting for the broadcast, hear of it there (they used to wait forever).
+cp "$data/topology/three-leaves.conf" topo.conf
+refused "folder 'nodir' does not exist" timeout 60 mpirun --oversubscribe -np 2 "$bin/fb_sendrecv" --backend mpi \
+  --pairs all -b 64K -e 64K -n 3 -T 5 --topology topo.conf --prom nodir/x.prom
+refused "folder 'nodir' does not exist" timeout 60 mpirun --oversubscribe -np 2 "$bin/fb_rdma_write_bw" --pairs all \
+  --topology topo.conf -s 64K -n 10 -T 5 --json nodir/x.json
+rm -f topo.conf
+refused "--line-rate needs --pairs" "$bin/fb_sendrecv" --backend mpi -b 8 -e 8 --line-rate 100
+# A FIFO with no reader among a tool's outputs is found before any of them is written.
+mkfifo noreader
+refused "is a FIFO with no reader" "$bin/fb_compare" a.json b.json --json cmpy.json --csv noreader
+refused "is a FIFO with no reader" "$bin/fb_import" in.txt --csv imp.csv --json noreader
+rm -f noreader
+refused "names a saved baseline, which is no run" env FABRICBENCH_BASELINES="$PWD/bl" "$bin/fb_compare" \
+  --save-baseline x a.json @x
 rm -f dup.json
 # A file name holding a line break is named on the error's one line (as \n).
 "$bin/fb_compare" a.json "$(printf 'two\nlines.json')" > /dev/null 2> nl.err

@@ -111,7 +111,15 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
   check_baseline_name(name, "--save-baseline '" + name + "'");
   const fs::path target = baseline_folder() / (name + ".json");
   std::vector<NamedPath> inputs;
-  for (const std::string& path : paths) inputs.push_back({"run", path});
+  for (const std::string& path : paths) {
+    // A baseline holds runs' centres and spread, no run of its own: it is made from runs again.
+    if (path.starts_with('@') && !fs::exists(path))
+      throw UsageError(
+          fmt::format("--save-baseline: '{}' names a saved baseline, which is no run to make one from: "
+                      "give the runs' files",
+                      path));
+    inputs.push_back({"run", path});
+  }
   check_distinct_files({{"--save-baseline", target.string()}}, inputs);
   check_distinct_files(inputs);  // one run given twice is not two runs' spread
   const std::vector<StoredRun> runs = baseline_runs(paths);
@@ -233,5 +241,5 @@ int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
   install_interrupt_notice(Notice::kAlways);  // a signal names the .partial files it leaves
   return run_tool(
-      "fb_compare", [&] { return run(argc, argv); }, kExitUsage);
+      "fb_compare", [&] { return run(argc, argv); }, kExitFailure);
 }

@@ -88,5 +88,5 @@ int main(int argc, char** argv) {
   // Everything that can go wrong here is about the files given: exit 2.
   install_interrupt_notice(Notice::kAlways);  // a signal names the .partial files it leaves
   return run_tool(
-      "fb_history", [&] { return run(argc, argv); }, kExitUsage);
+      "fb_history", [&] { return run(argc, argv); }, kExitFailure);
 }

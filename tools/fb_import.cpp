@@ -127,5 +127,5 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   install_interrupt_notice(Notice::kAlways);  // a signal names the .partial files it leaves
   return run_tool(
-      "fb_import", [&] { return run(argc, argv); }, kExitUsage);
+      "fb_import", [&] { return run(argc, argv); }, kExitFailure);
 }
