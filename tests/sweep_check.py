@@ -6,7 +6,8 @@ left (a real mpirun job would go on running on the cluster), not even one that l
 process group by setsid(). Bad input (NaN or negative
 --timeout, a bad variable name, a launcher that is not there, a PREFIX.runs that is a file, too
 many combinations, a value that is not UTF-8) is exit 2 with one line, nothing launched, no file
-written. An earlier sweep's files are replaced; files of the user's under the same names never are. Processes are found through /proc, by process group."""
+written. An earlier sweep's files are replaced; files of the user's under the same names (a
+benchmark's run included) never are. Processes are found through /proc, by process group."""
 import argparse
 import json
 import os
@@ -184,6 +185,8 @@ def test_bad_input(options, tmp):
              (["--launcher-is", "/nonexistent/mpirun"], "launcher '/nonexistent/mpirun': not found on PATH or not executable"),
              (["--out-is", str(tmp / "file")], f"--out: {tmp}/file.runs exists and is not a folder"),
              (["--out-is", f"{tmp}/"], f"--out '{tmp}/' is a folder: give a prefix in it"),
+             (["--out-is", "/dev/null"], "would be made in /dev, among the kernel's devices"),
+             (["--var", "1A=1"], "not starting with a digit"),
              (many, "100000 combinations to launch; at most 10000"),
              (["--bogus"], "--bogus")]
     for args, message in cases:
@@ -271,6 +274,15 @@ def test_results_are_each_launchs_own(options, tmp):
     expect(linked.returncode == 2 and b"symbolic link" in linked.stderr and (tmp / "elsewhere/0.json").exists(),
            f"a PREFIX.runs that is a link: exit {linked.returncode} {linked.stderr[-200:]}")
     print("the user's files under a sweep's names are kept (or refuse the sweep); a linked PREFIX.runs is refused")
+    # A benchmark's own run at PREFIX.json (`--out before` beside before.json) is fabricbench's, but
+    # no sweep's: refused before any launch, never removed.
+    (tmp / "before.json").write_text(source.read_text())
+    mine = subprocess.run([str(options.bin / "fb_sweep"), "--var", "A=1", "--out", str(tmp / "before"), "--",
+                           str(copier)], capture_output=True, timeout=120)
+    expect(mine.returncode == 2 and b"not known to be an earlier sweep's" in mine.stderr and
+           (tmp / "before.json").read_text() == source.read_text() and not (tmp / "before.runs/0.log").exists(),
+           f"a run of the user's at PREFIX.json: exit {mine.returncode} {mine.stderr[-300:]}")
+    print("a benchmark's run under the merged names refuses the sweep before any launch and is kept")
 
 
 def test_closed_output(options, tmp):

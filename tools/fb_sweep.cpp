@@ -60,7 +60,8 @@ Variable parse_variable(const std::string& text) {
                        std::all_of(v.name.begin(), v.name.end(),
                                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
   if (!name_ok)
-    throw UsageError(fmt::format("--var '{}': '{}' is not a variable name (letters, digits, _)", text, v.name));
+    throw UsageError(fmt::format(
+        "--var '{}': '{}' is not a variable name (letters, digits and _, not starting with a digit)", text, v.name));
   std::string rest = text.substr(equals + 1);
   for (std::size_t start = 0; start <= rest.size();) {
     const std::size_t comma = std::min(rest.find(',', start), rest.size());
@@ -197,6 +198,16 @@ std::optional<SweepRequest> parse_request(int argc, char** argv) {
                     "sweep.json and sweep.runs/)",
                     out_prefix, folder));
   }
+  {  // PREFIX.runs/ is a folder of files: never made among the kernel's devices (--out /dev/null)
+    std::error_code ec;
+    const fs::path folder = fs::weakly_canonical(fs::absolute(out_prefix, ec), ec).parent_path();
+    const std::string where = folder.string();
+    if (!ec && (where == "/dev" || (where.starts_with("/dev/") && !where.starts_with("/dev/shm"))))
+      throw UsageError(
+          fmt::format("--out '{}': {}.runs/ and the merged files would be made in {}, among the "
+                      "kernel's devices: give a prefix in a folder for files",
+                      out_prefix, out_prefix, where));
+  }
   request.csv_path = out_prefix + ".csv";
   request.json_path = out_prefix + ".json";
   request.runs = out_prefix + ".runs";
@@ -258,6 +269,28 @@ void remove_stale_results(const std::string& stem, bool refuse_foreign = true) {
     if (::unlink(path.c_str()) != 0)
       throw Error(fmt::format("removing the earlier sweep's {} failed: {}", path, std::strerror(errno)));
   }
+}
+
+// The merged files at --out are removed before the launches only where they are an earlier
+// sweep's: its JSON says so (context.sweep), and the CSV is that run's other half. A run of the
+// user's under those names (a benchmark's, an import's, `--out before` beside before.json) is
+// never removed: the sweep is refused before any launch.
+void check_merged_names_free(const SweepRequest& request) {
+  const Left json = left_at(request.json_path), csv = left_at(request.csv_path);
+  if (json == Left::kNothing && csv == Left::kNothing) return;
+  bool earlier_sweep = false;
+  if (json == Left::kOurs) {
+    try {
+      earlier_sweep = results::load_run(request.json_path).context.contains("sweep");
+    } catch (const std::exception&) {  // an empty or torn file of ours: not known to be a sweep's
+    }
+  }
+  for (const auto& [path, left] : {std::pair{request.json_path, json}, {request.csv_path, csv}})
+    if (left == Left::kOurs && !earlier_sweep)
+      throw UsageError(fmt::format(
+          "--out: {} is a run that is not known to be an earlier sweep's (its JSON {} names no sweep): fb_sweep "
+          "replaces only its own merged files; choose another --out",
+          path, request.json_path));
 }
 
 Launches launch_all(const SweepRequest& request, const std::vector<Setting>& settings) {
@@ -364,6 +397,7 @@ int run(int argc, char** argv) {
   const std::optional<SweepRequest> request = parse_request(argc, argv);
   if (!request) return kExitOk;
   const std::vector<Setting> settings = combinations(request->variables);
+  check_merged_names_free(*request);
   const Launches launches = launch_all(*request, settings);
   if (launches.failed == settings.size()) {  // no results: no file that says the sweep ran complete
     fmt::print("# {} launch(es), all failed: nothing merged, no {} or {} written (each launch's log in {})\n",
