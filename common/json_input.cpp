@@ -76,6 +76,11 @@ void check_json_nesting(std::string_view text, std::string_view name) {
 }
 
 nlohmann::json parse_json_input(std::string_view text, std::string_view name, bool allow_exceptions) {
+  // The parser takes a NUL byte for the end of its input: what follows one would go unread.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    if (!allow_exceptions) return nlohmann::json(nlohmann::json::value_t::discarded);
+    throw UsageError(fmt::format("{}: a NUL byte at byte {}: damaged, or not a text file", name, nul));
+  }
   check_json_nesting(text, name);
   std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
   const nlohmann::json::parser_callback_t unique_keys = [&](int, nlohmann::json::parse_event_t event,

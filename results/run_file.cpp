@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -393,6 +392,12 @@ void check_figures(const ResultRow& row, const std::string& where) {
       throw InputError(fmt::format("{}: '{}' is {:g}, beyond the {:g} {} no measurement gives", where, column.name,
                                    *number, most, rate ? "B/s" : "seconds"));
   }
+  // The relative stdev of `runs` positive medians is at most sqrt(runs) (all but one at zero): a
+  // larger one was measured by no runs, and would widen the row's interval past any change.
+  const double runs = static_cast<double>(std::max<std::uint64_t>(row.runs, 1));
+  if (row.between_run_rsd > std::sqrt(runs))
+    throw InputError(fmt::format("{}: 'between_run_rsd' is {:g}, beyond the {:g} that {} run(s) can spread", where,
+                                 row.between_run_rsd, std::sqrt(runs), row.runs));
 }
 
 std::string unfinished_sign(const StoredRun& run) {
@@ -524,11 +529,14 @@ StoredRun load_run(const std::string& path, Format format) {
   if (const std::uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxResultFileBytes)
     throw InputError(fmt::format("{}: {} bytes, more than the {} MiB a result file of fabricbench's holds", path, size,
                                  kMaxResultFileBytes >> 20));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot be read (permissions?)", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  StoredRun run = parse_run(text.str(), path, format);
+  // The size found above, read and no more: a file growing meanwhile is not read on past the limit.
+  std::string text;
+  try {
+    text = read_input_file(path, "run", kMaxResultFileBytes);
+  } catch (const UsageError& e) {
+    throw InputError(e.what());
+  }
+  StoredRun run = parse_run(text, path, format);
   // A .partial name is an unfinished run's (the CSV says nothing of it itself); its JSON, where
   // read, says "complete": false as well.
   if (run.format == Format::kFabricbenchCsv && path.ends_with(".partial")) run.complete = false;

@@ -45,3 +45,21 @@ TEST(JsonInput, AKeyGivenTwiceInOneObjectIsRefusedByName) {
 
 }  // namespace
 }  // namespace fabricbench
+
+namespace fabricbench {
+namespace {
+
+TEST(JsonInput, ANulByteAfterTheDocumentIsRefusedNotTheEndOfIt) {
+  // nlohmann's parser stops at a NUL: a complete document followed by one read as if nothing came after.
+  const std::string text = std::string("{\"a\": 1}") + '\0' + "garbage{{{";
+  try {
+    parse_json_input(text, "x.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "x.json: a NUL byte at byte 8: damaged, or not a text file");
+  }
+  EXPECT_TRUE(parse_json_input(text, "x.json", false).is_discarded());
+}
+
+}  // namespace
+}  // namespace fabricbench

@@ -420,6 +420,18 @@ TEST(OurFiles, AWholeNumberBeyondItsFieldIsRefusedNotWrapped) {
   EXPECT_NE(error_of(version).find("is newer than this build reads"), std::string::npos) << error_of(version);
 }
 
+TEST(OurFiles, ASpreadNoRunsCouldHaveIsRefused) {
+  nlohmann::json run = nlohmann::json::parse(
+      read_text(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/vm-mpi-history/run1.json"));
+  run["rows"][0]["runs"] = 3;
+  run["rows"][0]["between_run_rsd"] = 1.7;  // three runs spread sqrt(3) = 1.73 at most
+  EXPECT_EQ(error_of(run.dump()), "");
+  run["rows"][0]["between_run_rsd"] = 50;
+  EXPECT_NE(error_of(run.dump()).find("'between_run_rsd' is 50, beyond the 1.73205 that 3 run(s) can spread"),
+            std::string::npos)
+      << error_of(run.dump());
+}
+
 TEST(OurFiles, SchemaOneReferenceRunStillReads) {
   // Stored on the H200 before the pair and p99.9 columns existed (schema 1).
   const StoredRun json =
