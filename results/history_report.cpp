@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/reporter.hpp"
+#include "common/utf8.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -17,16 +18,17 @@ const char* unit_of(Metric metric) { return metric == Metric::kTime ? "us" : "GB
 std::string run_label(const History& h, std::size_t run) {
   const HistoryRun& r = h.runs[run];
   std::string label = fmt::format("run {}", run + 1);
-  if (!r.start_time.empty()) label += " (" + r.start_time;
-  if (!r.tags.empty()) label += (r.start_time.empty() ? " (" : ", ") + r.tags;
+  // Read from the runs' files: a line break or escape there never splits or rewrites a verdict line.
+  if (!r.start_time.empty()) label += " (" + one_line(r.start_time);
+  if (!r.tags.empty()) label += (r.start_time.empty() ? " (" : ", ") + one_line(r.tags);
   if (!r.start_time.empty() || !r.tags.empty()) label += ")";
   return label;
 }
 
 std::string change_text(const History& h, const HistorySeries& s, const ChangePoint& c) {
-  return fmt::format("{} {}: {} from {}: {:.4g} -> {:.4g} {} ({:+.1f} %, t = {:.1f} > {:.1f})", s.name, s.bucket,
-                     verdict_name(c.verdict), run_label(h, c.run), shown(s.metric, c.before), shown(s.metric, c.after),
-                     unit_of(s.metric), (c.speedup - 1) * 100, c.t, c.critical);
+  return fmt::format("{} {}: {} from {}: {:.4g} -> {:.4g} {} ({:+.1f} %, t = {:.1f} > {:.1f})", one_line(s.name),
+                     one_line(s.bucket), verdict_name(c.verdict), run_label(h, c.run), shown(s.metric, c.before),
+                     shown(s.metric, c.after), unit_of(s.metric), (c.speedup - 1) * 100, c.t, c.critical);
 }
 
 }  // namespace
@@ -37,9 +39,9 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
              "sizes every run measured; median sample where the run kept it)\n",
              h.runs.size());
   for (std::size_t i = 0; i < h.runs.size(); ++i)
-    fmt::print(out, "#   {:>3}  {}  {}{}\n", i + 1, h.runs[i].start_time.empty() ? "-" : h.runs[i].start_time,
-               h.runs[i].path, h.runs[i].tags.empty() ? "" : "  [" + h.runs[i].tags + "]");
-  for (const std::string& note : h.notes) fmt::print(out, "# note: {}\n", note);
+    fmt::print(out, "#   {:>3}  {}  {}{}\n", i + 1, h.runs[i].start_time.empty() ? "-" : one_line(h.runs[i].start_time),
+               one_line(h.runs[i].path), h.runs[i].tags.empty() ? "" : "  [" + one_line(h.runs[i].tags) + "]");
+  for (const std::string& note : h.notes) fmt::print(out, "# note: {}\n", one_line(note));
   // Series in first-seen order, their buckets side by side.
   std::vector<std::string> names;
   std::map<std::string, std::vector<const HistorySeries*>> by_name;
@@ -49,8 +51,8 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
   }
   for (const std::string& name : names) {
     const auto& buckets = by_name[name];
-    fmt::print(out, "#\n# {} ({})\n#  run", name, unit_of(buckets.front()->metric));
-    for (const HistorySeries* s : buckets) fmt::print(out, " {:>16}", s->bucket);
+    fmt::print(out, "#\n# {} ({})\n#  run", one_line(name), unit_of(buckets.front()->metric));
+    for (const HistorySeries* s : buckets) fmt::print(out, " {:>16}", one_line(s->bucket));
     fmt::print(out, "\n");
     for (std::size_t i = 0; i < h.runs.size(); ++i) {
       fmt::print(out, "   {:>3}", i + 1);
@@ -71,7 +73,7 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
   for (std::size_t i = 0; i < h.runs.size(); ++i)
     if (h.runs[i].wrong > 0)
       fmt::print(out, "# WRONG DATA: run {} ({}) moved {} wrong element(s): its figures are no measure of speed\n",
-                 i + 1, h.runs[i].path, h.runs[i].wrong);
+                 i + 1, one_line(h.runs[i].path), h.runs[i].wrong);
   if (const auto first = h.first_regression())
     fmt::print(out, "# REGRESSION: first in {}: {} level(s) SLOWER, {} FASTER over {} series x bucket(s)\n",
                run_label(h, *first), slower, faster, h.series.size());

@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "common/error.hpp"
+#include "common/key_values.hpp"
+#include "results/history_report.hpp"
 
 namespace fabricbench::results {
 namespace {
@@ -69,6 +73,25 @@ TEST(History, AStepDownIsFoundAtTheFirstRunOfTheNewLevel) {
     if (other.bucket == "< 64 KiB") {
       EXPECT_TRUE(other.changes.empty());
     }
+}
+
+TEST(History, ATagsLineBreakOrEscapeNeverSplitsOrRewritesTheVerdictLine) {
+  std::vector<StoredRun> runs = runs_at({92.3, 91.4, 92.0, 81.2, 80.7, 81.5});
+  for (std::size_t i = 3; i < runs.size(); ++i)
+    for (ResultRow& r : runs[i].rows) r.tags = KeyValues::parse("driver=580\n# OK: no regression\x1b[1A");
+  const History h = build_history(std::move(runs), HistoryOptions{});
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_history(out, h, HistoryOptions{});
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  EXPECT_EQ(printed.find("\n# OK"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find('\x1b'), std::string::npos);
+  EXPECT_NE(printed.find("# REGRESSION: first in run 4 (2026-11-04T10:00:00Z, driver=580\\n# OK: no regression?[1A)"),
+            std::string::npos)
+      << printed;
 }
 
 TEST(History, ASlowDriftOverSeveralUpdatesIsARegressionToo) {
