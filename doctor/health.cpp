@@ -234,6 +234,22 @@ Status overall(const std::vector<HealthCheck>& checks) {
   return worst;
 }
 
+namespace {
+
+// A remedy's first clause, up to its first ';' outside parentheses: "read them twice
+// (--counter-interval above 0; ...)" keeps its parenthesis closed.
+std::string first_clause(const std::string& remedy) {
+  int depth = 0;
+  for (std::size_t i = 0; i < remedy.size(); ++i) {
+    if (remedy[i] == '(') ++depth;
+    if (remedy[i] == ')' && depth > 0) --depth;
+    if (remedy[i] == ';' && depth == 0) return remedy.substr(0, i);
+  }
+  return remedy;
+}
+
+}  // namespace
+
 std::string summary_line(const std::string& host, const std::vector<HealthCheck>& checks) {
   const Status worst = overall(checks);
   if (worst == Status::kPass) return fmt::format("fb_health: OK {} ({} checks)", host, checks.size());
@@ -242,7 +258,7 @@ std::string summary_line(const std::string& host, const std::vector<HealthCheck>
   for (const HealthCheck& c : checks)
     if (c.status == worst && ++bad == 1) first = &c;
   std::string line = fmt::format("fb_health: {} {}: {}", worst == Status::kFail ? "FAIL" : "WARN", host, first->detail);
-  if (!first->remedy.empty()) line += fmt::format(" ({})", first->remedy.substr(0, first->remedy.find(';')));
+  if (!first->remedy.empty()) line += fmt::format(" ({})", first_clause(first->remedy));
   if (bad > 1) line += fmt::format("; {} more", bad - 1);
   // One line, safe inside scontrol's Reason="..." and on a terminal: no newline, quote or escape.
   for (char& c : line)

@@ -106,6 +106,16 @@ std::vector<PortErrorRate> error_rates(const CounterWindow& w) {
 
 namespace {
 
+// "2.0" seconds, and "0.0011" where a window is that short (".1f" read it as 0.0).
+std::string window_text(double seconds) {
+  return seconds >= 0.1 ? fmt::format("{:.1f}", seconds) : fmt::format("{:.2g}", seconds);
+}
+
+// "50400" errors an hour, and "0.244" where a week's window saw 41 (".0f" read it as 0).
+std::string rate_text(double per_hour) {
+  return per_hour >= 100 ? fmt::format("{:.0f}", per_hour) : fmt::format("{:.3g}", per_hour);
+}
+
 constexpr const char* kCableRemedy =
     "a bad cable, transceiver or switch port: mlxlink -d DEVICE -m (BER, FEC), ibqueryerrors on the fabric; reseat or "
     "replace the cable";
@@ -136,8 +146,8 @@ void check_link_errors(const CounterWindow& w, const std::vector<PortErrorRate>&
   for (const PortErrorRate& r : rates) {
     if (!r.rising.empty())
       out.push_back({"link-errors", Status::kWarn,
-                     fmt::format("{}: {} in {:.1f} s ({}): {:.0f} errors/hour", r.port, join(r.rising), w.seconds,
-                                 w.how, r.per_hour),
+                     fmt::format("{}: {} in {} s ({}): {} errors/hour", r.port, join(r.rising), window_text(w.seconds),
+                                 w.how, rate_text(r.per_hour)),
                      kCableRemedy});
     if (!r.saturated.empty())
       out.push_back({"link-errors", Status::kWarn,
@@ -275,8 +285,8 @@ void judge_link_error_rule(const CounterWindow& w, const HealthRules& rules, std
                         "clear the port's counters (perfquery -x) so new errors show"});
     else if (r.per_hour > most)
       checks.push_back({"link-errors", Status::kFail,
-                        fmt::format("{}: {} in {:.1f} s: {:.0f} errors/hour, above {}", r.port, join(r.rising),
-                                    w.seconds, r.per_hour, rule),
+                        fmt::format("{}: {} in {} s: {} errors/hour, above {}", r.port, join(r.rising),
+                                    window_text(w.seconds), rate_text(r.per_hour), rule),
                         kCableRemedy});
     else
       ++met;

@@ -250,6 +250,16 @@ TEST(Health, APortDownFailsWithTheCableRemedyAndTheLineNamesIt) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(Health, TheDrainLineKeepsTheRemedysParenthesesClosed) {
+  const std::vector<HealthCheck> checks = {
+      {"link-errors", Status::kFail, "error counters read once: no rate",
+       "read them twice (--counter-interval above 0; a recorded tree needs its ROOT.later snapshot), or drop the "
+       "rule; more"}};
+  EXPECT_EQ(summary_line("n", checks),
+            "fb_health: FAIL n: error counters read once: no rate (read them twice (--counter-interval above 0; a "
+            "recorded tree needs its ROOT.later snapshot), or drop the rule)");
+}
+
 TEST(Health, ARateInAnotherUnitOrBeyondAnyLinkIsNoRateNotAPass) {
   for (const char* rate : {"400 Mb/sec (4X NDR)\n", "400000000 Gb/sec (4X NDR)\n", "nan Gb/sec\n", "400\n"}) {
     Tree t;
