@@ -79,6 +79,14 @@ void restore_after_failed_write(int fd, off_t offset, std::string_view overwritt
   if (::ftruncate(fd, size) == 0) ::lseek(fd, size, SEEK_SET);
 }
 
+// A FIFO or device opened for writing without waiting for a reader (-1 with errno ENXIO where a
+// FIFO has none), then writing as a file does (blocking).
+int open_in_place_writer(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 // "<target>.partial" is fabricbench's own name: a stale one of a run that stopped is replaced, but
 // never followed: a symlink or hard link someone left there would have root write wherever it leads.
 int open_partial(const std::string& path) {
@@ -199,11 +207,10 @@ void hold_fifo(const std::string& path, std::string_view flag) {
   const std::string key = link_target(path);
   const std::lock_guard lock(held_fifos_mutex);
   if (key.empty() || held_fifos.contains(key)) return;
-  const int fd = ::open(key.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = open_in_place_writer(key);
   if (fd < 0 && errno == ENXIO)
     throw UsageError(fmt::format("{}: '{}' is a FIFO with no reader: start its reader first", flag, path));
   if (fd < 0) throw UsageError(fmt::format("{}: cannot write '{}': {}", flag, path, system_error_text(errno)));
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   held_fifos[key] = fd;
 }
 
@@ -339,12 +346,11 @@ FileIdentity identity_of(const std::string& path) {
   return id;
 }
 
-// Whether `path` lies in the folder of device and inode `folder` at any depth, by the identity of
-// each folder above it: a bind mount of the folder is the folder under another path.
-bool inside_by_identity(const std::string& path, const struct stat& folder) {
-  std::error_code ec;
-  std::filesystem::path at = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  if (ec) return false;
+// Whether `resolved` (identity_of's path) lies in the folder of device and inode `folder` at any
+// depth, by the identity of each folder above it: a bind mount of the folder is the folder under
+// another path.
+bool inside_by_identity(const std::string& resolved, const struct stat& folder) {
+  std::filesystem::path at(resolved);
   for (int depth = 0; depth < 4096 && !at.empty(); ++depth) {
     struct stat st {};
     if (::stat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == folder.st_dev && st.st_ino == folder.st_ino)
@@ -435,7 +441,7 @@ void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vect
     struct stat folder {};
     if (::stat(in.path.c_str(), &folder) != 0 || !S_ISDIR(folder.st_mode)) continue;
     for (const Entry& w : written) {
-      if (inside(w.id.resolved, id.resolved) || inside_by_identity(w.named->path, folder))
+      if (inside(w.id.resolved, id.resolved) || inside_by_identity(w.id.resolved, folder))
         throw UsageError(fmt::format("{} '{}' lies inside the {} '{}': fabricbench never writes into what it reads",
                                      w.named->flag, w.named->path, in.flag, in.path));
       if (const auto other = other_name_inside(w.id, in.path))
@@ -481,11 +487,10 @@ OutputFile::OutputFile(std::string path, Unfinished unfinished)
     struct stat st {};
     if (::stat(target_.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
     if ((fd_ = take_held_fifo(target_)) >= 0) return;  // opened when the outputs were checked
-    fd_ = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    fd_ = open_in_place_writer(target_);
     if (fd_ < 0 && errno == ENXIO)
       throw UsageError(fmt::format("{}: a FIFO with no reader: start its reader first", path_));
     if (fd_ < 0) throw Error(fmt::format("cannot write {}: {}", path_, system_error_text(errno)));
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
     return;
   }
   if (target_.ends_with(kPartialSuffix))
@@ -567,11 +572,10 @@ void OutputFile::commit() {
     // would be: ENXIO at once, never a hang).
     int fd = std::exchange(fd_, -1);
     if (fd < 0) {
-      fd = ::open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      fd = open_in_place_writer(target_);
       if (fd < 0)
         throw Error(fmt::format("cannot write {}: {}{}", path_, system_error_text(errno),
                                 errno == ENXIO ? " (a FIFO with no reader)" : ""));
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
     if (stream_) {  // after what the stream printed; its own flags are left as they are
       std::fflush(stdout);
