@@ -73,7 +73,7 @@ CpuContention fold_over_ranks(const CpuContention& mine, ControlPlane& world) {
   all.runqueue_wait = wait;
   all.runqueue_wait_rank = rank;
   all.steal = most[1];
-  all.slowdown = std::exp(waits_lost + lost(all.steal));
+  all.slowdown = std::min(std::exp(waits_lost + lost(all.steal)), kMaxContentionSlowdown);
   return all;
 }
 
@@ -151,10 +151,10 @@ CpuContention contention_from_json(const nlohmann::json& value) {
     c.runqueue_wait_rank = rank->get<int>();
   // A slowdown below 1, infinite or absent: the largest wait's and the steal's own, as the fold
   // counts them (the least the run's bound can be).
-  c.slowdown = std::exp(lost(wait) + lost(steal));
+  c.slowdown = std::min(std::exp(lost(wait) + lost(steal)), kMaxContentionSlowdown);
   if (const auto s = value.find("slowdown"); s != value.end() && s->is_number()) {
     const double v = s->get<double>();
-    if (std::isfinite(v) && v >= 1 && v <= 1e6) c.slowdown = v;
+    if (std::isfinite(v) && v >= 1 && v <= kMaxContentionSlowdown) c.slowdown = v;
   }
   // Both figures or neither: a handoff of more than a second is no handoff.
   if (const auto h = value.find("core_handoff_ns");

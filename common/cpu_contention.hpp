@@ -19,6 +19,9 @@ namespace fabricbench {
 /// A rank waiting less than this is not counted (a quiet node's ranks wait well under 1 %), and
 /// the run's summary prints a line from here.
 inline constexpr double kNotableContention = 0.02;
+/// The largest slowdown bound a run reports: beyond a million-fold, no figure is judged anyway, and
+/// readers refuse a larger one as no measurement of ours (a rank waiting 99 % of the time adds 100x).
+inline constexpr double kMaxContentionSlowdown = 1e6;
 
 struct CpuContention {
   double runqueue_wait = 0;    ///< the largest fraction of the time any rank's thread waited for a CPU

@@ -19,6 +19,7 @@
 #include "common/input_file.hpp"
 #include "common/json_input.hpp"
 #include "common/step_inference.hpp"
+#include "common/utf8.hpp"
 #include "results/json_fields.hpp"
 
 namespace fabricbench::results {
@@ -159,7 +160,7 @@ Entry entry_from(const nlohmann::json& object, const std::string& where) {
   e.point_to_point = f.flag("is_p2p", false);
   e.sequence = f.whole(e.point_to_point ? "p2p_seq_id" : "collective_seq_id", 0,
                        std::numeric_limits<std::int64_t>::max(), 0, true);
-  e.profiling_name = f.text("profiling_name", "", true);
+  e.profiling_name = one_line(f.text("profiling_name", "", true));  // it is printed in notes and errors
   const std::size_t colon = e.profiling_name.find(':');
   e.call = colon == std::string::npos ? e.profiling_name : e.profiling_name.substr(colon + 1);
   if (e.call.starts_with("send ") || e.call.starts_with("recv ")) split_point_to_point(e);

@@ -101,6 +101,8 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
     if (b.value("error_occurred", false)) failed.insert(run_name);
     if (failed.count(run_name)) continue;
     const double seconds = measured("real_time") * unit;
+    if (!(seconds > 0))  // a benchmark that ran took some time; a failed one says error_occurred
+      throw InputError(fmt::format("{}: {} 'real_time' is 0: no benchmark that ran took no time", name, run_name));
     const std::string aggregate = b.value("aggregate_name", std::string());
     if (b.value("run_type", std::string("iteration")) == "iteration") {
       if (r.samples == 0 || aggregate.empty()) {

@@ -213,7 +213,7 @@ StoredRun import_perftest_text(std::string_view text, const std::string& name) {
     if (fields.size() != (latency ? 9u : 5u))
       throw InputError(fmt::format("{}: {} fields, not a perftest result line (truncated?)", where, fields.size()));
     const auto size = static_cast<std::uint64_t>(whole_field(fields[0], 0, kMaxCount, "#bytes", where));
-    const auto iterations = static_cast<std::uint64_t>(whole_field(fields[1], 0, kMaxCount, "#iterations", where));
+    const auto iterations = static_cast<std::uint64_t>(whole_field(fields[1], 1, kMaxCount, "#iterations", where));
     ResultRow r = base_row(*kind, size, settings_of(device, qps, mtu));
     if (latency) {
       double us[7];
@@ -254,7 +254,7 @@ StoredRun import_perftest_json(const nlohmann::json& document, const std::string
   };
   const auto size = static_cast<std::uint64_t>(whole_number(number("MsgSize"), 0, kMaxCount, "MsgSize", name));
   const auto iterations =
-      static_cast<std::uint64_t>(whole_number(number("n_iterations"), 0, kMaxCount, "n_iterations", name));
+      static_cast<std::uint64_t>(whole_number(number("n_iterations"), 1, kMaxCount, "n_iterations", name));
   ResultRow r = base_row(kind, size, settings_of(text("Device"), text("Number_of_qps"), text("Mtu")));
   std::string unit = "usec";
   if (kind.latency) {

@@ -163,6 +163,42 @@ void set_library_columns(StoredRun& run, std::vector<LibraryColumn> declared) {
         row.library.set(column.name, as_kind_of(*value, column.empty));
 }
 
+// The run's contention as the meter wrote it: fractions of time within 0..1 and a bound of at
+// least 1. Out of range, the reader used to fall back on its own figure silently; a bound no
+// meter wrote would widen every verdict's allowance.
+void check_contention_summary(const nlohmann::json& contention, const std::string& where) {
+  if (!contention.is_object()) throw InputError(fmt::format("{} is not an object", where));
+  for (const char* key : {"runqueue_wait", "steal"})
+    if (const auto found = contention.find(key); found != contention.end()) {
+      const double v = found->is_number() ? found->get<double>() : -1;
+      if (!(v >= 0 && v <= 1))
+        throw InputError(fmt::format("{}: '{}' is {}: not a fraction of time (0 to 1)", where, key, found->dump()));
+    }
+  if (const auto found = contention.find("slowdown"); found != contention.end()) {
+    const double v = found->is_number() ? found->get<double>() : 0;
+    if (!(v >= 1 && v <= kMaxContentionSlowdown))
+      throw InputError(fmt::format("{}: 'slowdown' is {}: a contention bound is at least 1 and at most {:g}", where,
+                                   found->dump(), kMaxContentionSlowdown));
+  }
+}
+
+// The totals a run ends with agree with its rows: a file whose rows were cut or edited (wrong
+// elements set to 0, rows removed) is not the run that wrote them.
+void check_totals(const nlohmann::json& totals, const StoredRun& run, const std::string& name) {
+  if (!totals.is_object()) throw InputError(fmt::format("{}: 'totals' is not an object", name));
+  if (const auto rows = totals.find("rows"); rows != totals.end())
+    if (!rows->is_number_unsigned() || rows->get<std::uint64_t>() != run.rows.size())
+      throw InputError(fmt::format("{}: totals.rows is {} but the file holds {} rows: cut short or edited", name,
+                                   rows->dump(), run.rows.size()));
+  std::int64_t wrong = 0;
+  for (const ResultRow& row : run.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
+  if (const auto total = totals.find("wrong_total"); total != totals.end())
+    if (!total->is_number_integer() || total->get<std::int64_t>() < -1 ||
+        (total->get<std::int64_t>() > 0) != (wrong > 0))
+      throw InputError(fmt::format("{}: totals.wrong_total is {} but the rows hold {} wrong element(s): edited", name,
+                                   total->dump(), wrong));
+}
+
 StoredRun read_our_json(const nlohmann::json& document, const std::string& name) {
   StoredRun run;
   run.format = Format::kFabricbenchJson;
@@ -171,11 +207,17 @@ StoredRun read_our_json(const nlohmann::json& document, const std::string& name)
   if (document.contains("context") && document["context"].is_object()) run.context = document["context"];
   run.complete = document.value("complete", true) == true;
   if (const auto summary = document.find("summary"); summary != document.end() && summary->is_object())
-    if (const auto c = summary->find("contention"); c != summary->end()) run.contention = contention_from_json(*c);
+    if (const auto c = summary->find("contention"); c != summary->end()) {
+      check_contention_summary(*c, fmt::format("{}: summary.contention", name));
+      run.contention = contention_from_json(*c);
+    }
   std::size_t index = 0;
   for (const auto& row : document["rows"])
     run.rows.push_back(row_from_json(row, version, fmt::format("{} row {}", name, ++index)));
   set_library_columns(run, library_columns_from_json(run.context.value("library_columns", nlohmann::json())));
+  // Schema 4's writers counted rows they did not write (one reference file: 48 of 51).
+  if (const auto totals = document.find("totals"); totals != document.end() && version >= 5)
+    check_totals(*totals, run, name);
   return run;
 }
 
@@ -392,6 +434,18 @@ void check_figures(const ResultRow& row, const std::string& where) {
       throw InputError(fmt::format("{}: '{}' is {:g}, beyond the {:g} {} no measurement gives", where, column.name,
                                    *number, most, rate ? "B/s" : "seconds"));
   }
+  // No figure is a time of 0 and no rate; a rate beside no time was measured by nothing (an edited time).
+  const double fastest_rate = std::max({row.algbw_mean_bytes_per_s, row.busbw_mean_bytes_per_s,
+                                        row.algbw_median_bytes_per_s, row.busbw_median_bytes_per_s});
+  if (!(row.time_s.mean > 0) && fastest_rate > 0)
+    throw InputError(fmt::format("{}: a rate of {:g} B/s and a time of {:g} s: no measurement gives both", where,
+                                 fastest_rate, row.time_s.mean));
+  // 0: not measured; otherwise a bound of at least 1 (no wait at all), and the meter's ceiling.
+  if (row.contention_slowdown != 0 &&
+      !(row.contention_slowdown >= 1 && row.contention_slowdown <= kMaxContentionSlowdown))
+    throw InputError(
+        fmt::format("{}: 'contention_slowdown' is {:g}: a contention bound is 0 (not measured) or 1 to {:g}", where,
+                    row.contention_slowdown, kMaxContentionSlowdown));
   // The relative stdev of `runs` positive medians is at most sqrt(runs) (all but one at zero): a
   // larger one was measured by no runs, and would widen the row's interval past any change.
   const double runs = static_cast<double>(std::max<std::uint64_t>(row.runs, 1));
@@ -440,8 +494,10 @@ StoredRun parse_run(std::string_view text, const std::string& name, Format forma
             "Google Benchmark JSON); give --format if it is one of them",
             name));
     }
-  } catch (const nlohmann::json::exception& e) {  // a JSON of the right kind with a field of the wrong shape
-    throw InputError(fmt::format("{}: unexpected {} content: {}", name, format_name(format), e.what()));
+  } catch (const nlohmann::json::exception&) {  // a JSON of the right kind with a field of the wrong shape
+    // The library's wording (operator[], type_error.305) means nothing to the user: say what is wrong.
+    throw InputError(fmt::format("{}: not {} output as this build reads it (a field holds a value of another kind)",
+                                 name, format_name(format)));
   }
   if (run.rows.empty()) throw InputError(fmt::format("{}: no result rows in this {} file", name, format_name(format)));
   // Our own rows were checked as they were read, with their line; another tool's are checked here.
@@ -501,7 +557,10 @@ std::vector<NamedPath> with_companions(const std::vector<NamedPath>& inputs) {
   for (const NamedPath& in : inputs) {
     const auto head = regular_file_head(in.path, 32);
     if (!head) continue;
-    if (begins_as_our_csv(*head) && json_beside(in.path) != in.path)
+    // Where nothing is there yet, nothing is read: `fb_import big.csv --json big.json` makes the twin.
+    std::error_code ec;
+    if (begins_as_our_csv(*head) && json_beside(in.path) != in.path &&
+        std::filesystem::exists(std::filesystem::symlink_status(json_beside(in.path), ec)))
       all.push_back({fmt::format("{} {}'s JSON", in.flag, in.path), json_beside(in.path)});
     const std::string csv = std::filesystem::path(in.path).replace_extension(".csv").string();
     if (begins_as_our_json(*head) && csv != in.path) {

@@ -104,7 +104,8 @@ std::optional<InspectorRecord> record_from(const nlohmann::json& object, const s
 // Every record of one process's file, each operation once (a periodic dump may repeat one).
 std::vector<InspectorRecord> records_of(const NamedText& file) {
   std::vector<InspectorRecord> records;
-  std::set<std::tuple<std::string, bool, std::string, std::uint64_t>> seen;
+  // Each operation's size and time by its communicator, kind, call and sequence number.
+  std::map<std::tuple<std::string, bool, std::string, std::uint64_t>, std::pair<std::uint64_t, double>> seen;
   std::string_view rest = file.text;
   for (std::size_t number = 1;; ++number) {
     rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t\r\n")));
@@ -123,7 +124,18 @@ std::vector<InspectorRecord> records_of(const NamedText& file) {
     }
     rest.remove_prefix(end);
     std::optional<InspectorRecord> r = record_from(object, where);
-    if (!r || !seen.emplace(r->comm, r->point_to_point, r->function, r->sequence).second) continue;
+    if (!r) continue;
+    const auto [first, fresh] =
+        seen.try_emplace({r->comm, r->point_to_point, r->function, r->sequence}, std::pair{r->bytes, r->exec_us});
+    if (!fresh) {
+      // The same figures again: a periodic dump. Others: two operations under one number.
+      if (first->second != std::pair{r->bytes, r->exec_us})
+        throw InputError(
+            fmt::format("{}: {} number {} of communicator {} is there already with other figures: two "
+                        "runs' output in one file?",
+                        where, r->function, r->sequence, r->comm));
+      continue;
+    }
     if (records.size() == kMaxTraceOperations)
       throw InputError(
           fmt::format("{}: more than {} operations in one process's file", file.name, kMaxTraceOperations));

@@ -188,7 +188,25 @@ done
 "$bin/fb_compare" --save-baseline n10 c1.json c2.json > /dev/null && ok "two launches of one command saved as two runs" ||
   fail "two launches of one command refused as one"
 rm -f c1.json c2.json
-sed 's/"wrong":0/"wrong":3/' a.json > wrong.json
+# A baseline's runs are one sweep repeated: a row only some of them hold is no centre of them all.
+mpirun --oversubscribe -np 2 "$bin/fb_all_reduce" --backend mpi -b 8 -e 32 --json narrow.json > /dev/null 2>&1 ||
+  fail "a narrower run"
+refused "a baseline's runs are one sweep, repeated" "$bin/fb_compare" --save-baseline n12 a.json narrow.json
+rm -f narrow.json
+# A CSV's JSON twin that does not exist yet is nobody's input: fb_import makes it; once there, it is read.
+cp a.csv twin.csv
+"$bin/fb_import" twin.csv --json twin.json > /dev/null && python3 -c 'import json; json.load(open("twin.json"))' &&
+  ok "fb_import RUN.csv --json RUN.json makes the twin where none was" || fail "the CSV's JSON twin was refused"
+refused "twin.csv's JSON" "$bin/fb_import" twin.csv --json twin.json
+rm -f twin.csv twin.json
+python3 - a.json wrong.json <<'PY'  # a run that found wrong data, its rows and totals agreeing
+import json, sys
+run = json.load(open(sys.argv[1]))
+for row in run["rows"]:
+    row["wrong"] = 3
+run["totals"]["wrong_total"] = 3 * len(run["rows"])
+json.dump(run, open(sys.argv[2], "w"))
+PY
 refused "wrong element(s): a baseline is a correct run" "$bin/fb_compare" --save-baseline n7 wrong.json
 rm -f wrong.json
 FABRICBENCH_BASELINES=$PWD/in.txt refused "cannot make the baselines folder" "$bin/fb_compare" --save-baseline n11 a.json

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <tuple>
 
 #include "common/cli.hpp"
@@ -67,7 +69,7 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 /// What a baseline may be made of: fabricbench runs that finished, all of one measurement.
-std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
+std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths, const CompareOptions& options) {
   std::vector<StoredRun> runs;
   for (const std::string& path : paths) {
     if (path.ends_with(".partial"))
@@ -102,6 +104,23 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths) {
       if (kind(row) != first)
         throw UsageError(fmt::format("--save-baseline: {} holds {} where {} holds {}: a baseline is one measurement",
                                      paths[i], kind(row), paths.front(), first));
+  // One sweep repeated: a row some runs lack would be the centre of fewer runs than the baseline says.
+  const auto lacking = [](const std::string& with, const ResultRow& row, const std::string& without) {
+    return UsageError(
+        fmt::format("--save-baseline: {} has the {} row of {} B on {} rank(s), which {} has not: a "
+                    "baseline's runs are one sweep, repeated",
+                    with, row.placement, row.size_bytes, row.ranks, without));
+  };
+  std::map<std::string, const ResultRow*> first_rows;
+  for (const ResultRow& row : runs.front().rows) first_rows.emplace(match_key(row, options), &row);
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    std::set<std::string> keys;
+    for (const ResultRow& row : runs[i].rows)
+      if (!first_rows.contains(*keys.insert(match_key(row, options)).first))
+        throw lacking(paths[i], row, paths.front());
+    for (const auto& [key, row] : first_rows)
+      if (!keys.contains(key)) throw lacking(paths.front(), *row, paths[i]);
+  }
   return runs;
 }
 
@@ -122,7 +141,7 @@ int save_baseline(const std::string& name, const std::vector<std::string>& paths
   }
   check_distinct_files({{"--save-baseline", target.string()}}, inputs);
   check_distinct_files(inputs);  // one run given twice is not two runs' spread
-  const std::vector<StoredRun> runs = baseline_runs(paths);
+  const std::vector<StoredRun> runs = baseline_runs(paths, options);
   if (std::error_code ec; fs::create_directories(baseline_folder(), ec), ec)
     throw UsageError(
         fmt::format("--save-baseline: cannot make the baselines folder {}{}: {}", baseline_folder().string(),

@@ -236,5 +236,14 @@ TEST(FlightRecorder, CallsWithNoNcclCallToReplayAreCountedNotImported) {
   EXPECT_EQ(ranks[0].operations.size(), 39U);
 }
 
+TEST(FlightRecorder, ACallsNameHoldingALineBreakIsCountedOnOneLine) {
+  std::vector<NamedText> files = dumps("h100-ddp");
+  for (NamedText& f : files)
+    f = edited(f, [](nlohmann::json& d) { d["entries"][1]["profiling_name"] = "nccl:coal\nesced"; });
+  SkippedCalls skipped;
+  import_flight_recorder(files, &skipped);
+  EXPECT_EQ(skipped, (SkippedCalls{{"nccl:coal\\nesced", 2}}));  // the note fb_import prints stays one line
+}
+
 }  // namespace
 }  // namespace fabricbench::results

@@ -396,6 +396,30 @@ TEST(GoogleBenchmarkJson, ANegativeTimeOrRateIsRefusedNotDropped) {
   EXPECT_NE(error_of(rate).find("'bytes_per_second' is -7359"), std::string::npos) << error_of(rate);
 }
 
+TEST(GoogleBenchmarkJson, AZeroTimeIsRefused) {
+  std::string real = read_text(kData + "/gbench/host_memcpy_h200.json");
+  const std::size_t at = real.find("2.7827887492613737e-02");
+  ASSERT_NE(at, std::string::npos);
+  real = real.substr(0, at) + "0" + real.substr(at + 22);
+  EXPECT_NE(error_of(real).find("'real_time' is 0: no benchmark that ran took no time"), std::string::npos)
+      << error_of(real);
+}
+
+TEST(GoogleBenchmarkJson, ForcedOnAnotherJsonSaysSoWithoutTheLibrarysWords) {
+  const std::string error = error_of("\"abc\"", Format::kGoogleBenchmarkJson);
+  EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
+  EXPECT_NE(error.find("not "), std::string::npos) << error;
+}
+
+TEST(PerftestText, AResultOfNoIterationsIsRefused) {
+  std::string log = read_text(kData + "/perftest/ib_write_bw_gbits.txt");
+  const std::size_t at = log.find(" 65536 ");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t iterations = log.find_first_not_of(' ', at + 7);
+  log = log.substr(0, iterations) + "0" + log.substr(log.find(' ', iterations));
+  EXPECT_NE(error_of(log).find("#iterations"), std::string::npos) << error_of(log);
+}
+
 TEST(OurFiles, AWholeNumberBelowWhatAnyRunWritesIsRefused) {
   const std::string run =
       read_text(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/h200-1gpu-nccl/fixed.json");
@@ -429,6 +453,59 @@ TEST(OurFiles, ASpreadNoRunsCouldHaveIsRefused) {
   run["rows"][0]["between_run_rsd"] = 50;
   EXPECT_NE(error_of(run.dump()).find("'between_run_rsd' is 50, beyond the 1.73205 that 3 run(s) can spread"),
             std::string::npos)
+      << error_of(run.dump());
+}
+
+nlohmann::json history_run() {
+  return nlohmann::json::parse(
+      read_text(std::string(FABRICBENCH_TEST_DATA) + "/../../results/reference/vm-mpi-history/run1.json"));
+}
+
+TEST(OurFiles, AContentionBoundNoMeterWritesIsRefused) {
+  nlohmann::json run = history_run();
+  run["schema_version"] = kSchemaVersion;  // rows carry their contention since schema 9
+  run["rows"][0]["contention_slowdown"] = 2.5;
+  run["summary"]["contention"] = {{"runqueue_wait", 0.1}, {"steal", 0.0}, {"slowdown", 1.2}};
+  EXPECT_EQ(error_of(run.dump()), "");
+  run["rows"][0]["contention_slowdown"] = 1e308;  // every regression would read UNSURE beside it
+  EXPECT_NE(error_of(run.dump()).find("'contention_slowdown' is 1e+308: a contention bound is 0 (not measured) or 1"),
+            std::string::npos)
+      << error_of(run.dump());
+  run["rows"][0]["contention_slowdown"] = 0.5;
+  EXPECT_NE(error_of(run.dump()).find("'contention_slowdown' is 0.5"), std::string::npos) << error_of(run.dump());
+  run["rows"][0]["contention_slowdown"] = 2.5;
+  for (const double slowdown : {-5.0, 1e308}) {
+    run["summary"]["contention"]["slowdown"] = slowdown;
+    EXPECT_NE(error_of(run.dump()).find("summary.contention: 'slowdown' is"), std::string::npos)
+        << error_of(run.dump());
+  }
+  run["summary"]["contention"]["slowdown"] = 1.2;
+  run["summary"]["contention"]["steal"] = 1.5;
+  EXPECT_NE(error_of(run.dump()).find("'steal' is 1.5: not a fraction of time"), std::string::npos)
+      << error_of(run.dump());
+}
+
+TEST(OurFiles, TotalsThatDisagreeWithTheRowsAreRefused) {
+  nlohmann::json run = history_run();
+  ASSERT_EQ(run["rows"].size(), 8u);
+  run["totals"]["rows"] = 28;  // rows cut from the file
+  EXPECT_NE(error_of(run.dump()).find("totals.rows is 28 but the file holds 8 rows"), std::string::npos)
+      << error_of(run.dump());
+  run["totals"]["rows"] = 1e308;
+  EXPECT_NE(error_of(run.dump()).find("totals.rows is 1e+308"), std::string::npos) << error_of(run.dump());
+  run["totals"]["rows"] = 8;
+  run["totals"]["wrong_total"] = 5;  // the rows' wrong elements set to 0
+  EXPECT_NE(error_of(run.dump()).find("totals.wrong_total is 5 but the rows hold 0 wrong element(s)"),
+            std::string::npos)
+      << error_of(run.dump());
+}
+
+TEST(OurFiles, ARateBesideNoTimeIsRefused) {
+  nlohmann::json run = history_run();
+  for (auto& [key, value] : run["rows"][0].items())
+    if (key.starts_with("time_")) value = 0.0;
+  ASSERT_GT(run["rows"][0]["busbw_mean_bytes_per_s"].get<double>(), 0);
+  EXPECT_NE(error_of(run.dump()).find("and a time of 0 s: no measurement gives both"), std::string::npos)
       << error_of(run.dump());
 }
 

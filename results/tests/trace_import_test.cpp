@@ -62,6 +62,18 @@ TEST(InspectorImport, WorldRanksComeFromTheCommunicatorThatSpansEveryProcess) {
   EXPECT_DOUBLE_EQ(traces[1].operations[0].duration_us, 900);
 }
 
+TEST(InspectorImport, OneNumberWithOtherFiguresIsRefusedNotDropped) {
+  // A periodic dump repeats a record as it was; two operations under one number are two runs' output.
+  std::vector<NamedText> files;
+  for (int rank = 0; rank < 2; ++rank)
+    files.push_back({"p" + std::to_string(rank) + ".log",
+                     coll("aa", rank, 2, "AllReduce", 3, 8192, 100) + coll("aa", rank, 2, "AllReduce", 3, 65536, 140)});
+  EXPECT_NE(error_of(files).find("p0.log object 2: AllReduce number 3 of communicator aa is there already with other "
+                                 "figures"),
+            std::string::npos)
+      << error_of(files);
+}
+
 TEST(InspectorImport, VerboseTimestampsGiveIssueOrderAndGaps) {
   // Written in completion order across two communicators; the kernels' starts say otherwise.
   std::vector<NamedText> files;
