@@ -101,10 +101,14 @@ StoredRun import_google_benchmark_json(const nlohmann::json& document, const std
     if (b.value("error_occurred", false)) failed.insert(run_name);
     if (failed.count(run_name)) continue;
     const double seconds = measured("real_time") * unit;
-    if (!(seconds > 0))  // a benchmark that ran took some time; a failed one says error_occurred
-      throw InputError(fmt::format("{}: {} 'real_time' is 0: no benchmark that ran took no time", name, run_name));
     const std::string aggregate = b.value("aggregate_name", std::string());
-    if (b.value("run_type", std::string("iteration")) == "iteration") {
+    const bool iteration = b.value("run_type", std::string("iteration")) == "iteration";
+    // A time a row keeps is above 0: a benchmark that ran took some (a failed one says
+    // error_occurred). A stddev of 0 is repetitions that agreed; BigO and RMS entries have none.
+    if ((iteration || aggregate == "mean" || aggregate == "median") && !(seconds > 0))
+      throw InputError(
+          fmt::format("{}: {} 'real_time' is 0: no benchmark that ran took no time", name, b.value("name", run_name)));
+    if (iteration) {
       if (r.samples == 0 || aggregate.empty()) {
         // Repetitions: average the iterations' times until an aggregate says better.
         const double n = static_cast<double>(++r.samples);

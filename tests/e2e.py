@@ -1073,6 +1073,25 @@ def test_sweep(runner, _):
         expect(len(table) == 3 and all(l.split()[-2] == "failed" or "failed" in l for l in table), f"side by side: {table}")
         print(f"fb_sweep: 4 launches, 2 failed with '{failures[0]['failure'][:80]}', {len(rows)} rows merged")
         print("\n".join(table))
+        # A launch that moved wrong data: the merged run's totals say so as its rows do, and the
+        # readers judge it WRONG DATA (exit 1), never refuse the sweep's own file.
+        wrapper = Path(tmp) / "maybe_wrong.sh"
+        wrapper.write_text(f'#!/bin/sh\n[ "$FB_X" = 2 ] && set -- "$@" --inject-fault wrong:1\n'
+                           f'exec {runner.bin_dir / "fb_all_reduce"} "$@"\n')
+        wrapper.chmod(0o755)
+        wrong = Path(tmp) / "wrong"
+        swept = subprocess.run([str(runner.bin_dir / "fb_sweep"), "--var", "FB_X=1,2", "--out", str(wrong), "--timeout",
+                                "120", "--", runner.mpirun, "-np", "2", str(wrapper), "-b", "8", "-e", "64", "-n", "5"],
+                               env=runner.env, capture_output=True, text=True, timeout=300)
+        merged = json.load(open(f"{wrong}.json"))
+        found = sum(max(r["wrong"], 0) for r in merged["rows"])
+        expect(swept.returncode == 1 and found > 0 and merged["totals"]["wrong_total"] == found,
+               f"fb_sweep with wrong data: exit {swept.returncode}, rows {found}, totals {merged['totals']}")
+        judged = subprocess.run([str(runner.bin_dir / "fb_compare"), f"{wrong}.json", f"{wrong}.json"],
+                                env=runner.env, capture_output=True, text=True, timeout=120)
+        expect(judged.returncode == 1 and "# WRONG DATA" in judged.stdout,
+               f"fb_compare of a merged run with wrong data: exit {judged.returncode}\n{judged.stdout}{judged.stderr}")
+        print(f"fb_sweep: a launch with wrong data merged with totals.wrong_total {found}, fb_compare says WRONG DATA")
 
 
 GPU_MEMORY = ["cuda", "cuda-dmabuf", "staged"]

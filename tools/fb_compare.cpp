@@ -106,10 +106,12 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths, cons
                                      paths[i], kind(row), paths.front(), first));
   // One sweep repeated: a row some runs lack would be the centre of fewer runs than the baseline says.
   const auto lacking = [](const std::string& with, const ResultRow& row, const std::string& without) {
+    const std::string settings = row.settings.text();
     return UsageError(
-        fmt::format("--save-baseline: {} has the {} row of {} B on {} rank(s), which {} has not: a "
-                    "baseline's runs are one sweep, repeated",
-                    with, row.placement, row.size_bytes, row.ranks, without));
+        fmt::format("--save-baseline: {} has the {} {} {} row of {} B on {} rank(s){}, which {} has "
+                    "not: a baseline's runs are one sweep, repeated",
+                    with, row.dtype, row.op, row.placement, row.size_bytes, row.ranks,
+                    settings.empty() ? "" : " (" + one_line(settings) + ")", without));
   };
   std::map<std::string, const ResultRow*> first_rows;
   for (const ResultRow& row : runs.front().rows) first_rows.emplace(match_key(row, options), &row);
