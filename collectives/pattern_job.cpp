@@ -19,6 +19,7 @@
 #include "common/group_rounds.hpp"
 #include "common/measured_row.hpp"
 #include "common/watchdog.hpp"
+#include "common/wrong_elements.hpp"
 #include "fabric/load_layout.hpp"
 #include "fabric/run_tree.hpp"
 
@@ -89,8 +90,7 @@ class PatternJob final : public Job, private GroupedMeasurement {
     const ScheduleFigures schedule = run_group_rounds(*this, options_.outputs.repeats(), world_, watchdog, sink);
     JobOutcome outcome;
     outcome.rows = sink.rows.size();
-    std::int64_t wrong = options_.check > 0 ? 0 : -1;  // -1: not checked (-c 0)
-    for (const ResultRow& row : sink.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
+    const std::int64_t wrong = options_.check > 0 ? wrong_elements(sink.rows) : -1;  // -1: not checked (-c 0)
     outcome.wrong_total = std::stoll(world_.broadcast(std::to_string(wrong), 0));
     if (topology_.rank != 0) return outcome;
     const std::vector<ResultRow> measured = measured_rows(sink.rows);  // the headline's

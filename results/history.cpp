@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/summary.hpp"
+#include "common/wrong_elements.hpp"
 #include "results/comparison.hpp"
 #include "results/run_file.hpp"
 
@@ -233,9 +234,7 @@ History build_history(std::vector<StoredRun> runs, const HistoryOptions& options
   for (const StoredRun& run : runs) {
     std::string tags;
     if (!run.rows.empty()) tags = run.rows.front().tags.text();
-    std::int64_t wrong = 0;
-    for (const ResultRow& r : run.rows) wrong += std::max<std::int64_t>(r.wrong, 0);
-    h.runs.push_back({run.path, start_time_of(run), tags, wrong});
+    h.runs.push_back({run.path, start_time_of(run), tags, wrong_elements(run.rows)});
   }
   std::size_t left_out = 0;
   h.series = series_of(grid_of(runs, options), runs.size(), left_out);

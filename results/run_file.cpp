@@ -18,6 +18,7 @@
 #include "common/json_input.hpp"
 #include "common/reporter.hpp"
 #include "common/utf8.hpp"
+#include "common/wrong_elements.hpp"
 #include "results/comparison.hpp"
 #include "results/importers.hpp"
 
@@ -202,9 +203,7 @@ void check_totals(const nlohmann::json& totals, const StoredRun& run, const std:
         (total->is_number_unsigned() && total->get<std::uint64_t>() > std::uint64_t{1} << 53) ||
         total->get<std::int64_t>() < -1)
       throw InputError(fmt::format("{}: totals.wrong_total is {}: not a count of wrong elements", name, total->dump()));
-    const bool rows_wrong =
-        std::any_of(run.rows.begin(), run.rows.end(), [](const ResultRow& r) { return r.wrong > 0; });
-    if (total->get<std::int64_t>() > 0 && !rows_wrong)
+    if (total->get<std::int64_t>() > 0 && wrong_elements(run.rows) == 0)
       throw InputError(
           fmt::format("{}: totals.wrong_total is {} but no row holds a wrong element: edited", name, total->dump()));
   }

@@ -20,6 +20,7 @@
 #include "common/prometheus_text.hpp"
 #include "common/sizes.hpp"
 #include "common/utf8.hpp"
+#include "common/wrong_elements.hpp"
 #include "results/compare_report.hpp"
 
 namespace fs = std::filesystem;
@@ -83,9 +84,7 @@ std::vector<StoredRun> baseline_runs(const std::vector<std::string>& paths, cons
     if (!run.complete)
       throw UsageError(
           fmt::format("--save-baseline: {} is a run that did not finish ({})", path, unfinished_sign(run)));
-    std::int64_t wrong = 0;
-    for (const ResultRow& row : run.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
-    if (wrong > 0)
+    if (const std::int64_t wrong = wrong_elements(run.rows); wrong > 0)
       throw UsageError(
           fmt::format("--save-baseline: {} found {} wrong element(s): a baseline is a correct run", path, wrong));
     // A run's CSV and JSON (or a copy) are one run, not two runs' spread.

@@ -16,6 +16,7 @@
 #include "common/program.hpp"
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
+#include "common/wrong_elements.hpp"
 #include "results/alltoallv_import.hpp"
 #include "results/flight_recorder_import.hpp"
 #include "results/run_file.hpp"
@@ -105,14 +106,10 @@ int run(int argc, char** argv) {
   header.planned_rows = run.rows.size();
   header.library_columns = run.library_columns;
   reporters.begin(header);
-  std::int64_t wrong = 0;
-  for (const ResultRow& row : run.rows) {
-    reporters.add(row);
-    if (row.wrong > 0) wrong += row.wrong;
-  }
+  for (const ResultRow& row : run.rows) reporters.add(row);
   RunTotals totals;
   totals.rows = run.rows.size();
-  totals.wrong_total = wrong;
+  totals.wrong_total = wrong_elements(run.rows);
   totals.summary = summarize_rows(run.rows);
   reporters.finish(totals);
   const std::size_t skipped = run.context.value("skipped_lines", std::size_t{0});

@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,6 +32,7 @@
 #include "common/reporter.hpp"
 #include "common/summary.hpp"
 #include "common/utf8.hpp"
+#include "common/wrong_elements.hpp"
 #include "results/run_file.hpp"
 #include "sweep/launch.hpp"
 
@@ -388,11 +388,7 @@ std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>
   totals.rows = merged.size();
   // As a launch's own totals: the wrong elements its rows found, -1 where no row was checked.
   const bool checked = std::any_of(merged.begin(), merged.end(), [](const ResultRow& r) { return r.wrong >= 0; });
-  totals.wrong_total = checked ? 0 : -1;
-  constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
-  for (const ResultRow& row : merged)
-    if (row.wrong > 0)
-      totals.wrong_total = row.wrong > kMost - totals.wrong_total ? kMost : totals.wrong_total + row.wrong;
+  totals.wrong_total = checked ? wrong_elements(merged) : -1;
   totals.summary = summarize_rows(merged);
   totals.summary.failed_launches = launches.failed;
   if (!launches.judged_failing.empty())
