@@ -292,6 +292,10 @@ void resolve(CollectiveOptions& o, const ValidationContext& c) {
   if (o.fault.kind != FaultInjection::Kind::kNone && o.fault.rank >= c.ranks)
     throw UsageError(
         fmt::format("--inject-fault: rank {} does not exist in a run of {} rank(s)", o.fault.rank, c.ranks));
+  // Another rank's output is not checked (it has none): the fault would be planted nowhere.
+  if (o.fault.kind == FaultInjection::Kind::kWrongElement && c.output_on_root_only && o.fault.rank != o.root)
+    throw UsageError(fmt::format("--inject-fault wrong:{}: only the root (rank {}) holds {}'s result; plant it there",
+                                 o.fault.rank, o.root, c.collective));
 
   o.dtypes.clear();
   if (o.dtypes_text == "all") {

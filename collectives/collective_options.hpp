@@ -93,6 +93,7 @@ struct ValidationContext {
   std::function<std::string(ReduceOp)> op_unsupported;
   /// Optional: a (type, op) pair the backend lacks although it has both (NCCL: fp8 avg).
   std::function<std::string(DataType, ReduceOp)> pair_unsupported;
+  bool output_on_root_only = false;  ///< only the root holds a result (reduce, gather)
 };
 
 /// Result of parsing argv: options, or the help text to print (then exit 0).

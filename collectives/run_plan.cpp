@@ -38,6 +38,7 @@ void resolve_against(CollectiveOptions& o, const Collective& c, const Backend& b
   context.dtype_unsupported = [&backend](DataType t) { return backend.dtype_unsupported(t); };
   context.op_unsupported = [&backend](ReduceOp op) { return backend.op_unsupported(op); };
   context.pair_unsupported = [&backend](DataType t, ReduceOp op) { return backend.pair_unsupported(t, op); };
+  context.output_on_root_only = c.output_on_root_only;
   resolve(o, context);
   if ((!o.algorithms.empty() || !o.protocols.empty()) && !capability<TunableBackend>(backend))
     throw UsageError(

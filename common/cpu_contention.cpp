@@ -140,7 +140,7 @@ CpuContention contention_from_json(const nlohmann::json& value) {
     const auto found = value.find(key);
     if (found == value.end() || !found->is_number()) return -1.0;
     const double v = found->get<double>();
-    return std::isfinite(v) && v >= 0 && v <= 1 ? v : -1.0;
+    return is_time_fraction(v) ? v : -1.0;
   };
   const double wait = fraction("runqueue_wait"), steal = fraction("steal");
   if (wait < 0 || steal < 0) return c;
@@ -154,7 +154,7 @@ CpuContention contention_from_json(const nlohmann::json& value) {
   c.slowdown = std::min(std::exp(lost(wait) + lost(steal)), kMaxContentionSlowdown);
   if (const auto s = value.find("slowdown"); s != value.end() && s->is_number()) {
     const double v = s->get<double>();
-    if (std::isfinite(v) && v >= 1 && v <= kMaxContentionSlowdown) c.slowdown = v;
+    if (is_contention_bound(v)) c.slowdown = v;
   }
   // Both figures or neither: a handoff of more than a second is no handoff.
   if (const auto h = value.find("core_handoff_ns");

@@ -23,6 +23,11 @@ inline constexpr double kNotableContention = 0.02;
 /// readers refuse a larger one as no measurement of ours (a rank waiting 99 % of the time adds 100x).
 inline constexpr double kMaxContentionSlowdown = 1e6;
 
+/// A wait or steal a run can have measured: a fraction of its time (not NaN).
+inline bool is_time_fraction(double v) { return v >= 0 && v <= 1; }
+/// A slowdown bound a run can have reported: 1 (none) to kMaxContentionSlowdown (not NaN).
+inline bool is_contention_bound(double v) { return v >= 1 && v <= kMaxContentionSlowdown; }
+
 struct CpuContention {
   double runqueue_wait = 0;    ///< the largest fraction of the time any rank's thread waited for a CPU
   int runqueue_wait_rank = 0;  ///< that rank

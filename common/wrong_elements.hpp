@@ -20,4 +20,12 @@ inline std::int64_t wrong_elements(std::span<const ResultRow> rows) {
   return sum;
 }
 
+/// A run's totals.wrong_total as the benchmarks write it: wrong_elements(), or -1 where no row
+/// was checked (-c 0; an nccl-tests log's N/A).
+inline std::int64_t wrong_total_of(std::span<const ResultRow> rows) {
+  for (const ResultRow& row : rows)
+    if (row.wrong >= 0) return wrong_elements(rows);
+  return -1;
+}
+
 }  // namespace fabricbench

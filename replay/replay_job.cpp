@@ -475,6 +475,8 @@ class ReplayJob final : public Job, private GroupedMeasurement {
       row.rank_reduction = "max";
       row.settings = backend.settings();
       row.settings.set("comm", comm.hash);
+      // Two patterns of Send/Recv of one size are two rows: the pattern tells them apart.
+      if (!op) row.settings.set("pattern", fmt::format("{:016x}", key.pattern));
       if (options_.recorded_gaps) row.settings.set("gaps", "recorded");
       row.tags = options_.collective.outputs.tags;
       record_measurement(row, m, slowest, topology_.host_of_rank);

@@ -207,7 +207,7 @@ ReplayPlan make_replay_plan(const std::vector<results::RankTrace>& traces, int r
     const auto [row, added] =
         row_of.try_emplace({op.communicator, op.collective, op.dtype, root, op.count, pattern}, rows.size());
     op.row = row->second;
-    if (added) rows.push_back({op.collective, op.dtype, root, op.count, 0});
+    if (added) rows.push_back({op.collective, op.dtype, root, op.count, pattern, 0});
     ++rows[op.row].occurrences;
     plan.operations.push_back(std::move(op));
   }

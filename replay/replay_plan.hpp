@@ -56,7 +56,9 @@ struct ReplayRowKey {
   const collectives::Collective* collective = nullptr;  ///< null: groups of Send/Recv
   DataType dtype = DataType::kFloat32;
   int root = -1;
-  std::uint64_t count = 0;      ///< groups: the elements its busiest member sends
+  std::uint64_t count = 0;  ///< groups: the elements its busiest member sends
+  /// Groups: a hash of every member's transfers (two patterns of one size are two rows); 0 otherwise.
+  std::uint64_t pattern = 0;
   std::size_t occurrences = 0;  ///< in one pass of the trace
 };
 

@@ -467,6 +467,11 @@ Comparison compare_runs(const StoredRun& base, const StoredRun& fresh, const Com
     c.contention.base = std::max(c.contention.base, r.contention.base);
     c.contention.fresh = std::max(c.contention.fresh, r.contention.fresh);
   }
+  if (c.rows.empty() && !c.without_figure.empty())
+    throw InputError(fmt::format(
+        "{} and {} share {} row(s) and none has a figure on both sides (a benchmark that failed, a refused setting, "
+        "or nan or 0 in the file): nothing to judge",
+        base.path, fresh.path, c.without_figure.size()));
   if (c.rows.empty())
     throw InputError(fmt::format(
         "{} and {} have no rows in common ({} and {} rows): different collectives, types, sizes, rank counts or "

@@ -172,13 +172,11 @@ void check_contention_summary(const nlohmann::json& contention, const std::strin
   if (!contention.is_object()) throw InputError(fmt::format("{} is not an object", where));
   for (const char* key : {"runqueue_wait", "steal"})
     if (const auto found = contention.find(key); found != contention.end()) {
-      const double v = found->is_number() ? found->get<double>() : -1;
-      if (!(v >= 0 && v <= 1))
+      if (!found->is_number() || !is_time_fraction(found->get<double>()))
         throw InputError(fmt::format("{}: '{}' is {}: not a fraction of time (0 to 1)", where, key, found->dump()));
     }
   if (const auto found = contention.find("slowdown"); found != contention.end()) {
-    const double v = found->is_number() ? found->get<double>() : 0;
-    if (!(v >= 1 && v <= kMaxContentionSlowdown))
+    if (!found->is_number() || !is_contention_bound(found->get<double>()))
       throw InputError(fmt::format("{}: 'slowdown' is {}: a contention bound is at least 1 and at most {:g}", where,
                                    found->dump(), kMaxContentionSlowdown));
   }
@@ -452,8 +450,7 @@ void check_figures(const ResultRow& row, const std::string& where) {
     throw InputError(fmt::format("{}: a rate of {:g} B/s and a time of {:g} s: no measurement gives both", where,
                                  fastest_rate, row.time_s.mean));
   // 0: not measured; otherwise a bound of at least 1 (no wait at all), and the meter's ceiling.
-  if (row.contention_slowdown != 0 &&
-      !(row.contention_slowdown >= 1 && row.contention_slowdown <= kMaxContentionSlowdown))
+  if (row.contention_slowdown != 0 && !is_contention_bound(row.contention_slowdown))
     throw InputError(fmt::format("{}: 'contention_slowdown' is {}: a contention bound is 0 (not measured) or 1 to {:g}",
                                  where, row.contention_slowdown, kMaxContentionSlowdown));
   // The relative stdev of `runs` positive medians is at most sqrt(runs) (all but one at zero): a

@@ -295,7 +295,12 @@ def test_fault_wrong(runner, _):
             wrong = [int(r["wrong"]) for r in rows]
             expect(wrong.count(1) == 1 and sum(wrong) == 1, f"{collective}: wrong per row {wrong}")
             expect("FAILED" in result.stdout, "footer does not say FAILED")
-    print("injected wrong element: reported in exactly one row, exit 1")
+    # A rank that holds no result would plant nothing and pass: refused before any work.
+    refused = runner.run("reduce", 3, ["-b", "1K", "-e", "1K", "--inject-fault", "wrong:1"], timeout=60)
+    lines = own_lines(refused.stderr)
+    expect(refused.returncode == 2 and len(lines) == 1 and "only the root (rank 0)" in lines[0],
+           f"reduce --inject-fault wrong:1: exit {refused.returncode}, {lines}")
+    print("injected wrong element: reported in exactly one row, exit 1; on a rank without a result, exit 2")
 
 
 def test_fault_hang(runner, _):
@@ -1023,7 +1028,20 @@ def test_compare(runner, _):
             expect(result.returncode == 0 and read_csv(t / f"{stem}.csv"), f"import {source}: {result.stderr}")
             result = tool(runner, "fb_compare", [data / source, t / f"{stem}.json"])
             expect(result.returncode == 0, f"{source} against its import: exit {result.returncode} {result.stderr}")
-        print("fb_import: nccl-tests text and JSON, perftest text and JSON, Google Benchmark JSON")
+        # nccl-tests -c 0 checks nothing (#wrong N/A): the import's totals say so, as a -c 0 run's do.
+        unchecked = []
+        for line in open(data / "nccl-tests/all_reduce_perf_2ranks.txt").read().splitlines():
+            fields = line.split()
+            if len(fields) == 13 and fields[0].isdigit():
+                fields[8] = fields[12] = "N/A"
+                line = "  ".join(fields)
+            unchecked.append(line)
+        (t / "unchecked.txt").write_text("\n".join(unchecked) + "\n")
+        result = tool(runner, "fb_import", [t / "unchecked.txt", "--json", t / "unchecked.json"])
+        imported = json.load(open(t / "unchecked.json")) if result.returncode == 0 else {}
+        expect(imported and imported["totals"]["wrong_total"] == -1 and all(r["wrong"] == -1 for r in imported["rows"]),
+               f"import of an unchecked nccl-tests log: exit {result.returncode} {result.stderr}")
+        print("fb_import: nccl-tests text and JSON, perftest text and JSON, Google Benchmark JSON; -c 0 logs unchecked")
 
         (t / "empty.json").write_text("")
         (t / "truncated.json").write_text(open(t / "real.json").read()[:500])
@@ -1213,6 +1231,34 @@ def import_and_replay(runner, source, trace, ranks, imported_line):
     return json.load(open(result))["rows"]
 
 
+def replay_two_group_patterns(runner, trace, folder):
+    """The alltoallv trace's group again as a second group with every rank's part moved to the next
+    rank: two patterns of Send/Recv of one size, which are two rows that fb_compare tells apart."""
+    folder.mkdir()
+    ranks = 4
+    lines = [(trace / f"trace.rank{r}.jsonl").read_text().splitlines() for r in range(ranks)]
+    for rank in range(ranks):
+        moved = []
+        for line in lines[(rank - 1) % ranks]:
+            record = json.loads(line)
+            if "op" in record:
+                record["op"].update(group=1, peer=(record["op"]["peer"] + 1) % ranks, start_us=100.0)
+                moved.append(json.dumps(record))
+        (folder / f"trace.rank{rank}.jsonl").write_text("\n".join(lines[rank] + moved) + "\n")
+    result = folder.with_suffix(".json")
+    replayed = runner.run("replay", ranks, [str(folder), "--backend", "mpi", "-n", "2", "--json", str(result)])
+    expect(replayed.returncode == 0, f"replay of two group patterns: exit {replayed.returncode}\n{replayed.stderr}")
+    rows = json.load(open(result))["rows"]
+    patterns = {r["settings"].split("pattern=")[1].split(";")[0] for r in rows if "pattern=" in r["settings"]}
+    expect(len(rows) == 2 and len(patterns) == 2 and rows[0]["size_bytes"] == rows[1]["size_bytes"]
+           and all(r["wrong"] == 0 for r in rows), f"two group patterns of one size: {rows}")
+    compared = tool(runner, "fb_compare", [result, result])
+    expect(compared.returncode == 0 and "of 2 matched rows" in compared.stdout,
+           f"fb_compare of a replay with two group patterns: exit {compared.returncode}\n{compared.stdout}"
+           f"{compared.stderr}")
+    print(f"two group patterns of {rows[0]['size_bytes']} B: two rows, compared with themselves")
+
+
 def test_replay(runner, _):
     """fb_replay of the synthetic 4-rank trace on the MPI backend: every recorded communicator made
     again, every operation's data checked, a row per (communicator, operation, size); --gaps; a
@@ -1313,6 +1359,7 @@ def test_replay(runner, _):
         expect(len(rows) == 1 and rows[0]["collective"] == "send_recv_group" and rows[0]["wrong"] == 0
                and rows[0]["size_bytes"] == 1024 + 512 + 262144 and rows[0]["call"] == "MPI_Isend+MPI_Irecv",
                f"alltoallv replay rows: {rows}")
+        replay_two_group_patterns(runner, t / "alltoallv", t / "two-patterns")
         bad = t / "bad-matrix.txt"
         bad.write_text("16 16\n16 nan\n")
         refused = tool(runner, "fb_import", [bad, "--trace", t / "bad-trace"])

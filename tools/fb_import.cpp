@@ -109,7 +109,7 @@ int run(int argc, char** argv) {
   for (const ResultRow& row : run.rows) reporters.add(row);
   RunTotals totals;
   totals.rows = run.rows.size();
-  totals.wrong_total = wrong_elements(run.rows);
+  totals.wrong_total = wrong_total_of(run.rows);
   totals.summary = summarize_rows(run.rows);
   reporters.finish(totals);
   const std::size_t skipped = run.context.value("skipped_lines", std::size_t{0});

@@ -386,9 +386,7 @@ std::size_t write_merged(const SweepRequest& request, const std::vector<Setting>
   }
   RunTotals totals;
   totals.rows = merged.size();
-  // As a launch's own totals: the wrong elements its rows found, -1 where no row was checked.
-  const bool checked = std::any_of(merged.begin(), merged.end(), [](const ResultRow& r) { return r.wrong >= 0; });
-  totals.wrong_total = checked ? wrong_elements(merged) : -1;
+  totals.wrong_total = wrong_total_of(merged);  // as a launch's own totals
   totals.summary = summarize_rows(merged);
   totals.summary.failed_launches = launches.failed;
   if (!launches.judged_failing.empty())

@@ -121,6 +121,14 @@ TEST(Resolve, RejectsWhatTheBackendOrCollectiveCannotDo) {
   EXPECT_NE(error({"-r", "0"}, mpi_like("all_gather", false, false, 2)).find("no root"), std::string::npos);
   EXPECT_NE(error({"-o", "max"}, mpi_like("all_gather", false, false, 2)).find("does not reduce"), std::string::npos);
   EXPECT_EQ(error({"-r", "1"}, mpi_like("reduce", true, true, 2)), "");
+  // A wrong element planted where no output is checked would be planted nowhere (exit 0).
+  ValidationContext reduce = mpi_like("reduce", true, true, 2);
+  reduce.output_on_root_only = true;
+  EXPECT_NE(error({"--inject-fault", "wrong:1"}, reduce).find("only the root (rank 0) holds reduce's result"),
+            std::string::npos);
+  EXPECT_EQ(error({"--inject-fault", "wrong:1", "-r", "1"}, reduce), "");
+  EXPECT_EQ(error({"--inject-fault", "hang:1"}, reduce), "");
+  EXPECT_EQ(error({"--inject-fault", "wrong:1"}, mpi_like("broadcast", false, true, 2)), "");
 }
 
 }  // namespace

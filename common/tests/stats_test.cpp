@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
+
+#include "common/wrong_elements.hpp"
 
 namespace fabricbench {
 namespace {
@@ -38,6 +41,20 @@ TEST(Summarize, EmptyIsAllZero) {
   const Summary s = summarize({});
   EXPECT_EQ(s.count, 0u);
   EXPECT_DOUBLE_EQ(s.relative_noise(), 0);
+}
+
+TEST(WrongElements, CountsCheckedRowsAndSaysWhenNoneWasChecked) {
+  std::vector<ResultRow> rows(3);
+  for (ResultRow& r : rows) r.wrong = -1;  // -c 0
+  EXPECT_EQ(wrong_elements(rows), 0);
+  EXPECT_EQ(wrong_total_of(rows), -1);
+  rows[1].wrong = 0;
+  EXPECT_EQ(wrong_total_of(rows), 0);
+  rows[2].wrong = 5;
+  EXPECT_EQ(wrong_total_of(rows), 5);
+  rows[0].wrong = std::numeric_limits<std::int64_t>::max();  // held, not wrapped
+  EXPECT_EQ(wrong_total_of(rows), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(wrong_total_of({}), -1);
 }
 
 }  // namespace

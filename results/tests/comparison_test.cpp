@@ -562,5 +562,19 @@ TEST(Compare, ARunHoldingOneRowTwiceIsRefusedNotMatchedByItsFirst) {
   EXPECT_THROW(compare_runs(run_of(settings, "base.csv"), run_of(settings, "new.csv"), ignoring), InputError);
 }
 
+TEST(Compare, RunsWhoseSharedRowsHaveNoFigureSaySoNotThatTheyShareNone) {
+  // A Google Benchmark file where every benchmark failed, compared with itself.
+  std::vector<ResultRow> failed = sweep();
+  for (ResultRow& r : failed) r.time_s = Summary{}, r.busbw_mean_bytes_per_s = r.algbw_mean_bytes_per_s = 0;
+  try {
+    compare_runs(run_of(failed, "bm.json"), run_of(failed, "bm.json"), CompareOptions{});
+    FAIL() << "rows without a figure were judged";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "bm.json and bm.json share 9 row(s) and none has a figure on both sides (a benchmark that failed, a "
+                 "refused setting, or nan or 0 in the file): nothing to judge");
+  }
+}
+
 }  // namespace
 }  // namespace fabricbench::results
