@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
@@ -24,41 +25,144 @@ struct Segment {
   std::size_t n = 0;
 };
 
-Segment segment_of(const std::vector<double>& y, std::size_t lo, std::size_t hi) {
-  Segment s;
-  s.n = hi - lo;
-  for (std::size_t i = lo; i < hi; ++i) s.mean += y[i];
-  s.mean /= static_cast<double>(s.n);
-  for (std::size_t i = lo; i < hi; ++i) s.squares += (y[i] - s.mean) * (y[i] - s.mean);
-  return s;
+// Prefix sums of a range's log figures and of their squares, taken from the range's first figure
+// (so a long history loses nothing to cancellation): any runs' mean and scatter in O(1), which
+// keeps the search over every pair of runs of a long history quadratic.
+class RangeSums {
+ public:
+  RangeSums(const std::vector<double>& y, std::size_t lo, std::size_t hi)
+      : lo_(lo), origin_(y[lo]), sum_(hi - lo + 1, 0.0), squares_(hi - lo + 1, 0.0) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const double d = y[i] - origin_;
+      sum_[i - lo + 1] = sum_[i - lo] + d;
+      squares_[i - lo + 1] = squares_[i - lo] + d * d;
+    }
+  }
+  /// Runs [a, b).
+  Segment of(std::size_t a, std::size_t b) const { return segment(b - a, sum(a, b), squares(a, b)); }
+  /// Runs [lo, a) and [b, hi) as one segment: the level outside [a, b).
+  Segment outside(std::size_t lo, std::size_t a, std::size_t b, std::size_t hi) const {
+    return segment((a - lo) + (hi - b), sum(lo, a) + sum(b, hi), squares(lo, a) + squares(b, hi));
+  }
+
+ private:
+  double sum(std::size_t a, std::size_t b) const { return sum_[b - lo_] - sum_[a - lo_]; }
+  double squares(std::size_t a, std::size_t b) const { return squares_[b - lo_] - squares_[a - lo_]; }
+  Segment segment(std::size_t n, double sum, double squares) const {
+    const double k = static_cast<double>(n);
+    return {origin_ + sum / k, std::max(squares - sum * sum / k, 0.0), n};
+  }
+  std::size_t lo_;
+  double origin_;
+  std::vector<double> sum_, squares_;
+};
+
+// The change from level `before` to level `after` as a pooled t (both levels' scatter over the
+// range's n - 2 degrees of freedom, never below `floor`); nothing where it is within the threshold
+// or does not pass `critical`.
+std::optional<ChangePoint> judged_change(const Segment& before, const Segment& after, std::size_t n, double floor,
+                                         bool higher_is_better, double threshold, double critical) {
+  const double scatter = std::max(std::sqrt((before.squares + after.squares) / static_cast<double>(n - 2)), floor);
+  const double shift = after.mean - before.mean;
+  const double t =
+      std::abs(shift) / (scatter * std::sqrt(1.0 / static_cast<double>(before.n) + 1.0 / static_cast<double>(after.n)));
+  const double speedup = std::exp(higher_is_better ? shift : -shift);
+  if (!std::isfinite(t) || std::abs(speedup - 1) <= threshold || t <= critical) return std::nullopt;
+  return ChangePoint{0,
+                     std::exp(before.mean),
+                     std::exp(after.mean),
+                     speedup,
+                     t,
+                     critical,
+                     speedup < 1 ? Verdict::kSlower : Verdict::kFaster};
 }
 
-void split(const std::vector<double>& y, double floor, std::size_t lo, std::size_t hi, bool higher_is_better,
-           double threshold, double alpha, std::size_t tests, std::vector<ChangePoint>& found) {
+// The least scatter a search takes (see find_changes): the runs' own typical standard error, and
+// the run-to-run scatter read off second differences ("bends", y[i+1] - 2 y[i] + y[i-1], whose
+// spread is sqrt 6 x the runs'), without those a level change moves.
+class ScatterFloor {
+ public:
+  ScatterFloor(const std::vector<double>& y, double own) : own_(own) {
+    for (std::size_t i = 1; i + 1 < y.size(); ++i) bends_.push_back(std::abs(y[i + 1] - 2 * y[i] + y[i - 1]));
+    std::vector<double> sorted = bends_;
+    std::sort(sorted.begin(), sorted.end());
+    // One split: a level change moves two bends, the two largest are left out (all of them in a
+    // history of 3-4 runs, where 3 good runs and 2 at 1/280 of them read as noise before).
+    sorted.resize(sorted.size() - std::min<std::size_t>(2, sorted.size()));
+    step_ = from_median(sorted);
+  }
+  double step() const { return step_; }
+  /// For runs [a, b) against those around them: without the four bends their two changes move
+  /// (the four largest would be too few left in a short history, and biased low).
+  double without_changes_at(std::size_t a, std::size_t b) const {
+    std::vector<double> kept;
+    for (std::size_t j = 0; j < bends_.size(); ++j)  // bend j is centred on run j + 1
+      if (j + 2 != a && j + 1 != a && j + 2 != b && j + 1 != b) kept.push_back(bends_[j]);
+    if (kept.empty()) return step_;
+    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(kept.size() / 2), kept.end());
+    return from_median(kept);
+  }
+
+ private:
+  double from_median(std::vector<double>& bends) const {  // `bends` sorted up to its median
+    const double run_to_run = bends.empty() ? 0 : 1.4826 * bends[bends.size() / 2] / std::sqrt(6.0);
+    return std::max({own_, run_to_run, 1e-6});
+  }
+  double own_;
+  std::vector<double> bends_;
+  double step_ = 0;
+};
+
+// Binary segmentation: the one split of [lo, hi) that passes best; where none does, the runs
+// [a, b) that differ from those around them (a level that came and went, as a driver rolled back:
+// one split cuts through it and mixes both levels on one side, so no single split passes). Both
+// searches test every candidate at once (Bonferroni over them and over the history's series).
+void split(const std::vector<double>& y, const ScatterFloor& floors, std::size_t lo, std::size_t hi,
+           bool higher_is_better, double threshold, double alpha, std::size_t tests, std::vector<ChangePoint>& found) {
   const std::size_t n = hi - lo;
   if (n < 3) return;  // one degree of freedom at least for the scatter
-  const double critical = two_sided_t(alpha / static_cast<double>((n - 1) * tests), static_cast<double>(n - 2));
+  const RangeSums sums(y, lo, hi);
+  const auto degrees = static_cast<double>(n - 2);
+  const double critical = two_sided_t(alpha / static_cast<double>((n - 1) * tests), degrees);
   std::optional<ChangePoint> best;
-  for (std::size_t k = lo + 1; k < hi; ++k) {
-    const Segment before = segment_of(y, lo, k), after = segment_of(y, k, hi);
-    const double scatter = std::max(std::sqrt((before.squares + after.squares) / static_cast<double>(n - 2)), floor);
-    const double shift = after.mean - before.mean;
-    const double t = std::abs(shift) /
-                     (scatter * std::sqrt(1.0 / static_cast<double>(before.n) + 1.0 / static_cast<double>(after.n)));
-    const double speedup = std::exp(higher_is_better ? shift : -shift);
-    if (!std::isfinite(t) || std::abs(speedup - 1) <= threshold || t <= critical || (best && t <= best->t)) continue;
-    best = ChangePoint{k,
-                       std::exp(before.mean),
-                       std::exp(after.mean),
-                       speedup,
-                       t,
-                       critical,
-                       speedup < 1 ? Verdict::kSlower : Verdict::kFaster};
+  for (std::size_t k = lo + 1; k < hi; ++k)
+    if (auto c = judged_change(sums.of(lo, k), sums.of(k, hi), n, floors.step(), higher_is_better, threshold, critical);
+        c && (!best || c->t > best->t)) {
+      c->run = k;
+      best = c;
+    }
+  if (best) {
+    found.push_back(*best);
+    split(y, floors, lo, best->run, higher_is_better, threshold, alpha, tests, found);
+    split(y, floors, best->run, hi, higher_is_better, threshold, alpha, tests, found);
+    return;
   }
-  if (!best) return;
-  found.push_back(*best);
-  split(y, floor, lo, best->run, higher_is_better, threshold, alpha, tests, found);
-  split(y, floor, best->run, hi, higher_is_better, threshold, alpha, tests, found);
+  // A level that came and went holds two runs at least: one run off its neighbours is an outlier.
+  if (n < 4) return;
+  const std::size_t candidates = (n - 3) * (n - 2) / 2;  // a in (lo, hi - 2), b in [a + 2, hi)
+  const double pair_critical = two_sided_t(alpha / static_cast<double>(candidates * tests), degrees);
+  std::optional<ChangePoint> went;
+  std::size_t back = 0;
+  for (std::size_t a = lo + 1; a + 2 < hi; ++a)
+    for (std::size_t b = a + 2; b < hi; ++b)
+      if (auto c = judged_change(sums.outside(lo, a, b, hi), sums.of(a, b), n, floors.without_changes_at(a, b),
+                                 higher_is_better, threshold, pair_critical);
+          c && (!went || c->t > went->t)) {
+        c->run = a;
+        went = c;
+        back = b;
+      }
+  if (!went) return;
+  ChangePoint returned = *went;  // the same t: one test of the runs [a, b) against the rest
+  returned.run = back;
+  std::swap(returned.before, returned.after);
+  returned.speedup = 1 / went->speedup;
+  returned.verdict = returned.speedup < 1 ? Verdict::kSlower : Verdict::kFaster;
+  found.push_back(*went);
+  found.push_back(returned);
+  split(y, floors, lo, went->run, higher_is_better, threshold, alpha, tests, found);
+  split(y, floors, went->run, back, higher_is_better, threshold, alpha, tests, found);
+  split(y, floors, back, hi, higher_is_better, threshold, alpha, tests, found);
 }
 
 // The figure of one row on `metric`, with its relative standard error (the spread of its runs
@@ -99,22 +203,14 @@ std::vector<ChangePoint> find_changes(const std::vector<double>& log_values, con
                                       bool higher_is_better, double threshold, double alpha, std::size_t tests) {
   // The scatter is never taken below the runs' own typical standard error (identical figures do
   // not make any tiny shift significant), nor below the series' run-to-run scatter, so that a
-  // segment of one run, which has no scatter of its own, borrows the others'. The scatter is read
-  // off second differences (y[i+1] - 2 y[i] + y[i-1], whose spread is sqrt 6 x the runs'): a level
-  // change moves two of them, which are left out (in a short history, where they are most of the
-  // bends, too: 3 good runs and 2 at 1/280 of them read as noise before), and a steady drift none,
-  // so neither passes for noise.
+  // segment of one run, which has no scatter of its own, borrows the others'. The run-to-run
+  // scatter leaves out the second differences a level change moves, so that it does not pass for
+  // noise; a steady drift moves none.
   std::vector<double> sorted = errors;
   std::sort(sorted.begin(), sorted.end());
-  std::vector<double> bends;
-  for (std::size_t i = 1; i + 1 < log_values.size(); ++i)
-    bends.push_back(std::abs(log_values[i + 1] - 2 * log_values[i] + log_values[i - 1]));
-  std::sort(bends.begin(), bends.end());
-  bends.resize(bends.size() - std::min<std::size_t>(2, bends.size()));  // all of them in a history of 3-4 runs
-  const double run_to_run = bends.empty() ? 0 : 1.4826 * bends[bends.size() / 2] / std::sqrt(6.0);
-  const double floor = std::max({sorted.empty() ? 0 : sorted[sorted.size() / 2], run_to_run, 1e-6});
+  const ScatterFloor floors(log_values, sorted.empty() ? 0 : sorted[sorted.size() / 2]);
   std::vector<ChangePoint> found;
-  split(log_values, floor, 0, log_values.size(), higher_is_better, threshold, alpha, std::max<std::size_t>(tests, 1),
+  split(log_values, floors, 0, log_values.size(), higher_is_better, threshold, alpha, std::max<std::size_t>(tests, 1),
         found);
   std::sort(found.begin(), found.end(), [](const ChangePoint& a, const ChangePoint& b) { return a.run < b.run; });
   return found;

@@ -84,8 +84,9 @@ void print_history(std::FILE* out, const History& h, const HistoryOptions& optio
   else
     fmt::print(out, "# OK: no level got slower ({} FASTER) over {} series x bucket(s)\n", faster, h.series.size());
   fmt::print(out,
-             "# model: binary segmentation of each figure's log over the runs; a level change counts beyond {:g} % "
-             "and beyond Student's t on the scatter within the two segments (floored at the runs' own standard "
+             "# model: binary segmentation of each figure's log over the runs (where no split passes, runs in the "
+             "middle against those around them: a level that came and went); a level change counts beyond {:g} % "
+             "and beyond Student's t on the scatter within the segments (floored at the runs' own standard "
              "error), at {:.10g} % confidence over the history (Bonferroni over splits and series). * marks the "
              "first run of a new level.\n",
              options.threshold * 100, options.confidence * 100);

@@ -3,6 +3,7 @@
 // threshold; the table's series and buckets; too few runs.
 #include "results/history.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,7 +45,7 @@ std::vector<StoredRun> runs_at(const std::vector<double>& levels) {
   for (std::size_t i = 0; i < levels.size(); ++i) {
     StoredRun run;
     run.path = "run" + std::to_string(i + 1) + ".json";
-    run.context["start_time"] = "2026-11-0" + std::to_string(i + 1) + "T10:00:00Z";
+    run.context["start_time"] = fmt::format("2026-11-{:02}T10:00:00Z", i + 1);
     run.rows = {row(32 << 20, levels[i] * 1e9), row(4 << 10, 1e9)};
     runs.push_back(std::move(run));
   }
@@ -146,6 +147,32 @@ TEST(History, AFlatNoisySeriesAndASmallStepHaveNoChange) {
   const History small = build_history(runs_at({92, 92.1, 91.9, 89.2, 89.3, 89.1}), HistoryOptions{});
   EXPECT_TRUE(large(small).changes.empty());
   EXPECT_FALSE(small.first_regression());
+}
+
+TEST(History, ALevelThatCameAndWentIsFoundBothWays) {
+  // A driver rolled back: five runs at 92 GB/s, five at half, two back at 92. One split cuts
+  // through the dip and mixes both levels on one side, so only the runs against those around them
+  // show it: SLOWER at run 6, FASTER at run 11, and the history is a regression.
+  const History h = build_history(runs_at({92.3, 91.4, 92.0, 92.6, 91.8, 46.1, 45.8, 46.3, 46.0, 45.9, 91.8, 92.2}),
+                                  HistoryOptions{});
+  const HistorySeries& s = large(h);
+  ASSERT_EQ(s.changes.size(), 2u);
+  EXPECT_EQ(s.changes[0].run, 5u);
+  EXPECT_EQ(s.changes[0].verdict, Verdict::kSlower);
+  EXPECT_EQ(s.changes[1].run, 10u);
+  EXPECT_EQ(s.changes[1].verdict, Verdict::kFaster);
+  EXPECT_NEAR(s.changes[0].speedup * s.changes[1].speedup, 1.0, 1e-12);
+  ASSERT_TRUE(h.first_regression());
+  EXPECT_EQ(*h.first_regression(), 5u);
+  // Two runs down between three and three, and a better level that came and went.
+  EXPECT_EQ(*build_history(runs_at({92, 91.5, 92.3, 46, 46.4, 91.7, 92.1, 91.9}), HistoryOptions{}).first_regression(),
+            3u);
+  const History up = build_history(runs_at({46, 46.4, 45.9, 92, 91.5, 46.1, 45.8}), HistoryOptions{});
+  ASSERT_EQ(large(up).changes.size(), 2u);
+  EXPECT_EQ(large(up).changes[0].verdict, Verdict::kFaster);
+  EXPECT_EQ(large(up).changes[1].verdict, Verdict::kSlower);
+  // One run off its neighbours is an outlier, not a level: nothing is claimed of it.
+  EXPECT_TRUE(large(build_history(runs_at({92, 91.5, 92.3, 46, 91.7, 92.1, 91.9}), HistoryOptions{})).changes.empty());
 }
 
 TEST(History, ARecoveryIsFasterAndNotARegression) {
