@@ -192,15 +192,18 @@ class PairsJob final : public Job {
     MatrixRecord& record_;
   };
 
-  // Every look's rate per cell (host, peer, rail), rank 0.
+  // Every look's rate and contention bound per cell (host, peer, rail), rank 0.
   class IntoLooks final : public RoundRows {
    public:
     void begin_round(std::size_t) override {}
     void add_step(std::size_t, std::vector<ResultRow> rows) override {
-      for (const ResultRow& row : rows)
-        looks[{row.host, row.peer_host, row.rail}].push_back(row.busbw_median_bytes_per_s);
+      for (const ResultRow& row : rows) {
+        auto& [rates, bounds] = looks[{row.host, row.peer_host, row.rail}];
+        rates.push_back(row.busbw_median_bytes_per_s);
+        bounds.push_back(row.contention_slowdown);
+      }
     }
-    std::map<std::tuple<std::string, std::string, int>, std::vector<double>> looks;
+    std::map<std::tuple<std::string, std::string, int>, std::pair<std::vector<double>, std::vector<double>>> looks;
   };
 
   struct SecondLook {
@@ -238,7 +241,7 @@ class PairsJob final : public Job {
       run_group_rounds(looks, 1, world_, watchdog, into_looks);
       for (MatrixCell& cell : matrix.cells)
         if (const auto found = into_looks.looks.find({cell.a, cell.b, cell.rail}); found != into_looks.looks.end())
-          cell.looks = found->second;
+          std::tie(cell.looks, cell.look_contention) = found->second;
       done.cells += chosen.size();
       done.rounds += rounds.size();
       ++done.passes;

@@ -32,19 +32,45 @@ double MatrixCell::best() const {
   return figure;
 }
 
+double MatrixCell::best_contention() const {
+  double figure = rate, bound = contention;
+  for (std::size_t i = 0; i < looks.size(); ++i)
+    if (looks[i] > figure) {
+      figure = looks[i];
+      bound = i < look_contention.size() ? look_contention[i] : 0;
+    }
+  return bound;
+}
+
 namespace {
 
 // Robust standard deviation of `values` relative to `centre`, leaving out `suspect` (the figure
 // being judged, and the others below the threshold): 1.4826 x the median absolute deviation of
 // the rest, as a fraction of the centre (0 when there is nothing to measure it on). One slow node
-// of five must not widen the spread it is judged against.
+// of five must not widen the spread it is judged against. Two values, one of them the centre
+// itself (three cells, one suspect), have one deviation to tell: the median of it and the
+// centre's own 0 would halve it (a healthy pair of ranks sharing a core read 0.68 x the median of
+// a 3-rank matrix on one host, accused against a spread read as 7 %).
 double relative_spread(const std::vector<double>& values, double centre, double below) {
   if (!(centre > 0)) return 0;
   std::vector<double> deviations;
   for (double v : values)
     if (v >= below) deviations.push_back(std::abs(v - centre));
   if (deviations.size() < 2) return 0;
-  return 1.4826 * median_of(deviations) / centre;
+  const double deviation =
+      deviations.size() == 2 ? *std::max_element(deviations.begin(), deviations.end()) : median_of(deviations);
+  return 1.4826 * deviation / centre;
+}
+
+// The median over the cells of the contention bound each one's judged figure was measured under;
+// 0 where any cell's is not known (then none is allowed for).
+double median_contention(const std::vector<const MatrixCell*>& cells) {
+  std::vector<double> bounds;
+  for (const MatrixCell* c : cells) {
+    if (!(c->best_contention() >= 1)) return 0;
+    bounds.push_back(c->best_contention());
+  }
+  return bounds.empty() ? 0 : median_of(bounds);
 }
 
 // How far below the centre a figure must be to be more than noise: three robust deviations.
@@ -247,13 +273,25 @@ RunVerdict judge_nodes_and_links(const LinkMatrix& m, double threshold) {
                                    kSpreads, node_spread * 100));
     }
   }
+  const double typical_contention = median_contention(measured);
   for (const MatrixCell* c : measured) {
     if (c->best() >= threshold * cell_median || slow.count(c->a) || slow.count(c->b)) continue;
     const std::string evidence = fmt::format("{:.4g} {} vs median {:.4g}{}", best_shown(*c), m.unit,
                                              median_of(cell_shown), looks_text(*c, m.unit));
+    const double shortfall = (cell_median - c->best()) / cell_median;
+    // As fb_compare lets contention explain what it can: a pair of ranks sharing a core (three on
+    // one 2-core host: 4.0x against the others' 1.1x) reads 0.5-0.7 x the median on every look.
+    const double contended = c->best_contention() >= 1 && typical_contention >= 1
+                                 ? std::max(0.0, 1 - typical_contention / c->best_contention())
+                                 : 0;
     if (unlooked(*c)) {
       unsure.push_back(fmt::format("UNSURE link: {} ({}; {})", cell_name(*c), evidence, kNotLookedAgain));
-    } else if ((cell_median - c->best()) / cell_median > kSpreads * cell_spread) {
+    } else if (shortfall <= contended) {
+      unsure.push_back(fmt::format(
+          "UNSURE link: {} ({}; its ranks measured under {:.2f}x CPU contention against the median cell's {:.2f}x, "
+          "which alone could lower it by {:.0f} %)",
+          cell_name(*c), evidence, c->best_contention(), typical_contention, contended * 100));
+    } else if (shortfall > kSpreads * cell_spread) {
       fail(fmt::format("SLOW link  : {} ({}; both nodes fine elsewhere)", cell_name(*c), evidence));
       verdict.accused.push_back({"link", cell_name(*c)});
     } else {
@@ -339,6 +377,7 @@ LinkMatrix matrix_of(const Pairing& pairing, const std::vector<ResultRow>& rows,
         cell.rate = row->second->busbw_median_bytes_per_s;  // the typical sample: robust to a stray one
         cell.shown = cell.rate * 8 / 1e9;
       }
+      if (row != found.end()) cell.contention = row->second->contention_slowdown;
       if (cell.failure.empty() && !(cell.rate > 0)) cell.failure = "no time measured";
       m.cells.push_back(std::move(cell));
     }

@@ -37,9 +37,15 @@ struct MatrixCell {
   std::vector<double> looks = {};
   /// What its path can carry, Gb/s (expected_rates.hpp); 0 when no rate is known.
   double expected_gbps = 0;
+  /// The CPU contention bound its ranks measured under (the row's contention_slowdown): in the
+  /// round, and at each second look; 0 where not measured.
+  double contention = 0;
+  std::vector<double> look_contention = {};
 
   /// The best of the round's figure and the second looks: what the verdict judges.
   double best() const;
+  /// The contention bound of the measurement best() is (0 where not measured).
+  double best_contention() const;
 };
 
 struct LinkMatrix {

@@ -376,6 +376,54 @@ TEST(LinkMatrix, ASlowNodeOfThreeIsSlowThoughItHoldsTheMedianCell) {
   EXPECT_FALSE(has_line(link, "SLOW node")) << link.lines.front();
 }
 
+TEST(LinkMatrix, ALinkOfThreeWithinTheOneDeviationTheOtherCellsShowIsUnsure) {
+  // Three ranks on one 2-core host (the ninth battery): the pair sharing a core read 0.68 x the
+  // median on every look. The two other cells differ by 10 %: that one deviation is the spread,
+  // not half of it (the median's own 0 beside it), and 32 % below is within three of it.
+  LinkMatrix m;
+  m.units = {"vm#0", "vm#1", "vm#2"};
+  m.cells = {MatrixCell{"vm#0", "vm#1", -1, 60.22, 60.22, {}}, MatrixCell{"vm#0", "vm#2", -1, 89.45, 89.45, {}},
+             MatrixCell{"vm#1", "vm#2", -1, 98.4, 98.4, {}}};
+  look_again(m, [](const MatrixCell& c) {
+    return c.b == "vm#1" ? std::vector<double>{60.09, 60.92} : std::vector<double>{};
+  });
+  const RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "UNSURE") << v.lines.front();
+  EXPECT_TRUE(has_line(v, "UNSURE link: vm#0 - vm#1")) << v.lines.front();
+  EXPECT_FALSE(has_line(v, "SLOW"));
+}
+
+TEST(LinkMatrix, ALinkItsRanksContentionCouldExplainIsUnsureAndOneBeyondItSlow) {
+  // Three ranks on one 2-core host: the pair sharing a core measured under 4.0x on every look,
+  // the others under 1.15x; 0.67 x the median is within the 71 % that contention could take.
+  LinkMatrix m;
+  m.units = {"vm#0", "vm#1", "vm#2"};
+  m.cells = {MatrixCell{"vm#0", "vm#1", -1, 43.37, 43.37, {}}, MatrixCell{"vm#0", "vm#2", -1, 83.2, 83.2, {}},
+             MatrixCell{"vm#1", "vm#2", -1, 74.26, 74.26, {}}};
+  m.cells[0].contention = 4.03;
+  m.cells[1].contention = m.cells[2].contention = 1.15;
+  m.cells[0].looks = {48.79, 49.51};
+  m.cells[0].look_contention = {4.0, 3.98};
+  RunVerdict v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "UNSURE") << v.lines.front();
+  EXPECT_TRUE(has_line(v,
+                       "UNSURE link: vm#0 - vm#1 (49.51 Gb/s vs median 74.26; first look 43.37, second looks "
+                       "48.79 49.51; its ranks measured under 3.98x CPU contention against the median cell's 1.15x"))
+      << v.lines.front();
+  // Contended alike (the fake cluster's 3.4x everywhere), a link at a tenth is the link's.
+  m.cells[0].rate = m.cells[0].shown = 8.1;
+  m.cells[0].looks = {8.2, 8.0};
+  m.cells[0].look_contention = {3.4, 3.4};
+  m.cells[0].contention = m.cells[1].contention = m.cells[2].contention = 3.4;
+  v = judge_links(m, 0.85);
+  EXPECT_EQ(v.word, "FAIL");
+  EXPECT_TRUE(has_line(v, "SLOW link  : vm#0 - vm#1")) << v.lines.front();
+  // And one the contention could explain only part of: 4x beside 1.15x takes 71 %, not 90 %.
+  m.cells[0].look_contention = {4.0, 4.0};
+  m.cells[1].contention = m.cells[2].contention = 1.15;
+  EXPECT_EQ(judge_links(m, 0.85).word, "FAIL");
+}
+
 // The 6-host fake cluster under load (2026-12-06): mhnode1 - mhnode2 planted at 100 Mbit/s (0.032
 // against 0.22-0.26), and one more of n1's cells a little low: n1's median fell just below 0.85 x
 // the fleet's on that one link's account, n1 was UNSURE, and the slow link went unaccused (exit 0).
