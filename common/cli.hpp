@@ -19,6 +19,15 @@ inline std::optional<std::string> parse_or_help(CLI::App& app, int argc, const c
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     return app.help();
+  } catch (const CLI::ConversionError& e) {
+    // "Could not convert: --iters = 1.5": a count given a fraction (number_in let the number by).
+    const std::string text = e.what();
+    const std::string prefix = "Could not convert: ";
+    const std::size_t equals = text.find(" = ");
+    if (text.rfind(prefix, 0) != 0 || equals == std::string::npos)
+      throw UsageError(fmt::format("{} (see --help)", text));
+    throw UsageError(fmt::format("{}: '{}' is not a whole number (see --help)",
+                                 text.substr(prefix.size(), equals - prefix.size()), text.substr(equals + 3)));
   } catch (const CLI::ParseError& e) {
     throw UsageError(fmt::format("{} (see --help)", e.what()));
   }

@@ -138,8 +138,8 @@ std::vector<int> ranks_of(const nlohmann::json& value, const std::string& where)
 // names both ends by their group ranks).
 void split_point_to_point(Entry& e) {
   const std::size_t space = e.call.find(' ');
-  const std::string ends = e.call.substr(space + 1);
-  e.call.resize(space);
+  const std::string ends = space == std::string::npos ? "" : e.call.substr(space + 1);
+  e.call.resize(std::min(space, e.call.size()));
   const std::size_t arrow = ends.find(e.call == "send" ? "->" : "<-");
   const std::string peer = arrow == std::string::npos ? "" : ends.substr(arrow + 2);
   if (peer.empty() || peer.size() > 7 || peer.find_first_not_of("0123456789") != std::string::npos)
@@ -163,7 +163,8 @@ Entry entry_from(const nlohmann::json& object, const std::string& where) {
   e.profiling_name = one_line(f.text("profiling_name", "", true));  // it is printed in notes and errors
   const std::size_t colon = e.profiling_name.find(':');
   e.call = colon == std::string::npos ? e.profiling_name : e.profiling_name.substr(colon + 1);
-  if (e.call.starts_with("send ") || e.call.starts_with("recv ")) split_point_to_point(e);
+  if (e.call == "send" || e.call == "recv" || e.call.starts_with("send ") || e.call.starts_with("recv "))
+    split_point_to_point(e);
   static const nlohmann::json kNone;
   const auto member = [&object](const char* key) -> const nlohmann::json& {
     const auto found = object.find(key);
@@ -219,6 +220,11 @@ Dump dump_from(const NamedText& file) {
   }
   if (!document.is_object() || !document.contains("entries") || !document.contains("pg_config"))
     throw InputError(fmt::format("{}: not a Flight Recorder dump (no 'entries' and 'pg_config')", file.name));
+  // PyTorch 2.x writes "2.<minor>" (2.10 read here); another major version changed the format.
+  if (const auto version = document.find("version");
+      version != document.end() && !(version->is_string() && version->get<std::string>().starts_with("2.")))
+    throw InputError(fmt::format("{}: Flight Recorder dump version {}: this build reads version 2 (2.10 tried)",
+                                 file.name, one_line(version->dump())));
   const nlohmann::json& config = document["pg_config"];
   if (!config.is_object()) throw InputError(fmt::format("{}: 'pg_config' is not an object", file.name));
   for (const auto& [key, group] : config.items()) {
@@ -364,6 +370,14 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
                        [&](int m) { return held.contains(m); });
   };
 
+  // Each lone Send/Recv's pair communicator: the ranks whose dumps hold a call of it, its two
+  // ends, and its first call (for the line that says which end was lost).
+  struct PairEnds {
+    std::set<int> held;
+    int low = 0, high = 0;
+    std::string first;
+  };
+  std::map<std::string, PairEnds> pairs;
   std::vector<RankTrace> traces;
   for (const Dump& d : dumps) {
     RankTrace t;
@@ -408,6 +422,9 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
       const double start_ns = std::max(e.created_ns.value_or(previous_end_ns), previous_end_ns);
       base.start_us = (start_ns - origin_ns) * 1e-3;
       base.gap_us = (start_ns - previous_end_ns) * 1e-3;
+      if (base.gap_us > 86400e6)  // the trace reader's own limit, said of the dump's field
+        throw InputError(
+            fmt::format("{}: 'time_created_ns' is more than a day after the call before it ended", e.where));
       previous_end_ns = start_ns + base.duration_us * 1e3;
       if (base.timed) t.clock = "gpu";
 
@@ -462,6 +479,13 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
           throw InputError(fmt::format("{}: '{}' sends to or receives from its own rank", e.where, e.profiling_name));
         const std::string pair = pair_communicator(e.group, std::min(me, e.peer), std::max(me, e.peer));
         if (!t.communicator(pair)) t.add_communicator({pair, 2, me < e.peer ? 0 : 1, 0});
+        PairEnds& ends = pairs[pair];
+        if (ends.held.empty()) {
+          ends.low = members[static_cast<std::size_t>(std::min(me, e.peer))];
+          ends.high = members[static_cast<std::size_t>(std::max(me, e.peer))];
+          ends.first = fmt::format("{}: '{}'", e.where, e.profiling_name);
+        }
+        ends.held.insert(d.rank);
         TraceOperation op = base;
         op.comm = pair;
         op.function = e.call == "send" ? "Send" : "Recv";
@@ -489,6 +513,14 @@ std::vector<RankTrace> import_flight_recorder(const std::vector<NamedText>& file
     // Read back by the trace reader: every check a recorded trace gets.
     traces.push_back(parse_rank_trace(trace_text(t), d.name));
   }
+  // A ring that wrapped keeps one end of a Send/Recv and not the other: said as such, before the
+  // trace's own check names the pair's communicator, which the user never saw.
+  for (const auto& [pair, ends] : pairs)
+    if (ends.held.size() < 2)
+      throw InputError(fmt::format(
+          "{} has no matching call in rank {}'s dump: that recording lost its end (a ring that wrapped: raise "
+          "TORCH_NCCL_TRACE_BUFFER_SIZE)",
+          ends.first, ends.held.count(ends.low) ? ends.high : ends.low));
   check_traces(traces, "Flight Recorder dumps");
   return traces;
 }

@@ -29,7 +29,12 @@ constexpr std::int64_t kMaxRanks = 1 << 20;
 TraceCommunicator communicator_from(const JsonFields& f, int world_size) {
   TraceCommunicator c;
   c.hash = f.text("hash", "", true);
-  if (c.hash.empty() || c.hash.size() > 64) f.fail("hash", "is not a communicator hash (1-64 characters)");
+  // NCCL's hashes are hex: a separator here would split the settings (comm=HASH;...) and the lines
+  // rows are matched and printed by.
+  if (c.hash.empty() || c.hash.size() > 64 ||
+      c.hash.find_first_not_of("0123456789abcdefABCDEFghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ_.:-") !=
+          std::string::npos)
+    f.fail("hash", "is not a communicator hash (1-64 letters, digits and - _ . :)");
   c.size = static_cast<int>(f.whole("size", 1, world_size, 0, true));
   c.rank = static_cast<int>(f.whole("rank", 0, c.size - 1, 0, true));
   c.nodes = static_cast<int>(f.whole("nodes", 0, c.size, 0));
@@ -235,6 +240,8 @@ RankTrace parse_rank_trace(std::string_view text, const std::string& name) {
     const nlohmann::json object = parse_input_json(line, where, false);
     if (object.is_discarded() || !object.is_object())
       throw InputError(fmt::format("{}: not a JSON object (a truncated or damaged trace?)", where));
+    if (header && object.contains("fabricbench_trace"))
+      throw InputError(fmt::format("{}: a second trace header (two traces in one file?)", where));
     if (!header) {
       const JsonFields f(object, where);
       if (!object.contains("fabricbench_trace"))
@@ -348,6 +355,26 @@ void check_traces(const std::vector<RankTrace>& ranks, const std::string& name) 
     throw InputError(fmt::format("{}: no rank issues any operation: nothing to replay", name));
 }
 
+// A rank file beyond the ranks read (trace.rank7.jsonl beside two), or one spelled otherwise
+// (trace.rank01.jsonl, a .partial): a leftover of another trace, or a copy cut short.
+void refuse_stray_rank_files(const std::string& folder, std::size_t ranks) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with("trace.rank")) continue;
+    const std::string number = name.substr(10, name.find('.', 10) == std::string::npos ? 0 : name.find('.', 10) - 10);
+    const bool counted = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos &&
+                         (number == "0" || number[0] != '0') && number.size() <= 6 &&
+                         static_cast<std::size_t>(std::stoul(number)) < ranks &&
+                         name == "trace.rank" + number + ".jsonl";
+    if (!counted)
+      throw InputError(
+          fmt::format("{}: {} is not one of its {} rank files (trace.rank0.jsonl to trace.rank{}.jsonl): "
+                      "a leftover of another trace, or a copy cut short?",
+                      folder, one_line(name), ranks, ranks - 1));
+  }
+}
+
 std::vector<RankTrace> load_trace(const std::string& folder) {
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec))
@@ -355,7 +382,12 @@ std::vector<RankTrace> load_trace(const std::string& folder) {
   std::vector<RankTrace> ranks;
   for (int r = 0;; ++r) {
     const std::filesystem::path file = std::filesystem::path(folder) / fmt::format("trace.rank{}.jsonl", r);
-    if (!std::filesystem::exists(file, ec)) break;
+    if (!std::filesystem::exists(file, ec)) {
+      // A name that exists and cannot be followed (a symlink loop) is not a missing rank.
+      if (ec && ec != std::errc::no_such_file_or_directory)
+        throw InputError(fmt::format("{}: {}", file.string(), ec.message()));
+      break;
+    }
     if (r >= kMaxRanks) throw InputError(fmt::format("{}: more than {} rank files", folder, kMaxRanks));
     try {
       ranks.push_back(parse_rank_trace(read_input_file(file.string(), "trace", kMaxTraceFileBytes), file.string()));
@@ -366,6 +398,7 @@ std::vector<RankTrace> load_trace(const std::string& folder) {
     }
   }
   check_traces(ranks, folder);
+  refuse_stray_rank_files(folder, ranks.size());
   return ranks;
 }
 

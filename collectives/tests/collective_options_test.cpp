@@ -67,6 +67,7 @@ TEST(Options, ConflictsNameTheirFlags) {
   EXPECT_NE(usage_error({"-f", "1"}).find("-f/--stepfactor"), std::string::npos);
   EXPECT_NE(usage_error({"-f", "2", "-i", "1K"}).find("-i/--stepbytes"), std::string::npos);
   EXPECT_NE(usage_error({"-n", "0"}).find("--iters: '0' is out of range"), std::string::npos);
+  EXPECT_EQ(usage_error({"-n", "1.5"}), "--iters: '1.5' is not a whole number (see --help)");
   EXPECT_NE(usage_error({"-w", "-1"}).find("-w"), std::string::npos);
   EXPECT_NE(usage_error({"-T", "-1"}).find("--timeout: '-1' is out of range"), std::string::npos);
   EXPECT_NE(usage_error({"-T", "nan"}).find("--timeout: 'nan' is not a number"), std::string::npos);

@@ -138,6 +138,13 @@ TEST(FlightRecorder, DamagedOrInconsistentDumpsAreOneLineEach) {
                       good[1]})
                 .find("process group '9' is not in pg_config"),
             std::string::npos);
+  EXPECT_NE(error_of({edited(good[0], [](nlohmann::json& d) { d["version"] = "99.0"; }), good[1]})
+                .find("fr.rank0.json: Flight Recorder dump version \"99.0\": this build reads version 2"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of({edited(good[0], [](nlohmann::json& d) { d["entries"][2]["time_created_ns"] = INT64_MAX; }), good[1]})
+          .find("entry 2: 'time_created_ns' is more than a day after the call before it ended"),
+      std::string::npos);
   // A call one rank recorded with another size than its peer: the trace check refuses it.
   EXPECT_NE(error_of({edited(good[0], [](nlohmann::json& d) { d["entries"][2]["input_sizes"] = {{7}}; }), good[1]}),
             "");
@@ -193,6 +200,17 @@ TEST(FlightRecorder, SendRecvPeersAreRanksOfTheirProcessGroup) {
                       pipeline_rank(3, nlohmann::json::array())})
                 .find("names no peer rank"),
             std::string::npos);
+  EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+                      pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send", 1)})),
+                      pipeline_rank(3, nlohmann::json::array())})
+                .find("'nccl:send' names no peer rank"),
+            std::string::npos);
+  // One end of the Send/Recv lost (the ring wrapped): said as such, not as a communicator's rank.
+  EXPECT_EQ(error_of({pipeline_rank(0, nlohmann::json::array()), pipeline_rank(1, nlohmann::json::array()),
+                      pipeline_rank(2, nlohmann::json::array({p2p_entry("nccl:send 0->1", 1)})),
+                      pipeline_rank(3, nlohmann::json::array())}),
+            "fr.rank2.json entry 0: 'nccl:send 0->1' has no matching call in rank 3's dump: that recording lost its "
+            "end (a ring that wrapped: raise TORCH_NCCL_TRACE_BUFFER_SIZE)");
   EXPECT_NE(error_of({pipeline_rank(0, nlohmann::json::array()),
                       {"fr.rank00.json", pipeline_rank(0, nlohmann::json::array()).text},
                       pipeline_rank(1, nlohmann::json::array())})

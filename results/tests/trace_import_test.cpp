@@ -142,7 +142,45 @@ TEST(InspectorImport, WritesATraceTheReaderLoadsAndNeverMixesTwo) {
   ASSERT_EQ(loaded.size(), 2U);
   EXPECT_EQ(loaded[1].operations[0].function, "ReduceScatter");
   EXPECT_THROW(write_trace(traces, folder.string()), UsageError);
+  // A rank file the world has no rank for, or one spelled otherwise, is a leftover: refused.
+  const auto load_error = [&]() -> std::string {
+    try {
+      load_trace(folder.string());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const char* stray : {"trace.rank7.jsonl", "trace.rank01.jsonl", "trace.rank1.jsonl.partial"}) {
+    std::filesystem::copy_file(folder / "trace.rank1.jsonl", folder / stray);
+    EXPECT_NE(load_error().find(std::string(stray) + " is not one of its 2 rank files"), std::string::npos)
+        << load_error();
+    std::filesystem::remove(folder / stray);
+  }
+  // A rank file that is a symlink loop is said to be one, not a missing rank.
+  std::filesystem::remove(folder / "trace.rank1.jsonl");
+  std::filesystem::create_symlink("trace.rank1.jsonl", folder / "trace.rank1.jsonl");
+  EXPECT_NE(load_error().find("trace.rank1.jsonl: Too many levels of symbolic links"), std::string::npos)
+      << load_error();
   std::filesystem::remove_all(folder);
+}
+
+TEST(TraceReader, ASecondHeaderOrAHashWithSeparatorsIsRefused) {
+  const std::string header = R"({"fabricbench_trace":1,"rank":0,"ranks":1,"clock":"host"})";
+  const auto error_of = [](const std::string& text) -> std::string {
+    try {
+      parse_rank_trace(text, "t");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(header + "\n" + R"({"fabricbench_trace":1,"rank":1,"ranks":5,"clock":"banana"})" + "\n"),
+            "t line 2: a second trace header (two traces in one file?)");
+  EXPECT_NE(error_of(header + "\n" + R"({"comm":{"hash":"a;c=d","size":1,"rank":0}})" + "\n")
+                .find("'hash' is not a communicator hash (1-64 letters, digits and - _ . :)"),
+            std::string::npos);
+  EXPECT_EQ(error_of(header + "\n" + R"({"comm":{"hash":"7f3a0c11d2e4b509","size":1,"rank":0}})" + "\n"), "");
 }
 
 }  // namespace
