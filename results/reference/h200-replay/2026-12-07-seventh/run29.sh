@@ -30,7 +30,7 @@ say "replay moe: exit $?"
 say "fb_compare replay-moe with itself: exit $? $(grep '^# OK\|^# REGRESSION\|error' "$dest/compare-moe-self.txt")"
 for fault in wrong:1 wrong:0; do
   timeout 120 mpirun --oversubscribe -np 2 -x NCCL_NVLS_ENABLE bash "$host" "$build/bin/fb_reduce" --backend nccl \
-    -b 1M -e 1M -n 5 --inject-fault "$fault" > "$dest/reduce-$fault.txt" 2>&1
-  say "fb_reduce --inject-fault $fault: exit $? $(grep -m1 'error\|Wrong\|FAILED' "$dest/reduce-$fault.txt")"
+    -b 1M -e 1M -n 5 --inject-fault "$fault" > "$dest/reduce-${fault/:/-}.txt" 2>&1
+  say "fb_reduce --inject-fault $fault: exit $? $(grep -m1 'error\|Wrong\|FAILED' "$dest/reduce-${fault/:/-}.txt")"
 done
 say done
