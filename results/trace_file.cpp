@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -362,12 +363,11 @@ void refuse_stray_rank_files(const std::string& folder, std::size_t ranks) {
   for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with("trace.rank")) continue;
-    const std::string number = name.substr(10, name.find('.', 10) == std::string::npos ? 0 : name.find('.', 10) - 10);
-    const bool counted = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos &&
-                         (number == "0" || number[0] != '0') && number.size() <= 6 &&
-                         static_cast<std::size_t>(std::stoul(number)) < ranks &&
-                         name == "trace.rank" + number + ".jsonl";
-    if (!counted)
+    // Counted: the name load_trace reads for a rank it read (written back the same: no leading
+    // zero, sign or suffix).
+    std::size_t rank = 0;
+    const bool number = std::from_chars(name.data() + 10, name.data() + name.size(), rank).ec == std::errc{};
+    if (!number || rank >= ranks || name != fmt::format("trace.rank{}.jsonl", rank))
       throw InputError(
           fmt::format("{}: {} is not one of its {} rank files (trace.rank0.jsonl to trace.rank{}.jsonl): "
                       "a leftover of another trace, or a copy cut short?",
